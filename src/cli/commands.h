@@ -1,0 +1,16 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace brisk::cli {
+
+// Each subcommand registers its options and, when chosen, sets `selected` to its action.
+struct Commands {
+  std::function<int()> selected;
+};
+
+void register_run(CLI::App& app, Commands& c);
+void register_info(CLI::App& app, Commands& c);
+
+}  // namespace brisk::cli

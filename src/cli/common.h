@@ -1,0 +1,27 @@
+// Pieces every subcommand shares: which model to open (a path, -hf, or the default model) and
+// loading it with timing.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+
+#include "model/model.h"
+
+namespace brisk::cli {
+
+struct ModelArgs {
+  std::string path;       // -m
+  std::string tokenizer;  // -z
+  std::string hf;         // -hf OWNER/REPO[:FILE]
+};
+
+void add_model_options(CLI::App& app, ModelArgs& a, bool required = false);
+
+// The file to open: -m, else -hf (downloaded), else the default model (stories260K from
+// ../shared next to the checkout or the working directory, else downloaded once to the cache).
+std::string resolve_model(ModelArgs& a);
+
+std::unique_ptr<Model> load_model(ModelArgs& a, double* seconds);
+
+}  // namespace brisk::cli

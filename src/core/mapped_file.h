@@ -1,0 +1,28 @@
+// A read-only memory mapping of a whole file; weights are used in place from it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace brisk {
+
+class MappedFile {
+ public:
+  static std::shared_ptr<MappedFile> open(const std::string& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  const uint8_t* data() const { return data_; }
+  uint64_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  MappedFile() = default;
+  std::string path_;
+  const uint8_t* data_ = nullptr;
+  uint64_t size_ = 0;
+};
+
+}  // namespace brisk

@@ -1,0 +1,83 @@
+#include "engine/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+namespace brisk {
+
+Sampler::Sampler(const SamplingParams& p) : p_(p), rng_(p.seed) {}
+
+double Sampler::uniform() {
+  // 53 random bits: the same value on every platform, unlike std::uniform_real_distribution.
+  return static_cast<double>(rng_() >> 11) * (1.0 / 9007199254740992.0);
+}
+
+void Sampler::accept(int32_t token) {
+  history_.push_back(token);
+  const size_t keep = p_.penalty_last_n < 0 ? SIZE_MAX : static_cast<size_t>(p_.penalty_last_n);
+  while (history_.size() > keep) history_.pop_front();
+}
+
+int32_t Sampler::sample(const float* logits, int64_t n_vocab) {
+  cands_.resize(static_cast<size_t>(n_vocab));
+  for (int64_t i = 0; i < n_vocab; ++i) cands_[i] = {static_cast<int32_t>(i), logits[i], 0.0f};
+
+  const bool penalize = p_.repeat_penalty != 1.0f || p_.presence_penalty != 0.0f || p_.frequency_penalty != 0.0f;
+  if (penalize && !history_.empty()) {
+    std::unordered_map<int32_t, int> count;
+    for (int32_t t : history_) ++count[t];
+    for (const auto& [t, c] : count) {
+      if (t < 0 || t >= n_vocab) continue;
+      float& l = cands_[t].logit;
+      l = l > 0 ? l / p_.repeat_penalty : l * p_.repeat_penalty;
+      l -= static_cast<float>(c) * p_.frequency_penalty + p_.presence_penalty;
+    }
+  }
+
+  auto by_logit = [](const Cand& a, const Cand& b) { return a.logit > b.logit || (a.logit == b.logit && a.id < b.id); };
+  if (p_.temperature <= 0.0f) return std::min_element(cands_.begin(), cands_.end(), by_logit)->id;
+
+  size_t n = cands_.size();
+  if (p_.top_k > 0 && static_cast<size_t>(p_.top_k) < n) {
+    std::partial_sort(cands_.begin(), cands_.begin() + p_.top_k, cands_.end(), by_logit);
+    n = static_cast<size_t>(p_.top_k);
+  } else {
+    std::sort(cands_.begin(), cands_.end(), by_logit);
+  }
+  auto softmax = [&](float temp) {
+    const float mx = cands_[0].logit;
+    double sum = 0;
+    for (size_t i = 0; i < n; ++i) sum += (cands_[i].p = std::exp((cands_[i].logit - mx) / temp));
+    for (size_t i = 0; i < n; ++i) cands_[i].p = static_cast<float>(cands_[i].p / sum);
+  };
+  softmax(1.0f);
+  if (p_.top_p < 1.0f) {
+    double cum = 0;
+    size_t keep = n;
+    for (size_t i = 0; i < n; ++i) {
+      cum += cands_[i].p;
+      if (cum >= p_.top_p) {
+        keep = i + 1;
+        break;
+      }
+    }
+    n = keep;
+  }
+  if (p_.min_p > 0.0f) {
+    const float thresh = cands_[0].p * p_.min_p;
+    size_t keep = 1;
+    while (keep < n && cands_[keep].p >= thresh) ++keep;
+    n = keep;
+  }
+  softmax(p_.temperature);
+  const double r = uniform();
+  double cum = 0;
+  for (size_t i = 0; i < n; ++i) {
+    cum += cands_[i].p;
+    if (r < cum) return cands_[i].id;
+  }
+  return cands_[n - 1].id;
+}
+
+}  // namespace brisk

@@ -1,0 +1,46 @@
+// Chooses the next token from logits: penalties, then top-k, top-p, min-p, temperature, and a draw
+// from a seeded generator (llama.cpp's order). The same seed and settings give the same tokens.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <random>
+#include <vector>
+
+namespace brisk {
+
+struct SamplingParams {
+  float temperature = 0.8f;  // <= 0: greedy
+  int top_k = 40;            // <= 0: off
+  float top_p = 0.95f;       // >= 1: off
+  float min_p = 0.05f;       // <= 0: off
+  float repeat_penalty = 1.0f;  // 1: off
+  float presence_penalty = 0.0f;
+  float frequency_penalty = 0.0f;
+  int penalty_last_n = 64;  // tokens the penalties look back over (-1: the whole context)
+  uint64_t seed = 0;
+};
+
+class Sampler {
+ public:
+  explicit Sampler(const SamplingParams& p);
+  // Picks a token from n_vocab logits (not modified).
+  int32_t sample(const float* logits, int64_t n_vocab);
+  // Records a token (prompt or generated) for the penalties.
+  void accept(int32_t token);
+  const SamplingParams& params() const { return p_; }
+
+ private:
+  double uniform();
+  SamplingParams p_;
+  std::mt19937_64 rng_;
+  std::deque<int32_t> history_;
+  struct Cand {
+    int32_t id;
+    float logit;
+    float p;
+  };
+  std::vector<Cand> cands_;
+};
+
+}  // namespace brisk

@@ -1,0 +1,388 @@
+#include "formats/safetensors.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "core/error.h"
+#include "core/mapped_file.h"
+
+namespace brisk {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+json read_json(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) fail("{}: cannot open", path);
+  try {
+    return json::parse(f);
+  } catch (const json::exception& e) {
+    fail("{}: invalid JSON: {}", path, e.what());
+  }
+}
+
+std::optional<DType> st_dtype(const std::string& s) {
+  if (s == "F32") return DType::F32;
+  if (s == "F16") return DType::F16;
+  if (s == "BF16") return DType::BF16;
+  if (s == "I32") return DType::I32;
+  if (s == "I8") return DType::I8;
+  if (s == "I16") return DType::I16;
+  if (s == "I64") return DType::I64;
+  if (s == "F64") return DType::F64;
+  return std::nullopt;
+}
+
+const char* st_name(DType t) {
+  switch (t) {
+    case DType::F32: return "F32";
+    case DType::F16: return "F16";
+    case DType::BF16: return "BF16";
+    default: fail("safetensors: cannot store tensor type {}", dtype_name(t));
+  }
+}
+
+}  // namespace
+
+int64_t hf_row_for_gguf_row(int64_t r, int64_t hd) {
+  const int64_t h = r / hd, w = r % hd;
+  return h * hd + (w % 2) * (hd / 2) + w / 2;
+}
+
+ModelFile load_safetensors(const std::string& path) {
+  auto file = MappedFile::open(path);
+  const uint64_t size = file->size();
+  if (size < 8) fail("{}: too small for a safetensors file", path);
+  uint64_t hlen;
+  std::memcpy(&hlen, file->data(), 8);
+  if (hlen > size - 8 || hlen > (uint64_t{100} << 20)) fail("{}: header length {} is invalid", path, hlen);
+  json h;
+  try {
+    h = json::parse(file->data() + 8, file->data() + 8 + hlen);
+  } catch (const json::exception& e) {
+    fail("{}: invalid header JSON: {}", path, e.what());
+  }
+  if (!h.is_object()) fail("{}: header is not a JSON object", path);
+  ModelFile mf;
+  mf.path = path;
+  mf.format = "safetensors";
+  mf.file_bytes = size;
+  const uint64_t data_start = 8 + hlen, data_size = size - data_start;
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  for (auto it = h.begin(); it != h.end(); ++it) {
+    if (it.key() == "__metadata__") continue;
+    const json& e = it.value();
+    Tensor t;
+    t.name = it.key();
+    try {
+      const std::string dt = e.at("dtype").get<std::string>();
+      auto d = st_dtype(dt);
+      if (!d) fail("{}: tensor '{}' has unsupported dtype {}", path, t.name, dt);
+      t.type = *d;
+      const auto& shape = e.at("shape");
+      if (!shape.is_array() || shape.size() > 4) fail("{}: tensor '{}' has an invalid shape", path, t.name);
+      t.n_dims = std::max<int>(1, static_cast<int>(shape.size()));
+      uint64_t elems = 1;
+      for (size_t d2 = 0; d2 < shape.size(); ++d2) {
+        const int64_t ne = shape[shape.size() - 1 - d2].get<int64_t>();
+        if (ne <= 0 || ne > (int64_t{1} << 40)) fail("{}: tensor '{}' has dimension {}", path, t.name, ne);
+        t.ne[d2] = ne;
+        elems = checked_mul(elems, static_cast<uint64_t>(ne), "tensor size");
+      }
+      t.nbytes = checked_mul(elems, dtype_info(t.type).block_bytes, "tensor size");
+      const auto& off = e.at("data_offsets");
+      const uint64_t b = off.at(0).get<uint64_t>(), en = off.at(1).get<uint64_t>();
+      if (b > en || en > data_size || en - b != t.nbytes)
+        fail("{}: tensor '{}' data offsets [{}, {}] do not match its shape or the file size", path, t.name, b, en);
+      t.data = file->data() + data_start + b;
+      ranges.push_back({b, en});
+    } catch (const json::exception& ex) {
+      fail("{}: tensor '{}': malformed entry: {}", path, t.name, ex.what());
+    }
+    mf.tensors.push_back(std::move(t));
+  }
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t i = 1; i < ranges.size(); ++i)
+    if (ranges[i].first < ranges[i - 1].second) fail("{}: tensors overlap", path);
+  mf.storage.push_back(file);
+  return mf;
+}
+
+void write_safetensors(const std::string& path, const std::vector<Tensor>& tensors,
+                       const std::map<std::string, std::string>& metadata) {
+  json h = json::object();
+  if (!metadata.empty()) h["__metadata__"] = metadata;
+  uint64_t off = 0;
+  for (const auto& t : tensors) {
+    std::vector<int64_t> shape;
+    for (int d = t.n_dims - 1; d >= 0; --d) shape.push_back(t.ne[d]);
+    h[t.name] = {{"dtype", st_name(t.type)}, {"shape", shape}, {"data_offsets", {off, off + t.nbytes}}};
+    off += t.nbytes;
+  }
+  std::string hs = h.dump();
+  while ((hs.size() + 8) % 8) hs += ' ';
+  std::ofstream f(path, std::ios::binary);
+  if (!f) fail("{}: cannot create", path);
+  const uint64_t n = hs.size();
+  f.write(reinterpret_cast<const char*>(&n), 8);
+  f.write(hs.data(), static_cast<std::streamsize>(hs.size()));
+  for (const auto& t : tensors) f.write(static_cast<const char*>(t.data), static_cast<std::streamsize>(t.nbytes));
+  if (!f) fail("{}: write failed", path);
+}
+
+namespace {
+
+void add_config(ModelFile& mf, const json& c, const std::string& path, std::string& arch) {
+  std::string mt = c.value("model_type", "");
+  if (mt == "llama" || mt == "mistral") arch = "llama";
+  else if (mt == "qwen2") arch = "qwen2";
+  else if (mt == "qwen3") arch = "qwen3";
+  else fail("{}: model_type '{}' is not supported (llama, mistral, qwen2, qwen3)", path, mt);
+  auto& m = mf.meta;
+  const std::string a = arch + ".";
+  auto geti = [&](const char* k) -> int64_t {
+    if (!c.contains(k) || !c[k].is_number_integer()) fail("{}: '{}' is missing or not an integer", path, k);
+    return c[k].get<int64_t>();
+  };
+  m["general.architecture"] = Value::of_str(arch);
+  m["general.name"] = Value::of_str(fs::path(mf.path).filename().string());
+  m[a + "embedding_length"] = Value::of_u64(static_cast<uint64_t>(geti("hidden_size")));
+  m[a + "feed_forward_length"] = Value::of_u64(static_cast<uint64_t>(geti("intermediate_size")));
+  m[a + "block_count"] = Value::of_u64(static_cast<uint64_t>(geti("num_hidden_layers")));
+  const int64_t nh = geti("num_attention_heads");
+  m[a + "attention.head_count"] = Value::of_u64(static_cast<uint64_t>(nh));
+  const int64_t nkv = c.contains("num_key_value_heads") && !c["num_key_value_heads"].is_null()
+                          ? geti("num_key_value_heads") : nh;
+  m[a + "attention.head_count_kv"] = Value::of_u64(static_cast<uint64_t>(nkv));
+  if (c.contains("head_dim") && c["head_dim"].is_number_integer())
+    m[a + "attention.key_length"] = Value::of_u64(c["head_dim"].get<uint64_t>());
+  if (c.contains("max_position_embeddings"))
+    m[a + "context_length"] = Value::of_u64(static_cast<uint64_t>(geti("max_position_embeddings")));
+  if (c.contains("rms_norm_eps")) m[a + "attention.layer_norm_rms_epsilon"] = Value::of_f32(c["rms_norm_eps"].get<float>());
+  if (c.contains("rope_theta")) m[a + "rope.freq_base"] = Value::of_f32(c["rope_theta"].get<float>());
+  if (c.contains("rope_scaling") && c["rope_scaling"].is_object()) {
+    const json& rs = c["rope_scaling"];
+    const std::string type = rs.value("rope_type", rs.value("type", ""));
+    m[a + "rope.scaling.type"] = Value::of_str(type);
+    if (rs.contains("factor")) m[a + "rope.scaling.factor"] = Value::of_f32(rs["factor"].get<float>());
+    if (type == "llama3") {
+      m[a + "rope.scaling.low_freq_factor"] = Value::of_f32(rs.value("low_freq_factor", 1.0f));
+      m[a + "rope.scaling.high_freq_factor"] = Value::of_f32(rs.value("high_freq_factor", 4.0f));
+      m[a + "rope.scaling.original_context_length"] =
+          Value::of_u64(rs.value("original_max_position_embeddings", uint64_t{8192}));
+    }
+  }
+}
+
+void add_tokenizer(ModelFile& mf, const std::string& dir) {
+  const fs::path tj = fs::path(dir) / "tokenizer.json";
+  if (!fs::exists(tj)) fail("{}: tokenizer.json is missing", dir);
+  const json t = read_json(tj.string());
+  const std::string p = tj.string();
+  try {
+    const json& model = t.at("model");
+    if (model.value("type", "") != "BPE") fail("{}: tokenizer model type '{}' is not supported", p, model.value("type", ""));
+    const json& vocab = model.at("vocab");
+    if (!vocab.is_object() || vocab.empty() || vocab.size() > (1u << 23)) fail("{}: model.vocab is invalid", p);
+    size_t n = vocab.size();
+    std::vector<std::pair<int64_t, std::string>> added;
+    if (t.contains("added_tokens"))
+      for (const auto& a : t["added_tokens"]) {
+        added.push_back({a.at("id").get<int64_t>(), a.at("content").get<std::string>()});
+        n = std::max<size_t>(n, static_cast<size_t>(added.back().first) + 1);
+      }
+    std::vector<std::string> toks(n);
+    std::vector<int32_t> types(n, 1);
+    std::vector<bool> seen(n, false);
+    for (auto it = vocab.begin(); it != vocab.end(); ++it) {
+      const int64_t id = it.value().get<int64_t>();
+      if (id < 0 || static_cast<size_t>(id) >= n || seen[id]) fail("{}: token id {} is invalid or repeated", p, id);
+      toks[id] = it.key();
+      seen[id] = true;
+    }
+    for (auto& [id, s] : added) {
+      if (id < 0 || static_cast<size_t>(id) >= n) fail("{}: added token id {} is invalid", p, id);
+      toks[id] = s;
+      types[id] = 3;
+      seen[id] = true;
+    }
+    const bool byte_fallback = model.value("byte_fallback", false);
+    std::vector<Value> merges;
+    std::vector<float> scores(n, 0.0f);
+    std::set<std::string> scored;
+    if (model.contains("merges")) {
+      int64_t rank = 0;
+      for (const auto& mg : model["merges"]) {
+        std::string l, r;
+        if (mg.is_string()) {
+          const std::string s = mg.get<std::string>();
+          const size_t sp = s.find(' ');
+          if (sp == std::string::npos) fail("{}: merge '{}' has no space", p, s);
+          l = s.substr(0, sp);
+          r = s.substr(sp + 1);
+        } else {
+          l = mg.at(0).get<std::string>();
+          r = mg.at(1).get<std::string>();
+        }
+        merges.push_back(Value::of_str(l + " " + r));
+        // SentencePiece-style merging ranks a pair by the score of its union: earlier merges rank higher.
+        const std::string u = l + r;
+        auto it = vocab.find(u);
+        if (it != vocab.end() && scored.insert(u).second) scores[it.value().get<int64_t>()] = -static_cast<float>(rank);
+        ++rank;
+      }
+    }
+    std::vector<Value> vt, vs, vty;
+    for (size_t i = 0; i < n; ++i) {
+      if (!seen[i]) toks[i] = fmt::format("[PAD{}]", i), types[i] = 5;
+      if (byte_fallback && toks[i].size() == 6 && toks[i].rfind("<0x", 0) == 0) types[i] = 6;
+      vt.push_back(Value::of_str(toks[i]));
+      vs.push_back(Value::of_f32(scores[i]));
+      vty.push_back(Value::of_i32(types[i]));
+    }
+    auto& m = mf.meta;
+    m["tokenizer.ggml.model"] = Value::of_str(byte_fallback ? "llama" : "gpt2");
+    m["tokenizer.ggml.tokens"] = Value::of_array(GgufType::STRING, std::move(vt));
+    m["tokenizer.ggml.token_type"] = Value::of_array(GgufType::I32, std::move(vty));
+    if (byte_fallback) m["tokenizer.ggml.scores"] = Value::of_array(GgufType::F32, std::move(vs));
+    else m["tokenizer.ggml.merges"] = Value::of_array(GgufType::STRING, std::move(merges));
+    const bool prepend = t.contains("normalizer") && t["normalizer"].dump().find("Prepend") != std::string::npos;
+    if (byte_fallback) m["tokenizer.ggml.add_space_prefix"] = Value::of_bool(prepend);
+    auto find_id = [&](const std::string& s) -> int64_t {
+      for (size_t i = 0; i < n; ++i)
+        if (toks[i] == s) return static_cast<int64_t>(i);
+      return -1;
+    };
+    const fs::path tc = fs::path(dir) / "tokenizer_config.json";
+    if (fs::exists(tc)) {
+      const json c = read_json(tc.string());
+      auto tok_text = [](const json& j) -> std::string {
+        if (j.is_string()) return j.get<std::string>();
+        if (j.is_object() && j.contains("content")) return j["content"].get<std::string>();
+        return "";
+      };
+      if (c.contains("bos_token")) {
+        if (auto id = find_id(tok_text(c["bos_token"])); id >= 0) m["tokenizer.ggml.bos_token_id"] = Value::of_u32(static_cast<uint32_t>(id));
+      }
+      if (c.contains("eos_token")) {
+        if (auto id = find_id(tok_text(c["eos_token"])); id >= 0) m["tokenizer.ggml.eos_token_id"] = Value::of_u32(static_cast<uint32_t>(id));
+      }
+      if (c.contains("unk_token")) {
+        if (auto id = find_id(tok_text(c["unk_token"])); id >= 0) m["tokenizer.ggml.unknown_token_id"] = Value::of_u32(static_cast<uint32_t>(id));
+      }
+      if (c.contains("add_bos_token") && c["add_bos_token"].is_boolean()) m["tokenizer.ggml.add_bos_token"] = Value::of_bool(c["add_bos_token"].get<bool>());
+      if (c.contains("add_eos_token") && c["add_eos_token"].is_boolean()) m["tokenizer.ggml.add_eos_token"] = Value::of_bool(c["add_eos_token"].get<bool>());
+      if (c.contains("chat_template") && c["chat_template"].is_string()) m["tokenizer.chat_template"] = Value::of_str(c["chat_template"].get<std::string>());
+    }
+  } catch (const json::exception& e) {
+    fail("{}: malformed tokenizer: {}", p, e.what());
+  }
+}
+
+// GGUF name for a Hugging Face tensor name; "" for tensors brisk does not use.
+std::string gguf_name(const std::string& n) {
+  static const std::pair<const char*, const char*> kLayer[] = {
+      {"input_layernorm.weight", "attn_norm.weight"},      {"post_attention_layernorm.weight", "ffn_norm.weight"},
+      {"self_attn.q_proj.weight", "attn_q.weight"},        {"self_attn.k_proj.weight", "attn_k.weight"},
+      {"self_attn.v_proj.weight", "attn_v.weight"},        {"self_attn.o_proj.weight", "attn_output.weight"},
+      {"self_attn.q_proj.bias", "attn_q.bias"},            {"self_attn.k_proj.bias", "attn_k.bias"},
+      {"self_attn.v_proj.bias", "attn_v.bias"},            {"self_attn.q_norm.weight", "attn_q_norm.weight"},
+      {"self_attn.k_norm.weight", "attn_k_norm.weight"},   {"mlp.gate_proj.weight", "ffn_gate.weight"},
+      {"mlp.up_proj.weight", "ffn_up.weight"},             {"mlp.down_proj.weight", "ffn_down.weight"},
+  };
+  if (n == "model.embed_tokens.weight") return "token_embd.weight";
+  if (n == "model.norm.weight") return "output_norm.weight";
+  if (n == "lm_head.weight") return "output.weight";
+  const std::string pre = "model.layers.";
+  if (n.rfind(pre, 0) != 0) return "";
+  const size_t dot = n.find('.', pre.size());
+  if (dot == std::string::npos) return "";
+  const std::string idx = n.substr(pre.size(), dot - pre.size()), rest = n.substr(dot + 1);
+  if (idx.empty() || idx.size() > 4 || !std::all_of(idx.begin(), idx.end(), ::isdigit)) return "";
+  for (const auto& [h, g] : kLayer)
+    if (rest == h) return "blk." + idx + "." + g;
+  return "";
+}
+
+}  // namespace
+
+ModelFile load_hf_directory(const std::string& dir) {
+  ModelFile mf;
+  mf.path = dir;
+  mf.format = "safetensors";
+  const fs::path cfg = fs::path(dir) / "config.json";
+  if (!fs::exists(cfg)) fail("{}: config.json is missing (not a Hugging Face model directory)", dir);
+  const json c = read_json(cfg.string());
+  std::string arch;
+  try {
+    add_config(mf, c, cfg.string(), arch);
+  } catch (const json::exception& e) {
+    fail("{}: malformed config: {}", cfg.string(), e.what());
+  }
+  const bool tied = c.value("tie_word_embeddings", false);
+
+  std::vector<std::string> files;
+  const fs::path index = fs::path(dir) / "model.safetensors.index.json";
+  if (fs::exists(index)) {
+    const json ix = read_json(index.string());
+    std::set<std::string> s;
+    try {
+      for (auto it = ix.at("weight_map").begin(); it != ix.at("weight_map").end(); ++it) {
+        const std::string f = it.value().get<std::string>();
+        if (f.find('/') != std::string::npos || f.find("..") != std::string::npos)
+          fail("{}: shard name '{}' is not a plain file name", index.string(), f);
+        s.insert(f);
+      }
+    } catch (const json::exception& e) {
+      fail("{}: malformed index: {}", index.string(), e.what());
+    }
+    for (const auto& f : s) files.push_back((fs::path(dir) / f).string());
+  } else if (fs::exists(fs::path(dir) / "model.safetensors")) {
+    files.push_back((fs::path(dir) / "model.safetensors").string());
+  } else {
+    fail("{}: no model.safetensors or model.safetensors.index.json", dir);
+  }
+
+  const int64_t nh = mf.find(arch + ".attention.head_count")->as_int().value();
+  const int64_t nkv = mf.find(arch + ".attention.head_count_kv")->as_int().value();
+  const int64_t E = mf.find(arch + ".embedding_length")->as_int().value();
+  int64_t hd = nh > 0 ? E / nh : 0;
+  if (auto* kl = mf.find(arch + ".attention.key_length")) hd = kl->as_int().value_or(hd);
+  std::set<std::string> names;
+  for (const auto& f : files) {
+    ModelFile sf = load_safetensors(f);
+    mf.file_bytes += sf.file_bytes;
+    mf.storage.insert(mf.storage.end(), sf.storage.begin(), sf.storage.end());
+    for (auto& t : sf.tensors) {
+      std::string g = gguf_name(t.name);
+      if (g.empty() || (tied && g == "output.weight")) continue;
+      if (!names.insert(g).second) fail("{}: tensor '{}' appears twice", f, t.name);
+      const bool is_q = g.size() > 13 && g.compare(g.size() - 13, 13, "attn_q.weight") == 0;
+      const bool is_k = g.size() > 13 && g.compare(g.size() - 13, 13, "attn_k.weight") == 0;
+      t.name = g;
+      if (arch == "llama" && (is_q || is_k)) {
+        // Hugging Face stores Q/K rows for rotate-half rope; GGUF llama expects interleaved pairs.
+        if (hd <= 0 || hd % 2 || t.n_dims != 2 || t.ne[1] != (is_q ? nh : nkv) * hd)
+          fail("{}: tensor '{}' has shape {}, inconsistent with the head layout", f, g, t.shape_string());
+        auto buf = std::make_shared<std::vector<uint8_t>>(t.nbytes);
+        const uint64_t rb = t.row_bytes();
+        for (int64_t r = 0; r < t.ne[1]; ++r)
+          std::memcpy(buf->data() + r * rb, t.row(hf_row_for_gguf_row(r, hd)), rb);
+        t.data = buf->data();
+        mf.storage.push_back(buf);
+      }
+      mf.tensors.push_back(std::move(t));
+    }
+  }
+  add_tokenizer(mf, dir);
+  return mf;
+}
+
+}  // namespace brisk

@@ -1,0 +1,128 @@
+#include "model/forward.h"
+
+#include <cmath>
+#include <map>
+
+#include "core/error.h"
+#include "ops/activation.h"
+#include "ops/matmul.h"
+#include "ops/norm.h"
+#include "ops/rope.h"
+
+namespace brisk {
+
+void Forward::ensure(int64_t n) {
+  if (n <= cap_) return;
+  const auto& h = m_.hp;
+  auto sz = [n](int64_t d) { return static_cast<size_t>(n * d); };
+  x_.resize(sz(h.n_embd));
+  xn_.resize(sz(h.n_embd));
+  tmp_.resize(sz(h.n_embd));
+  q_.resize(sz(h.q_dim()));
+  att_.resize(sz(h.q_dim()));
+  k_.resize(sz(h.kv_dim()));
+  v_.resize(sz(h.kv_dim()));
+  gate_.resize(sz(h.n_ff));
+  up_.resize(sz(h.n_ff));
+  cap_ = n;
+}
+
+const float* Forward::run(const Batch& b, KvCache& cache) {
+  const auto& h = m_.hp;
+  const auto& W = m_.w;
+  const int64_t n = b.size();
+  if (n == 0) return nullptr;
+  for (int64_t i = 0; i < n; ++i) {
+    if (b.token[i] < 0 || b.token[i] >= h.n_vocab) fail("token id {} is outside the vocabulary", b.token[i]);
+    if (b.pos[i] < 0) fail("negative position {}", b.pos[i]);
+    cache.reserve(b.seq[i], b.pos[i] + 1);
+  }
+  ensure(n);
+  const int64_t E = h.n_embd, Q = h.q_dim(), KV = h.kv_dim(), F = h.n_ff;
+
+  for (int64_t i = 0; i < n; ++i)
+    convert_row_to_f32(W.token_embd.type, W.token_embd.row(b.token[i]), &x_[i * E], E);
+
+  for (int l = 0; l < h.n_layer; ++l) {
+    const LayerWeights& L = W.layers[l];
+    // Attention block.
+    pool_.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
+      for (int64_t i = t0; i < t1; ++i) rmsnorm(&x_[i * E], L.attn_norm.data(), &xn_[i * E], E, h.rms_eps);
+    });
+    matmul(L.wq, xn_.data(), E, n, q_.data(), Q, pool_);
+    matmul(L.wk, xn_.data(), E, n, k_.data(), KV, pool_);
+    matmul(L.wv, xn_.data(), E, n, v_.data(), KV, pool_);
+    pool_.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
+      for (int64_t i = t0; i < t1; ++i) {
+        float* q = &q_[i * Q];
+        float* k = &k_[i * KV];
+        float* v = &v_[i * KV];
+        if (h.qkv_bias) {
+          for (int64_t j = 0; j < Q; ++j) q[j] += L.bq[j];
+          for (int64_t j = 0; j < KV; ++j) k[j] += L.bk[j], v[j] += L.bv[j];
+        }
+        if (h.qk_norm) {
+          for (int hh = 0; hh < h.n_head; ++hh) rmsnorm(q + hh * h.head_dim, L.q_norm.data(), q + hh * h.head_dim, h.head_dim, h.rms_eps);
+          for (int hh = 0; hh < h.n_head_kv; ++hh) rmsnorm(k + hh * h.head_dim, L.k_norm.data(), k + hh * h.head_dim, h.head_dim, h.rms_eps);
+        }
+        rope(q, h.n_head, h.head_dim, h.rope_dim, b.pos[i], h.rope_type, m_.rope_inv_freq.data());
+        rope(k, h.n_head_kv, h.head_dim, h.rope_dim, b.pos[i], h.rope_type, m_.rope_inv_freq.data());
+        std::copy(k, k + KV, cache.k_row(l, b.seq[i], b.pos[i]));
+        std::copy(v, v + KV, cache.v_row(l, b.seq[i], b.pos[i]));
+      }
+    });
+    attention(l, b, cache);
+    matmul(L.wo, att_.data(), Q, n, tmp_.data(), E, pool_);
+    for (int64_t j = 0; j < n * E; ++j) x_[j] += tmp_[j];
+
+    // Feed-forward block (SwiGLU).
+    pool_.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
+      for (int64_t i = t0; i < t1; ++i) rmsnorm(&x_[i * E], L.ffn_norm.data(), &xn_[i * E], E, h.rms_eps);
+    });
+    matmul(L.ffn_gate, xn_.data(), E, n, gate_.data(), F, pool_);
+    matmul(L.ffn_up, xn_.data(), E, n, up_.data(), F, pool_);
+    pool_.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
+      silu_mul(&gate_[t0 * F], &up_[t0 * F], &gate_[t0 * F], (t1 - t0) * F);
+    });
+    matmul(L.ffn_down, gate_.data(), F, n, tmp_.data(), E, pool_);
+    for (int64_t j = 0; j < n * E; ++j) x_[j] += tmp_[j];
+  }
+
+  // Final norm and classifier, only for the rows whose logits are wanted.
+  int64_t n_out = 0;
+  for (int64_t i = 0; i < n; ++i)
+    if (b.logits[i]) rmsnorm(&x_[i * E], W.output_norm.data(), &xn_[n_out++ * E], E, h.rms_eps);
+  logits_.resize(static_cast<size_t>(n_out * h.n_vocab));
+  matmul(W.output, xn_.data(), E, n_out, logits_.data(), h.n_vocab, pool_);
+  return logits_.data();
+}
+
+void Forward::attention(int layer, const Batch& b, KvCache& cache) {
+  const auto& h = m_.hp;
+  const int64_t n = b.size();
+  // Each token attends to positions [0, pos] of its own sequence; spans are gathered once per
+  // sequence (for its largest position in the batch) and shared by its tokens.
+  std::map<int32_t, std::pair<size_t, size_t>> seq_spans;
+  std::map<int32_t, int64_t> seq_len;
+  for (int64_t i = 0; i < n; ++i) seq_len[b.seq[i]] = std::max(seq_len[b.seq[i]], b.pos[i] + 1);
+  spans_.clear();
+  for (const auto& [s, len] : seq_len) {
+    const size_t first = spans_.size();
+    cache.spans(layer, s, len, spans_);
+    seq_spans[s] = {first, spans_.size() - first};
+  }
+  const AttnShape shape{h.n_head, h.n_head_kv, h.head_dim, cache.row_stride(),
+                        1.0f / std::sqrt(static_cast<float>(h.head_dim))};
+  const int64_t items = n * h.n_head_kv;
+  pool_.parallel_for(items, 1, [&](int64_t i0, int64_t i1) {
+    for (int64_t it = i0; it < i1; ++it) {
+      const int64_t i = it / h.n_head_kv;
+      const int g = static_cast<int>(it % h.n_head_kv);
+      const auto [first, count] = seq_spans.at(b.seq[i]);
+      attention_group(shape, g, &q_[i * h.q_dim()], b.pos[i] + 1, spans_.data() + first, count,
+                      &att_[i * h.q_dim()]);
+    }
+  });
+}
+
+}  // namespace brisk

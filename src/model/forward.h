@@ -1,0 +1,35 @@
+// The Llama-family forward pass over a ragged batch, written to read like the equations:
+// embed → per layer [rmsnorm → q,k,v → rope → cache → attention → output proj → residual →
+// rmsnorm → SwiGLU FFN → residual] → final norm → classifier. Every weight is applied to all the
+// batch's tokens in one matrix product; attention runs per token over its own sequence's cache.
+#pragma once
+
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "kv/kv_cache.h"
+#include "model/batch.h"
+#include "model/model.h"
+
+namespace brisk {
+
+class Forward {
+ public:
+  Forward(const Model& m, ThreadPool& pool) : m_(m), pool_(pool) {}
+
+  // Runs the batch, storing its keys and values in `cache`. Returns n_out rows of n_vocab logits
+  // (the tokens marked in batch.logits, in batch order); valid until the next call.
+  const float* run(const Batch& batch, KvCache& cache);
+
+ private:
+  void attention(int layer, const Batch& b, KvCache& cache);
+  void ensure(int64_t n);
+
+  const Model& m_;
+  ThreadPool& pool_;
+  int64_t cap_ = 0;
+  std::vector<float> x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, logits_;
+  std::vector<KvSpan> spans_;
+};
+
+}  // namespace brisk

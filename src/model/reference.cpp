@@ -1,0 +1,66 @@
+#include "model/reference.h"
+
+#include <cmath>
+
+#include "ops/ref/ref_ops.h"
+
+namespace brisk {
+
+ReferenceForward::ReferenceForward(const Model& m) : m_(m) {
+  k_cache_.resize(static_cast<size_t>(m.hp.n_layer));
+  v_cache_.resize(static_cast<size_t>(m.hp.n_layer));
+}
+
+std::vector<float> ReferenceForward::step(int32_t token, int64_t pos) {
+  const HParams& h = m_.hp;
+  const Weights& W = m_.w;
+  const int64_t E = h.n_embd, hd = h.head_dim, KV = h.kv_dim();
+  std::vector<float> x(E), xn(E), q(h.q_dim()), k(KV), v(KV), att(h.q_dim()), o(E);
+  std::vector<float> gate(h.n_ff), up(h.n_ff), ff(h.n_ff);
+  convert_row_to_f32(W.token_embd.type, W.token_embd.row(token), x.data(), E);
+
+  for (int l = 0; l < h.n_layer; ++l) {
+    const LayerWeights& L = W.layers[l];
+    ref::rmsnorm(x.data(), L.attn_norm.data(), xn.data(), E, h.rms_eps);
+    ref::matmul(L.wq, xn.data(), 1, q.data());
+    ref::matmul(L.wk, xn.data(), 1, k.data());
+    ref::matmul(L.wv, xn.data(), 1, v.data());
+    if (h.qkv_bias) {
+      for (int64_t i = 0; i < h.q_dim(); ++i) q[i] += L.bq[i];
+      for (int64_t i = 0; i < KV; ++i) k[i] += L.bk[i], v[i] += L.bv[i];
+    }
+    if (h.qk_norm) {
+      for (int hh = 0; hh < h.n_head; ++hh) ref::rmsnorm(&q[hh * hd], L.q_norm.data(), &q[hh * hd], hd, h.rms_eps);
+      for (int hh = 0; hh < h.n_head_kv; ++hh) ref::rmsnorm(&k[hh * hd], L.k_norm.data(), &k[hh * hd], hd, h.rms_eps);
+    }
+    ref::rope(q.data(), h.n_head, h.head_dim, h.rope_dim, pos, h.rope_type, m_.rope_inv_freq.data());
+    ref::rope(k.data(), h.n_head_kv, h.head_dim, h.rope_dim, pos, h.rope_type, m_.rope_inv_freq.data());
+    auto& kc = k_cache_[l];
+    auto& vc = v_cache_[l];
+    kc.resize(static_cast<size_t>((pos + 1) * KV));
+    vc.resize(static_cast<size_t>((pos + 1) * KV));
+    std::copy(k.begin(), k.end(), kc.begin() + pos * KV);
+    std::copy(v.begin(), v.end(), vc.begin() + pos * KV);
+    const int group = h.n_head / h.n_head_kv;
+    for (int hh = 0; hh < h.n_head; ++hh) {
+      const int64_t kvo = static_cast<int64_t>(hh / group) * hd;
+      ref::attention_head(&q[hh * hd], kc.data() + kvo, vc.data() + kvo, KV, pos + 1, h.head_dim,
+                          1.0f / std::sqrt(static_cast<float>(hd)), &att[hh * hd]);
+    }
+    ref::matmul(L.wo, att.data(), 1, o.data());
+    for (int64_t i = 0; i < E; ++i) x[i] += o[i];
+
+    ref::rmsnorm(x.data(), L.ffn_norm.data(), xn.data(), E, h.rms_eps);
+    ref::matmul(L.ffn_gate, xn.data(), 1, gate.data());
+    ref::matmul(L.ffn_up, xn.data(), 1, up.data());
+    ref::silu_mul(gate.data(), up.data(), ff.data(), h.n_ff);
+    ref::matmul(L.ffn_down, ff.data(), 1, o.data());
+    for (int64_t i = 0; i < E; ++i) x[i] += o[i];
+  }
+  ref::rmsnorm(x.data(), W.output_norm.data(), xn.data(), E, h.rms_eps);
+  std::vector<float> logits(h.n_vocab);
+  ref::matmul(W.output, xn.data(), 1, logits.data());
+  return logits;
+}
+
+}  // namespace brisk

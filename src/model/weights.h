@@ -1,0 +1,31 @@
+// The model's weights bound by name and checked against the hyper-parameters. Matrices stay in
+// their stored type (views into the file); norms and biases are converted to f32 once.
+#pragma once
+
+#include <vector>
+
+#include "formats/metadata.h"
+#include "model/hparams.h"
+
+namespace brisk {
+
+struct LayerWeights {
+  std::vector<float> attn_norm, ffn_norm;
+  Tensor wq, wk, wv, wo;
+  std::vector<float> bq, bk, bv;            // empty unless hp.qkv_bias
+  std::vector<float> q_norm, k_norm;        // empty unless hp.qk_norm
+  Tensor ffn_gate, ffn_up, ffn_down;
+};
+
+struct Weights {
+  Tensor token_embd;
+  std::vector<LayerWeights> layers;
+  std::vector<float> output_norm;
+  Tensor output;                 // token_embd when the classifier is tied
+  std::vector<float> rope_freqs; // GGUF rope_freqs (Llama 3.1), empty if absent
+
+  static Weights bind(const ModelFile& mf, const HParams& hp);
+  uint64_t matrix_bytes() const;  // bytes of all weight matrices read for one token
+};
+
+}  // namespace brisk

@@ -1,0 +1,21 @@
+// Instruction-set selection, in one place. Kernels are compiled for each ISA they support with
+// function target attributes and chosen at run time; BRISK_ISA=generic|avx2|avx512 caps the choice.
+#pragma once
+
+namespace brisk {
+
+enum class Isa { Generic = 0, Avx2 = 1, Avx512 = 2 };
+
+struct CpuFeatures {
+  bool avx2 = false, fma = false, f16c = false;
+  bool avx512f = false, avx512bw = false, avx512vl = false, avx512bf16 = false, avx512vnni = false;
+  bool avxvnni = false;
+};
+
+const CpuFeatures& cpu_features();
+// The best ISA this CPU runs (capped by BRISK_ISA).
+Isa best_isa();
+const char* isa_name(Isa isa);
+bool isa_available(Isa isa);
+
+}  // namespace brisk

@@ -1,0 +1,61 @@
+#include "ops/matmul.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "core/error.h"
+
+namespace brisk {
+
+using namespace matmul_detail;
+
+namespace {
+
+Kernel pick(Isa isa, DType t) {
+  // Fall back ISA by ISA until a kernel exists for this type.
+  for (int i = static_cast<int>(isa); i >= 0; --i) {
+    Kernel k{};
+    switch (t) {
+      case DType::F32: k = kernel_f32(static_cast<Isa>(i)); break;
+      case DType::F16: k = kernel_f16(static_cast<Isa>(i)); break;
+      case DType::BF16: k = kernel_bf16(static_cast<Isa>(i)); break;
+      default: fail("matmul: weight type {} has no kernel yet", dtype_name(t));
+    }
+    if (k.tile) return k;
+  }
+  fail("matmul: no kernel for weight type {}", dtype_name(t));
+}
+
+}  // namespace
+
+void matmul_isa(Isa isa, const Tensor& w, const float* x, int64_t ldx, int64_t n, float* y, int64_t ldy,
+                ThreadPool& pool) {
+  if (n <= 0) return;
+  const int64_t k = w.cols(), rows = w.rows();
+  const Kernel kern = pick(isa, w.type);
+  Args a{static_cast<const uint8_t*>(w.data), w.row_bytes(), k, nullptr, 0, y, ldy};
+  thread_local std::vector<uint16_t> xb;
+  if (kern.x_format == XFormat::BF16) {
+    const int64_t kp = (k + 31) / 32 * 32;  // padded so kernels may read whole 32-element steps
+    xb.assign(static_cast<size_t>(n * kp), 0);
+    for (int64_t t = 0; t < n; ++t)
+      for (int64_t j = 0; j < k; ++j) xb[t * kp + j] = f32_to_bf16(x[t * ldx + j]);
+    a.x = reinterpret_cast<const uint8_t*>(xb.data());
+    a.x_stride = static_cast<uint64_t>(kp) * 2;
+  } else {
+    a.x = reinterpret_cast<const uint8_t*>(x);
+    a.x_stride = static_cast<uint64_t>(ldx) * 4;
+  }
+  // Token blocks keep the activations a thread streams over in L2 (about 256 KiB); rows are split
+  // across threads in whole 16-row grains.
+  const int64_t tb = std::max<int64_t>(6, (256 * 1024 / static_cast<int64_t>(a.x_stride)) / 6 * 6);
+  pool.parallel_for(rows, 16, [&](int64_t r0, int64_t r1) {
+    for (int64_t t0 = 0; t0 < n; t0 += tb) kern.tile(a, r0, r1, t0, std::min(n, t0 + tb));
+  });
+}
+
+void matmul(const Tensor& w, const float* x, int64_t ldx, int64_t n, float* y, int64_t ldy, ThreadPool& pool) {
+  matmul_isa(best_isa(), w, x, ldx, n, y, ldy, pool);
+}
+
+}  // namespace brisk

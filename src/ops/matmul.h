@@ -1,0 +1,44 @@
+// Y = X · Wᵀ for a weight matrix W (rows = output features, ggml layout) and a batch of f32
+// activation rows X. Every output is one dot product whose summation order depends only on the
+// row length, never on the batch size, the tile it falls in, or the thread count.
+#pragma once
+
+#include <cstdint>
+
+#include "core/tensor.h"
+#include "core/thread_pool.h"
+#include "ops/cpu.h"
+
+namespace brisk {
+
+// x: n rows of w.cols() floats (row stride ldx); y: n rows, row stride ldy, w.rows() outputs each.
+void matmul(const Tensor& w, const float* x, int64_t ldx, int64_t n, float* y, int64_t ldy, ThreadPool& pool);
+void matmul_isa(Isa isa, const Tensor& w, const float* x, int64_t ldx, int64_t n, float* y, int64_t ldy,
+                ThreadPool& pool);
+
+namespace matmul_detail {
+
+// What a kernel needs to compute outputs of rows [r0,r1) for tokens [t0,t1).
+struct Args {
+  const uint8_t* w;
+  uint64_t w_stride;  // bytes between weight rows
+  int64_t k;          // row length
+  const uint8_t* x;   // activations, as the kernel asked for them (f32 or bf16)
+  uint64_t x_stride;  // bytes between activation rows
+  float* y;
+  int64_t ldy;
+};
+using TileFn = void (*)(const Args&, int64_t r0, int64_t r1, int64_t t0, int64_t t1);
+enum class XFormat { F32, BF16 };
+struct Kernel {
+  TileFn tile;
+  XFormat x_format;
+};
+
+// One per weight type, in matmul_<type>.cpp; nullptr tile if the type has no kernel for this ISA.
+Kernel kernel_f32(Isa isa);
+Kernel kernel_f16(Isa isa);
+Kernel kernel_bf16(Isa isa);
+
+}  // namespace matmul_detail
+}  // namespace brisk

@@ -1,0 +1,38 @@
+// The tile loop every matmul kernel shares: rows in groups of up to 4, tokens in groups of up to
+// 6, each group computed by a micro-kernel instantiated for its exact size. The micro-kernels give
+// each output its own accumulator walked over k in one fixed order, so a (row, token) result is
+// the same bits in a 4x6 group, a 1x1 group, or any size between.
+#pragma once
+
+#include <algorithm>
+
+#include "ops/matmul.h"
+
+namespace brisk::matmul_detail {
+
+using MicroFn = void (*)(const Args&, int64_t r, int64_t t);
+
+#define BRISK_MICRO_ROW(fn, R) {fn<R, 1>, fn<R, 2>, fn<R, 3>, fn<R, 4>, fn<R, 5>, fn<R, 6>}
+#define BRISK_MICRO_TABLE(fn) \
+  {BRISK_MICRO_ROW(fn, 1), BRISK_MICRO_ROW(fn, 2), BRISK_MICRO_ROW(fn, 3), BRISK_MICRO_ROW(fn, 4)}
+
+template <const MicroFn (*Table)[6]>
+void tile_loop(const Args& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+  for (int64_t r = r0; r < r1; r += 4) {
+    const int64_t nr = std::min<int64_t>(4, r1 - r);
+    for (int64_t t = t0; t < t1; t += 6) {
+      const int64_t nt = std::min<int64_t>(6, t1 - t);
+      Table[nr - 1][nt - 1](a, r, t);
+    }
+  }
+}
+
+// Sums 16 lanes in a fixed pairwise order (the generic kernels' horizontal reduction).
+inline float reduce16(const float* v) {
+  float s8[8], s4[4];
+  for (int i = 0; i < 8; ++i) s8[i] = v[i] + v[i + 8];
+  for (int i = 0; i < 4; ++i) s4[i] = s8[i] + s8[i + 4];
+  return (s4[0] + s4[2]) + (s4[1] + s4[3]);
+}
+
+}  // namespace brisk::matmul_detail

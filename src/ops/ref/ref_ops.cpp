@@ -1,0 +1,67 @@
+#include "ops/ref/ref_ops.h"
+
+#include <cmath>
+
+namespace brisk::ref {
+
+void matmul(const Tensor& w, const float* x, int64_t n, float* y) {
+  const int64_t k = w.cols(), rows = w.rows();
+  std::vector<float> row(static_cast<size_t>(k));
+  for (int64_t r = 0; r < rows; ++r) {
+    convert_row_to_f32(w.type, w.row(r), row.data(), k);
+    for (int64_t t = 0; t < n; ++t) {
+      double s = 0;
+      for (int64_t j = 0; j < k; ++j) s += static_cast<double>(row[j]) * x[t * k + j];
+      y[t * rows + r] = static_cast<float>(s);
+    }
+  }
+}
+
+void rmsnorm(const float* x, const float* w, float* out, int64_t n, float eps) {
+  double ss = 0;
+  for (int64_t i = 0; i < n; ++i) ss += static_cast<double>(x[i]) * x[i];
+  const double scale = 1.0 / std::sqrt(ss / n + eps);
+  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(x[i] * scale * w[i]);
+}
+
+void rope(float* x, int n_heads, int head_dim, int rope_dim, int64_t pos, RopeType type, const float* inv_freq) {
+  for (int h = 0; h < n_heads; ++h) {
+    float* v = x + static_cast<int64_t>(h) * head_dim;
+    for (int i = 0; i < rope_dim / 2; ++i) {
+      const int a = type == RopeType::Norm ? 2 * i : i;
+      const int b = type == RopeType::Norm ? 2 * i + 1 : i + rope_dim / 2;
+      const double ang = static_cast<double>(pos) * inv_freq[i];
+      const double v0 = v[a], v1 = v[b];
+      v[a] = static_cast<float>(v0 * std::cos(ang) - v1 * std::sin(ang));
+      v[b] = static_cast<float>(v0 * std::sin(ang) + v1 * std::cos(ang));
+    }
+  }
+}
+
+void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double g = gate[i];
+    out[i] = static_cast<float>(g / (1.0 + std::exp(-g)) * up[i]);
+  }
+}
+
+void attention_head(const float* q, const float* k, const float* v, int64_t stride, int64_t n_keys, int head_dim,
+                    float scale, float* out) {
+  std::vector<double> s(static_cast<size_t>(n_keys));
+  double mx = -1e300;
+  for (int64_t j = 0; j < n_keys; ++j) {
+    double d = 0;
+    for (int i = 0; i < head_dim; ++i) d += static_cast<double>(q[i]) * k[j * stride + i];
+    s[j] = d * scale;
+    if (s[j] > mx) mx = s[j];
+  }
+  double sum = 0;
+  for (auto& e : s) sum += (e = std::exp(e - mx));
+  for (int i = 0; i < head_dim; ++i) {
+    double o = 0;
+    for (int64_t j = 0; j < n_keys; ++j) o += s[j] * v[j * stride + i];
+    out[i] = static_cast<float>(o / sum);
+  }
+}
+
+}  // namespace brisk::ref

@@ -1,0 +1,53 @@
+// Text to token ids and back. One implementation per algorithm; the model's vocabulary picks it.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tokenizer/vocab.h"
+
+namespace brisk {
+
+class Tokenizer {
+ public:
+  explicit Tokenizer(Vocab v) : vocab_(std::move(v)) {}
+  virtual ~Tokenizer() = default;
+
+  // Creates the tokenizer the model's vocabulary calls for; unknown kinds are refused by name.
+  static std::unique_ptr<Tokenizer> create(const ModelFile& mf);
+
+  // add_special adds BOS/EOS as the vocabulary asks; parse_special matches control and
+  // user-defined token texts in `text` (off: such text is tokenized as plain characters).
+  std::vector<int32_t> encode(std::string_view text, bool add_special, bool parse_special = false) const;
+
+  // The bytes a token stands for (control tokens give "" unless show_special).
+  virtual std::string token_bytes(int32_t id, bool show_special = false) const = 0;
+
+  const Vocab& vocab() const { return vocab_; }
+  // True if decoding should drop the space that starts the first word after BOS.
+  virtual bool strips_leading_space() const { return false; }
+
+ protected:
+  // Encodes a run of ordinary text (no special tokens).
+  virtual void encode_text(std::string_view text, bool at_start, std::vector<int32_t>& out) const = 0;
+  Vocab vocab_;
+};
+
+// Turns a stream of token ids into text, never splitting a UTF-8 character across pushes.
+class StreamDecoder {
+ public:
+  explicit StreamDecoder(const Tokenizer& tok, bool show_special = false) : tok_(tok), show_special_(show_special) {}
+  std::string push(int32_t id);
+  std::string flush();  // whatever is held back (an incomplete character at the end)
+
+ private:
+  const Tokenizer& tok_;
+  bool show_special_;
+  bool after_bos_ = false;
+  bool started_ = false;
+  std::string pending_;
+};
+
+}  // namespace brisk

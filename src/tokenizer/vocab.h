@@ -1,0 +1,40 @@
+// A tokenizer vocabulary as GGUF describes it (tokenizer.ggml.*), whatever file it came from.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "formats/metadata.h"
+
+namespace brisk {
+
+enum class TokenType : int32_t {
+  Undefined = 0, Normal = 1, Unknown = 2, Control = 3, UserDefined = 4, Unused = 5, Byte = 6,
+};
+
+struct Vocab {
+  std::string model;  // tokenizer.ggml.model: "llama", "gpt2", "bert", ...
+  std::string pre;    // tokenizer.ggml.pre
+  std::vector<std::string> tokens;
+  std::vector<float> scores;
+  std::vector<TokenType> types;
+  std::unordered_map<std::string, int32_t> index;
+  int32_t bos = -1, eos = -1, unk = -1, pad = -1, eot = -1;
+  bool add_bos = true, add_eos = false, add_space_prefix = true;
+  std::string chat_template;
+
+  int32_t size() const { return static_cast<int32_t>(tokens.size()); }
+  int32_t find(const std::string& s) const {
+    auto it = index.find(s);
+    return it == index.end() ? -1 : it->second;
+  }
+  bool is_control(int32_t id) const { return types[id] == TokenType::Control; }
+  // End-of-generation: EOS or EOT.
+  bool is_eog(int32_t id) const { return id == eos || id == eot; }
+
+  static Vocab from_model(const ModelFile& mf);
+};
+
+}  // namespace brisk
