@@ -6,10 +6,6 @@
 #include "core/download.h"
 #include "core/error.h"
 
-#ifndef BRISK_SOURCE_DIR
-#define BRISK_SOURCE_DIR "."
-#endif
-
 namespace brisk::cli {
 namespace fs = std::filesystem;
 
@@ -29,9 +25,14 @@ void add_model_options(CLI::App& app, ModelArgs& a, bool required) {
 std::string resolve_model(ModelArgs& a) {
   if (!a.path.empty()) return a.path;
   if (!a.hf.empty()) return hub_fetch(a.hf);
-  for (const fs::path& base : {fs::path(BRISK_SOURCE_DIR) / "..", fs::path("..")}) {
-    const fs::path p = base / "shared" / "models" / "stories260K" / "stories260K.gguf";
-    if (fs::exists(p)) return fs::weakly_canonical(p).string();
+  // ../shared beside the checkout: look in the ancestors of the binary's and the working directory.
+  std::error_code ec;
+  for (fs::path dir : {fs::read_symlink("/proc/self/exe", ec).parent_path(), fs::current_path(ec)}) {
+    for (int up = 0; up < 6 && !dir.empty(); ++up, dir = dir.parent_path()) {
+      const fs::path p = dir / "shared" / "models" / "stories260K" / "stories260K.gguf";
+      if (fs::exists(p, ec)) return p.string();
+      if (dir == dir.parent_path()) break;
+    }
   }
   // Karpathy's tinyllamas repository holds the llama2.c checkpoint and its tokenizer.
   const std::string dir = (fs::path(cache_dir()) / "hub" / "karpathy" / "tinyllamas" / "stories260K").string();

@@ -6,6 +6,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace brisk {
 
@@ -20,14 +21,15 @@ template <typename... Args>
 }
 
 // Checked size arithmetic for sizes read from files: overflow is an error, not a wrap.
-inline uint64_t checked_mul(uint64_t a, uint64_t b, const char* what) {
+// `what` says where, e.g. "model.gguf: tensor 'x' size".
+inline uint64_t checked_mul(uint64_t a, uint64_t b, std::string_view what) {
   uint64_t r;
-  if (__builtin_mul_overflow(a, b, &r)) fail("size overflow computing {}", what);
+  if (__builtin_mul_overflow(a, b, &r)) fail("{}: size overflow", what);
   return r;
 }
-inline uint64_t checked_add(uint64_t a, uint64_t b, const char* what) {
+inline uint64_t checked_add(uint64_t a, uint64_t b, std::string_view what) {
   uint64_t r;
-  if (__builtin_add_overflow(a, b, &r)) fail("size overflow computing {}", what);
+  if (__builtin_add_overflow(a, b, &r)) fail("{}: size overflow", what);
   return r;
 }
 

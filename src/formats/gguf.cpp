@@ -172,7 +172,7 @@ ModelFile load_gguf(const std::string& path) {
       if (ne == 0 || ne > (uint64_t{1} << 40))
         fail("{}: tensor '{}' has an invalid dimension {}", path, t.name, ne);
       t.ne[d] = static_cast<int64_t>(ne);
-      elems = checked_mul(elems, ne, "tensor element count");
+      elems = checked_mul(elems, ne, fmt::format("{}: tensor '{}' element count", path, t.name));
     }
     if (elems > (uint64_t{1} << 42)) fail("{}: tensor '{}' has an absurd element count {}", path, t.name, elems);
     const uint32_t type = r.read<uint32_t>("tensor type");
@@ -183,7 +183,7 @@ ModelFile load_gguf(const std::string& path) {
     if (!row)
       fail("{}: tensor '{}' row length {} is not a multiple of the {} block size {}", path, t.name, t.ne[0],
            info->name, info->block_elems);
-    t.nbytes = checked_mul(*row, elems / static_cast<uint64_t>(t.ne[0]), "tensor size");
+    t.nbytes = checked_mul(*row, elems / static_cast<uint64_t>(t.ne[0]), fmt::format("{}: tensor '{}' size", path, t.name));
     const uint64_t off = r.read<uint64_t>("tensor offset");
     if (off % alignment != 0)
       fail("{}: tensor '{}' offset {} is not aligned to {}", path, t.name, off, alignment);
@@ -206,7 +206,7 @@ ModelFile load_gguf(const std::string& path) {
   const Tensor* prev = nullptr;
   for (const auto& in : infos) {
     Tensor& t = mf.tensors[in.index];
-    const uint64_t end = checked_add(in.offset, t.nbytes, "tensor end");
+    const uint64_t end = checked_add(in.offset, t.nbytes, fmt::format("{}: tensor '{}' end", path, t.name));
     if (end > data_size)
       fail("{}: tensor '{}' (offset {}, {} bytes) extends past the end of the file", path, t.name, in.offset,
            t.nbytes);
@@ -283,6 +283,14 @@ class Writer {
 
 void write_gguf(const std::string& path, const std::map<std::string, Value>& meta,
                 const std::vector<Tensor>& tensors, const GgufWriteOptions& opt) {
+  write_gguf_streaming(
+      path, meta, tensors,
+      [&](size_t i, uint8_t* dst) { std::memcpy(dst, tensors[i].data, tensors[i].nbytes); }, opt);
+}
+
+void write_gguf_streaming(const std::string& path, const std::map<std::string, Value>& meta,
+                          const std::vector<Tensor>& tensors, const std::function<void(size_t, uint8_t*)>& fill,
+                          const GgufWriteOptions& opt) {
   // Written to a temporary name and renamed, so a failed write never leaves a half file behind.
   const std::string tmp = path + ".tmp";
   {
@@ -308,8 +316,11 @@ void write_gguf(const std::string& path, const std::map<std::string, Value>& met
       off += (t.nbytes + opt.alignment - 1) / opt.alignment * opt.alignment;
     }
     w.pad_to(opt.alignment);
-    for (const auto& t : tensors) {
-      w.bytes(t.data, t.nbytes);
+    std::vector<uint8_t> buf;
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      buf.resize(tensors[i].nbytes);
+      fill(i, buf.data());
+      w.bytes(buf.data(), buf.size());
       w.pad_to(opt.alignment);
     }
     w.close();

@@ -1,6 +1,7 @@
 // GGUF v1/v2/v3 reading (memory-mapped, zero-copy) and writing.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,5 +21,10 @@ struct GgufWriteOptions {
 };
 void write_gguf(const std::string& path, const std::map<std::string, Value>& meta,
                 const std::vector<Tensor>& tensors, const GgufWriteOptions& opt = {});
+// Same, but each tensor's bytes come from fill(index, dst) as it is written, so files larger than
+// memory can be produced; `data` is ignored.
+void write_gguf_streaming(const std::string& path, const std::map<std::string, Value>& meta,
+                          const std::vector<Tensor>& tensors,
+                          const std::function<void(size_t, uint8_t*)>& fill, const GgufWriteOptions& opt = {});
 
 }  // namespace brisk

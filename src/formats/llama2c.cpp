@@ -107,14 +107,15 @@ ModelFile load_llama2c(const std::string& path, const std::string& tokenizer_pat
 
   // Element counts of every section, checked against the file size before any pointer is formed.
   uint64_t need = 0;
-  auto add = [&](uint64_t n) { need = checked_add(need, checked_mul(n, 4, "llama2.c size"), "llama2.c size"); };
+  const std::string what = path + ": weights size";
+  auto add = [&](uint64_t n) { need = checked_add(need, checked_mul(n, 4, what), what); };
   add(V * dim);
   add(L * dim * 2 + dim);
   add(L * (dim * dim * 2 + dim * kv * 2));
   add(L * dim * hid * 3);
   if (!v1) add(static_cast<uint64_t>(c.seq_len) * hs);  // freq_cis real + imag, unused
   if (!shared) add(V * dim);
-  if (checked_add(off, need, "llama2.c size") > size)
+  if (checked_add(off, need, what) > size)
     fail("{}: truncated llama2.c checkpoint ({} bytes, {} needed for its header's shapes)", path, size, off + need);
   if (off % 4 != 0) fail("{}: misaligned weights", path);
 

@@ -94,9 +94,9 @@ ModelFile load_safetensors(const std::string& path) {
         const int64_t ne = shape[shape.size() - 1 - d2].get<int64_t>();
         if (ne <= 0 || ne > (int64_t{1} << 40)) fail("{}: tensor '{}' has dimension {}", path, t.name, ne);
         t.ne[d2] = ne;
-        elems = checked_mul(elems, static_cast<uint64_t>(ne), "tensor size");
+        elems = checked_mul(elems, static_cast<uint64_t>(ne), path + ": tensor '" + t.name + "' size");
       }
-      t.nbytes = checked_mul(elems, dtype_info(t.type).block_bytes, "tensor size");
+      t.nbytes = checked_mul(elems, dtype_info(t.type).block_bytes, path + ": tensor '" + t.name + "' size");
       const auto& off = e.at("data_offsets");
       const uint64_t b = off.at(0).get<uint64_t>(), en = off.at(1).get<uint64_t>();
       if (b > en || en > data_size || en - b != t.nbytes)

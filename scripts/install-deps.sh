@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Installs brisk's build and test dependencies from Debian 12's packages.
+set -euo pipefail
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends \
+  g++ cmake ninja-build pkg-config python3 \
+  libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev \
+  libcurl4-openssl-dev ca-certificates >/dev/null

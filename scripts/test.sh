@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Builds brisk and runs every test twice: the Release build (warnings as errors), then a build with
+# AddressSanitizer and UndefinedBehaviorSanitizer. Tests read ../shared beside the checkout.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -d ../shared/models/stories260K ] || { echo "error: ../shared (models and fixtures) is missing beside the checkout" >&2; exit 1; }
+JOBS=$(nproc)
+./scripts/build.sh
+(cd build && ctest -j"$JOBS" --output-on-failure --timeout 600)
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBRISK_WERROR=ON -DBRISK_SANITIZE=ON \
+  -DBRISK_BUILD_BENCH=OFF >/dev/null
+cmake --build build-asan
+(cd build-asan && ctest -j"$JOBS" --output-on-failure --timeout 900)

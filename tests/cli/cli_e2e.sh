@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The brisk command as a user runs it: text on stdout only, statistics on stderr, flags, the
+# default model, seeded sampling, info, Ctrl-C, and one-line errors for bad input.
+set -uo pipefail
+BRISK=$1
+SHARED=$(cd ../shared && pwd) || { echo "FAIL: ../shared is missing"; exit 1; }
+M="$SHARED/models/stories260K"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0; fail=0
+check() { if eval "$2"; then pass=$((pass+1)); else echo "FAIL: $1"; fail=$((fail+1)); fi; }
+
+"$BRISK" run -m "$M/stories260K.gguf" -p "Once upon a time" -n 60 --temp 0 >"$T/o" 2>"$T/e"
+check "greedy run reproduces the reference" 'cmp -s "$T/o" "$M/expected_greedy_once_upon_a_time_n64.txt"'
+check "stats on stderr" 'grep -q "generation:.*tokens/s" "$T/e" && grep -q "prompt:.*tokens/s" "$T/e" && grep -q "load time" "$T/e"'
+check "no stats on stdout" '! grep -q "tokens/s" "$T/o"'
+
+"$BRISK" run -n 256 --temp 0 >"$T/o" 2>/dev/null
+check "default model, empty prompt" 'cmp -s "$T/o" "$M/expected_greedy_empty_prompt_n256.txt"'
+
+printf 'Once upon a time' >"$T/prompt.txt"
+"$BRISK" run -m "$M/stories260K.bin" -z "$M/tok512.bin" -f "$T/prompt.txt" -n 60 --temp 0 -t 1 >"$T/o" 2>/dev/null
+check "llama2.c checkpoint, -z, -f, -t 1" 'cmp -s "$T/o" "$M/expected_greedy_once_upon_a_time_n64.txt"'
+
+"$BRISK" run -m "$M/stories260K.gguf" -p "Lily" -n 80 --temp 0.9 --top-k 20 --top-p 0.9 --min-p 0.02 \
+  --repeat-penalty 1.1 --presence-penalty 0.1 --frequency-penalty 0.1 --seed 7 >"$T/s1" 2>/dev/null
+"$BRISK" run -m "$M/stories260K.gguf" -p "Lily" -n 80 --temp 0.9 --top-k 20 --top-p 0.9 --min-p 0.02 \
+  --repeat-penalty 1.1 --presence-penalty 0.1 --frequency-penalty 0.1 --seed 7 -t 1 >"$T/s2" 2>/dev/null
+"$BRISK" run -m "$M/stories260K.gguf" -p "Lily" -n 80 --temp 0.9 --seed 8 >"$T/s3" 2>/dev/null
+check "same seed, same text (any thread count)" 'cmp -s "$T/s1" "$T/s2"'
+check "another seed, another text" '! cmp -s "$T/s1" "$T/s3"'
+check "-n counts generated tokens" '[ $(wc -c <"$T/s1") -gt 40 ]'
+
+"$BRISK" run --help >"$T/h"
+for flag in -m -p -f -n --threads --ctx-size --temp --top-k --top-p --min-p --repeat-penalty --presence-penalty \
+  --frequency-penalty --seed --ignore-eos --verbose --tokenizer --hf-repo; do
+  check "--help explains $flag" 'grep -q -- "$flag" "$T/h"'
+done
+
+"$BRISK" info "$M/stories260K.gguf" >"$T/i"
+check "info: architecture" 'grep -q "architecture:  llama" "$T/i"'
+check "info: tokenizer and specials" 'grep -q "tokenizer:     llama" "$T/i" && grep -q "bos.*<s>" "$T/i"'
+check "info: tensor table and total" 'grep -q "blk.4.ffn_down.weight.*F32.*\[172, 64\]" "$T/i" && grep -q "^total:" "$T/i"'
+
+# Ctrl-C stops generation cleanly and still prints the statistics.
+"$BRISK" run -m "$M/stories260K.gguf" -c 200000 -n -1 --ignore-eos --temp 0 >"$T/o" 2>"$T/e" &
+pid=$!
+sleep 1
+kill -INT $pid
+wait $pid
+rc=$?
+check "Ctrl-C exits with 130" '[ $rc -eq 130 ]'
+check "Ctrl-C still prints statistics" 'grep -q "interrupted" "$T/e" && grep -q "generation:" "$T/e"'
+
+# Bad input: a one-line error naming the problem and a non-zero exit, never a crash.
+bad() {  # $1: description, $2: expected fragment, rest: command
+  local what=$1 frag=$2; shift 2
+  "$@" >/dev/null 2>"$T/err"; local rc=$?
+  check "$what: exit code" '[ $rc -ne 0 ] && [ $rc -lt 128 ]'
+  check "$what: message mentions '$frag'" 'grep -q -- "$frag" "$T/err"'
+}
+bad "missing model" "no such file" "$BRISK" run -m "$T/nope.gguf" -p x
+head -c 5000 "$M/stories260K.gguf" >"$T/trunc.gguf"
+bad "truncated GGUF" "trunc.gguf" "$BRISK" run -m "$T/trunc.gguf" -p x
+head -c 100000 "$M/stories260K.bin" >"$T/trunc.bin"
+bad "truncated llama2.c" "truncated llama2.c" "$BRISK" run -m "$T/trunc.bin" -z "$M/tok512.bin" -p x
+printf 'hello world, not a model' >"$T/junk.bin"
+bad "unknown format" "unrecognized model format" "$BRISK" run -m "$T/junk.bin" -p x
+bad "negative temperature" "temp" "$BRISK" run -m "$M/stories260K.gguf" --temp -1
+bad "prompt over the context" "context size" "$BRISK" run -m "$M/stories260K.gguf" -c 4 -p "Once upon a time there was"
+bad "unknown flag" "--bogus" "$BRISK" run --bogus
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,63 @@
+#include <gtest/gtest.h>
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "core/dtype.h"
+#include "ops/cpu.h"
+
+namespace brisk {
+namespace {
+
+TEST(DType, InfoMatchesGgufBlockLayouts) {
+  EXPECT_EQ(dtype_info(DType::Q4_0).block_bytes, 18u);
+  EXPECT_EQ(dtype_info(DType::Q4_K).block_bytes, 144u);
+  EXPECT_EQ(dtype_info(DType::Q6_K).block_elems, 256u);
+  EXPECT_EQ(dtype_info(DType::BF16).block_bytes, 2u);
+  EXPECT_FALSE(dtype_info(uint32_t{4}).has_value());  // Q4_2 was removed from the format
+  EXPECT_EQ(*dtype_row_bytes(DType::Q8_0, 64), 68u);
+  EXPECT_FALSE(dtype_row_bytes(DType::Q8_0, 33).has_value());
+  EXPECT_EQ(*dtype_from_name("q4_k"), DType::Q4_K);
+}
+
+__attribute__((target("f16c"))) float hw_f16_to_f32(uint16_t h) { return _cvtsh_ss(h); }
+__attribute__((target("f16c"))) uint16_t hw_f32_to_f16(float f) {
+  return static_cast<uint16_t>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT));
+}
+
+TEST(DType, HalfConversionsMatchHardwareExhaustively) {
+  if (!cpu_features().f16c) GTEST_SKIP() << "no F16C to compare against";
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const float a = f16_to_f32(static_cast<uint16_t>(h)), b = hw_f16_to_f32(static_cast<uint16_t>(h));
+    if (std::isnan(b)) {
+      ASSERT_TRUE(std::isnan(a));
+      continue;
+    }
+    ASSERT_EQ(std::memcmp(&a, &b, 4), 0) << h;
+  }
+  // f32 -> f16 rounding on a dense sweep of bit patterns, subnormals and overflow included.
+  for (uint64_t u = 0; u < (uint64_t{1} << 32); u += 4099) {
+    const uint32_t bits = static_cast<uint32_t>(u);
+    float f;
+    std::memcpy(&f, &bits, 4);
+    if (std::isnan(f)) continue;
+    ASSERT_EQ(f32_to_f16(f), hw_f32_to_f16(f)) << std::hex << bits;
+  }
+}
+
+TEST(DType, BFloat16RoundsToNearestEven) {
+  EXPECT_EQ(f32_to_bf16(1.0f), 0x3f80);
+  float f;
+  uint32_t u = 0x3f808000;  // exactly halfway between 0x3f80 and 0x3f81: even wins
+  std::memcpy(&f, &u, 4);
+  EXPECT_EQ(f32_to_bf16(f), 0x3f80);
+  u = 0x3f818000;  // halfway, odd below: rounds up
+  std::memcpy(&f, &u, 4);
+  EXPECT_EQ(f32_to_bf16(f), 0x3f82);
+  EXPECT_EQ(bf16_to_f32(0x4049), 3.140625f);
+  EXPECT_TRUE(std::isnan(bf16_to_f32(f32_to_bf16(std::nanf("")))));
+}
+
+}  // namespace
+}  // namespace brisk

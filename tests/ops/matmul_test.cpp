@@ -1,0 +1,132 @@
+// Every matmul kernel (each weight type on each ISA this CPU runs) against the scalar reference,
+// with odd sizes, plus the determinism promise: a (row, token) result is the same bits for any batch
+// size and thread count.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "core/error.h"
+#include "ops/matmul.h"
+#include "ops/ref/ref_ops.h"
+#include "support/test_util.h"
+
+namespace brisk {
+namespace {
+
+struct Weights {
+  Tensor t;
+  std::vector<uint8_t> data;
+};
+
+Weights make_weights(DType type, int64_t rows, int64_t cols, uint64_t seed) {
+  Weights w;
+  const auto v = test::random_floats(static_cast<size_t>(rows * cols), seed);
+  const size_t es = dtype_info(type).block_bytes;
+  w.data.resize(v.size() * es);
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (type == DType::F32) std::memcpy(&w.data[i * 4], &v[i], 4);
+    else {
+      const uint16_t h = type == DType::F16 ? f32_to_f16(v[i]) : f32_to_bf16(v[i]);
+      std::memcpy(&w.data[i * 2], &h, 2);
+    }
+  }
+  w.t.name = "w";
+  w.t.type = type;
+  w.t.n_dims = 2;
+  w.t.ne = {cols, rows, 1, 1};
+  w.t.data = w.data.data();
+  w.t.nbytes = w.data.size();
+  return w;
+}
+
+std::vector<Isa> isas() {
+  std::vector<Isa> v;
+  for (Isa i : {Isa::Generic, Isa::Avx2, Isa::Avx512})
+    if (isa_available(i)) v.push_back(i);
+  return v;
+}
+
+struct Param {
+  DType type;
+  Isa isa;
+};
+
+class MatmulKernels : public ::testing::TestWithParam<Param> {};
+
+TEST_P(MatmulKernels, MatchReferenceOnOddShapes) {
+  const auto [type, isa] = GetParam();
+  ThreadPool pool(2);
+  // BF16 with AVX512-BF16 rounds activations to bf16: about 3 significant digits.
+  const double rel = (type == DType::BF16 && isa == Isa::Avx512) ? 1e-2 : 1e-5;
+  for (int64_t rows : {1, 3, 4, 7, 16, 33}) {
+    for (int64_t cols : {1, 5, 16, 31, 32, 33, 100, 257}) {
+      for (int64_t n : {1, 2, 5, 6, 7, 13}) {
+        auto w = make_weights(type, rows, cols, static_cast<uint64_t>(rows * 1000 + cols));
+        const auto x = test::random_floats(static_cast<size_t>(n * cols), static_cast<uint64_t>(n + 7));
+        std::vector<float> y(static_cast<size_t>(n * rows)), yr(y.size());
+        matmul_isa(isa, w.t, x.data(), cols, n, y.data(), rows, pool);
+        ref::matmul(w.t, x.data(), n, yr.data());
+        for (size_t i = 0; i < y.size(); ++i) {
+          // Error bound scales with the sum of |products| (at most cols here).
+          ASSERT_NEAR(y[i], yr[i], rel * static_cast<double>(cols) + 1e-6)
+              << dtype_name(type) << " " << isa_name(isa) << " rows=" << rows << " cols=" << cols << " n=" << n;
+        }
+      }
+    }
+  }
+}
+
+TEST_P(MatmulKernels, ResultIndependentOfBatchSizeAndThreads) {
+  const auto [type, isa] = GetParam();
+  const int64_t rows = 37, cols = 75, n = 17;
+  auto w = make_weights(type, rows, cols, 99);
+  const auto x = test::random_floats(static_cast<size_t>(n * cols), 5);
+  ThreadPool p1(1), p2(2), p3(3);
+  std::vector<float> all(static_cast<size_t>(n * rows));
+  matmul_isa(isa, w.t, x.data(), cols, n, all.data(), rows, p2);
+  for (ThreadPool* p : {&p1, &p2, &p3}) {
+    std::vector<float> y(all.size());
+    matmul_isa(isa, w.t, x.data(), cols, n, y.data(), rows, *p);
+    ASSERT_EQ(std::memcmp(y.data(), all.data(), y.size() * 4), 0) << "threads=" << p->size();
+    // Each token alone.
+    for (int64_t t = 0; t < n; ++t) {
+      std::vector<float> one(static_cast<size_t>(rows));
+      matmul_isa(isa, w.t, x.data() + t * cols, cols, 1, one.data(), rows, *p);
+      ASSERT_EQ(std::memcmp(one.data(), all.data() + t * rows, rows * 4), 0) << "token " << t;
+    }
+  }
+}
+
+std::vector<Param> params() {
+  std::vector<Param> v;
+  for (DType t : {DType::F32, DType::F16, DType::BF16})
+    for (Isa i : isas()) v.push_back({t, i});
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(TypesAndIsas, MatmulKernels, ::testing::ValuesIn(params()), [](const auto& pinfo) {
+  return std::string(dtype_name(pinfo.param.type)) + "_" + isa_name(pinfo.param.isa);
+});
+
+TEST(Matmul, RefusesQuantizedWeightsByName) {
+  Tensor t;
+  t.name = "w";
+  t.type = DType::Q4_K;
+  t.n_dims = 2;
+  t.ne = {256, 1, 1, 1};
+  std::vector<uint8_t> d(144);
+  t.data = d.data();
+  t.nbytes = d.size();
+  ThreadPool pool(1);
+  std::vector<float> x(256), y(1);
+  try {
+    matmul(t, x.data(), 256, 1, y.data(), 1, pool);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Q4_K"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace brisk

@@ -1,0 +1,126 @@
+// Norms, rope, activations and FlashAttention against their scalar references.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "ops/activation.h"
+#include "ops/attention.h"
+#include "ops/norm.h"
+#include "ops/ref/ref_ops.h"
+#include "ops/rope.h"
+#include "support/test_util.h"
+
+namespace brisk {
+namespace {
+
+TEST(RmsNorm, MatchesReference) {
+  for (int64_t n : {1, 7, 8, 9, 64, 100, 2049}) {
+    const auto x = test::random_floats(static_cast<size_t>(n), static_cast<uint64_t>(n));
+    const auto w = test::random_floats(static_cast<size_t>(n), static_cast<uint64_t>(n) + 1);
+    std::vector<float> a(static_cast<size_t>(n)), b(a.size());
+    rmsnorm(x.data(), w.data(), a.data(), n, 1e-5f);
+    ref::rmsnorm(x.data(), w.data(), b.data(), n, 1e-5f);
+    for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(a[i], b[i], 1e-5f * (1 + std::fabs(b[i]))) << n;
+  }
+}
+
+TEST(Rope, MatchesReferenceForBothLayoutsAndPartialRotation) {
+  for (RopeType type : {RopeType::Norm, RopeType::Neox}) {
+    for (auto [head_dim, rope_dim] : {std::pair{8, 8}, {64, 64}, {40, 40}, {128, 64}, {24, 24}}) {
+      for (auto kind : {RopeScaling::Kind::None, RopeScaling::Kind::Linear, RopeScaling::Kind::Llama3}) {
+        RopeScaling s;
+        s.kind = kind;
+        s.factor = 8;
+        const auto inv = rope_inv_freq(rope_dim, 500000.0f, s);
+        for (int64_t pos : {0, 1, 17, 4095, 100000}) {
+          auto a = test::random_floats(static_cast<size_t>(3 * head_dim), static_cast<uint64_t>(pos + head_dim));
+          auto b = a;
+          const auto orig = a;
+          rope(a.data(), 3, head_dim, rope_dim, pos, type, inv.data());
+          ref::rope(b.data(), 3, head_dim, rope_dim, pos, type, inv.data());
+          for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-5f);
+          // Dimensions past rope_dim are untouched.
+          for (int h = 0; h < 3; ++h)
+            for (int d = rope_dim; d < head_dim; ++d) ASSERT_EQ(a[h * head_dim + d], orig[h * head_dim + d]);
+        }
+      }
+    }
+  }
+}
+
+TEST(Rope, Llama3ScalingKeepsHighFrequenciesAndSlowsLowOnes) {
+  RopeScaling s;
+  s.kind = RopeScaling::Kind::Llama3;
+  s.factor = 32;
+  const auto plain = rope_inv_freq(64, 500000.0f, RopeScaling{});
+  const auto scaled = rope_inv_freq(64, 500000.0f, s);
+  EXPECT_FLOAT_EQ(scaled[0], plain[0]);          // wavelength 2π: kept
+  EXPECT_FLOAT_EQ(scaled[31], plain[31] / 32);   // longest wavelength: divided by the factor
+}
+
+TEST(SiluMul, MatchesReference) {
+  const auto g = test::random_floats(1000, 1), u = test::random_floats(1000, 2);
+  std::vector<float> a(1000), b(1000);
+  silu_mul(g.data(), u.data(), a.data(), 1000);
+  ref::silu_mul(g.data(), u.data(), b.data(), 1000);
+  for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-6f);
+}
+
+TEST(Softmax, SumsToOne) {
+  auto x = test::random_floats(77, 3);
+  for (auto& v : x) v *= 30;
+  softmax(x.data(), 77);
+  double s = 0;
+  for (float v : x) s += v;
+  EXPECT_NEAR(s, 1.0, 1e-5);
+}
+
+// FlashAttention over random span layouts against a naive attention over a contiguous cache.
+TEST(FlashAttention, MatchesNaiveAttentionForAnySpanLayout) {
+  for (auto [n_head, n_kv, hd] : {std::tuple{4, 4, 8}, {8, 2, 64}, {6, 3, 40}, {5, 1, 24}}) {
+    for (int64_t n_keys : {1, 15, 16, 17, 100, 333}) {
+      const int64_t kvd = static_cast<int64_t>(n_kv) * hd;
+      const auto k = test::random_floats(static_cast<size_t>(n_keys * kvd), static_cast<uint64_t>(n_keys));
+      const auto v = test::random_floats(static_cast<size_t>(n_keys * kvd), static_cast<uint64_t>(n_keys + 1));
+      auto q = test::random_floats(static_cast<size_t>(n_head * hd), 9);
+      for (auto& x : q) x *= 4;  // sharper softmax
+      const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+      std::vector<float> expect(static_cast<size_t>(n_head * hd));
+      const int g = n_head / n_kv;
+      for (int h = 0; h < n_head; ++h)
+        ref::attention_head(&q[h * hd], k.data() + (h / g) * hd, v.data() + (h / g) * hd, kvd, n_keys, hd, scale,
+                            &expect[h * hd]);
+      const AttnShape shape{n_head, n_kv, hd, kvd, scale};
+      std::vector<float> first;
+      // Span layouts: one span; blocks of 16; blocks of 5 (not chunk-aligned), scattered in memory.
+      for (int64_t block : {int64_t{0}, int64_t{16}, int64_t{5}}) {
+        std::vector<float> kc, vc;
+        std::vector<KvSpan> spans;
+        if (block == 0) {
+          spans.push_back({k.data(), v.data(), 0, n_keys});
+        } else {
+          // Copy blocks into a buffer in reverse order so spans are not contiguous.
+          const int64_t nb = (n_keys + block - 1) / block;
+          kc.resize(static_cast<size_t>(nb * block * kvd));
+          vc.resize(kc.size());
+          for (int64_t b = 0; b < nb; ++b) {
+            const int64_t slot = nb - 1 - b, p0 = b * block, cnt = std::min(block, n_keys - p0);
+            std::memcpy(&kc[slot * block * kvd], &k[p0 * kvd], static_cast<size_t>(cnt * kvd) * 4);
+            std::memcpy(&vc[slot * block * kvd], &v[p0 * kvd], static_cast<size_t>(cnt * kvd) * 4);
+            spans.push_back({&kc[slot * block * kvd], &vc[slot * block * kvd], p0, cnt});
+          }
+        }
+        std::vector<float> out(static_cast<size_t>(n_head * hd));
+        for (int kvh = 0; kvh < n_kv; ++kvh)
+          attention_group(shape, kvh, q.data(), n_keys, spans.data(), spans.size(), out.data());
+        for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], expect[i], 1e-5f) << n_keys << " block " << block;
+        if (first.empty()) first = out;
+        else ASSERT_EQ(std::memcmp(first.data(), out.data(), out.size() * 4), 0) << "layout changed the bits";
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace brisk

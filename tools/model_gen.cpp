@@ -1,0 +1,162 @@
+#include "model_gen.h"
+
+#include <cmath>
+#include <cstring>
+#include <map>
+
+#include "core/error.h"
+#include "formats/gguf.h"
+
+namespace brisk::tools {
+namespace {
+
+uint64_t splitmix(uint64_t& s) {
+  uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// Uniform in [-a, a).
+float uniform(uint64_t& s, float a) {
+  return (static_cast<float>(splitmix(s) >> 40) * (1.0f / 16777216.0f) * 2.0f - 1.0f) * a;
+}
+
+Tensor info(const std::string& name, std::initializer_list<int64_t> ne, DType t) {
+  Tensor x;
+  x.name = name;
+  x.type = t;
+  x.n_dims = static_cast<int>(ne.size());
+  int d = 0;
+  for (int64_t n : ne) x.ne[d++] = n;
+  x.nbytes = checked_mul(*dtype_row_bytes(t, static_cast<uint64_t>(x.ne[0])), static_cast<uint64_t>(x.rows()), "size");
+  return x;
+}
+
+}  // namespace
+
+std::vector<std::string> preset_names() {
+  return {"tinyllama-1.1b", "llama-3.2-1b", "qwen2.5-0.5b", "qwen3-0.6b", "smollm-135m", "stories260k"};
+}
+
+GenConfig preset(const std::string& name) {
+  GenConfig c;
+  c.name = name;
+  if (name == "tinyllama-1.1b") {
+    c.n_vocab = 32000, c.n_embd = 2048, c.n_layer = 22, c.n_ff = 5632, c.n_head = 32, c.n_head_kv = 4;
+  } else if (name == "llama-3.2-1b") {
+    c.n_vocab = 128256, c.n_embd = 2048, c.n_layer = 16, c.n_ff = 8192, c.n_head = 32, c.n_head_kv = 8;
+    c.rope_theta = 500000, c.rope_scaling = "llama3", c.rope_factor = 32, c.tied = true, c.n_ctx = 131072;
+  } else if (name == "qwen2.5-0.5b") {
+    c.arch = "qwen2", c.n_vocab = 151936, c.n_embd = 896, c.n_layer = 24, c.n_ff = 4864, c.n_head = 14;
+    c.n_head_kv = 2, c.qkv_bias = true, c.tied = true, c.rope_theta = 1000000, c.n_ctx = 32768;
+  } else if (name == "qwen3-0.6b") {
+    c.arch = "qwen3", c.n_vocab = 151936, c.n_embd = 1024, c.n_layer = 28, c.n_ff = 3072, c.n_head = 16;
+    c.n_head_kv = 8, c.head_dim = 128, c.qk_norm = true, c.tied = true, c.rope_theta = 1000000, c.n_ctx = 40960;
+  } else if (name == "smollm-135m") {
+    c.n_vocab = 49152, c.n_embd = 576, c.n_layer = 30, c.n_ff = 1536, c.n_head = 9, c.n_head_kv = 3;
+    c.tied = true, c.n_ctx = 2048;
+  } else if (name == "stories260k") {
+    c.n_vocab = 512, c.n_embd = 64, c.n_layer = 5, c.n_ff = 172, c.n_head = 8, c.n_head_kv = 4, c.n_ctx = 512;
+  } else {
+    fail("unknown model preset '{}'", name);
+  }
+  return c;
+}
+
+void write_random_model(const GenConfig& c, const std::string& path) {
+  const int64_t hd = c.head_dim > 0 ? c.head_dim : c.n_embd / c.n_head;
+  const int64_t qd = hd * c.n_head, kvd = hd * c.n_head_kv;
+  const std::string a = c.arch + ".";
+  std::map<std::string, Value> m;
+  m["general.architecture"] = Value::of_str(c.arch);
+  m["general.name"] = Value::of_str(c.name + " (random weights)");
+  m[a + "context_length"] = Value::of_u32(static_cast<uint32_t>(c.n_ctx));
+  m[a + "embedding_length"] = Value::of_u32(static_cast<uint32_t>(c.n_embd));
+  m[a + "block_count"] = Value::of_u32(static_cast<uint32_t>(c.n_layer));
+  m[a + "feed_forward_length"] = Value::of_u32(static_cast<uint32_t>(c.n_ff));
+  m[a + "attention.head_count"] = Value::of_u32(static_cast<uint32_t>(c.n_head));
+  m[a + "attention.head_count_kv"] = Value::of_u32(static_cast<uint32_t>(c.n_head_kv));
+  m[a + "attention.layer_norm_rms_epsilon"] = Value::of_f32(1e-5f);
+  m[a + "rope.freq_base"] = Value::of_f32(c.rope_theta);
+  if (c.head_dim > 0) m[a + "attention.key_length"] = Value::of_u32(static_cast<uint32_t>(hd));
+  if (c.head_dim > 0) m[a + "attention.value_length"] = Value::of_u32(static_cast<uint32_t>(hd));
+  m[a + "rope.dimension_count"] = Value::of_u32(static_cast<uint32_t>(hd));
+  if (!c.rope_scaling.empty()) {
+    m[a + "rope.scaling.type"] = Value::of_str(c.rope_scaling);
+    m[a + "rope.scaling.factor"] = Value::of_f32(c.rope_factor);
+    if (c.rope_scaling == "llama3") m[a + "rope.scaling.original_context_length"] = Value::of_u32(8192);
+  }
+  // A synthetic SentencePiece vocabulary: specials, the 256 byte tokens, then made-up pieces.
+  std::vector<Value> toks, scores, types;
+  for (int64_t i = 0; i < c.n_vocab; ++i) {
+    std::string t;
+    int32_t ty = 1;
+    if (i == 0) t = "<unk>", ty = 2;
+    else if (i == 1) t = "<s>", ty = 3;
+    else if (i == 2) t = "</s>", ty = 3;
+    else if (i < 259) t = fmt::format("<0x{:02X}>", i - 3), ty = 6;
+    else if (i == 259) t = "\xe2\x96\x81";
+    else if (i < 260 + 26) t = std::string(1, static_cast<char>('a' + (i - 260)));
+    else t = fmt::format("\xe2\x96\x81w{}", i);
+    toks.push_back(Value::of_str(t));
+    scores.push_back(Value::of_f32(-static_cast<float>(i)));
+    types.push_back(Value::of_i32(ty));
+  }
+  m["tokenizer.ggml.model"] = Value::of_str("llama");
+  m["tokenizer.ggml.tokens"] = Value::of_array(GgufType::STRING, std::move(toks));
+  m["tokenizer.ggml.scores"] = Value::of_array(GgufType::F32, std::move(scores));
+  m["tokenizer.ggml.token_type"] = Value::of_array(GgufType::I32, std::move(types));
+  m["tokenizer.ggml.bos_token_id"] = Value::of_u32(1);
+  m["tokenizer.ggml.eos_token_id"] = Value::of_u32(2);
+  m["tokenizer.ggml.unknown_token_id"] = Value::of_u32(0);
+
+  std::vector<Tensor> ts;
+  std::vector<float> scale;  // init range of each tensor; 0 marks a norm (values near 1)
+  auto add = [&](Tensor t, float s) {
+    ts.push_back(std::move(t));
+    scale.push_back(s);
+  };
+  auto lin = [&](int64_t fan_in) { return std::sqrt(3.0f / static_cast<float>(fan_in)); };
+  add(info("token_embd.weight", {c.n_embd, c.n_vocab}, c.embd_type), 1.0f);
+  for (int64_t l = 0; l < c.n_layer; ++l) {
+    auto n = [&](const char* s) { return fmt::format("blk.{}.{}", l, s); };
+    add(info(n("attn_norm.weight"), {c.n_embd}, DType::F32), 0);
+    add(info(n("attn_q.weight"), {c.n_embd, qd}, c.type), lin(c.n_embd));
+    add(info(n("attn_k.weight"), {c.n_embd, kvd}, c.type), lin(c.n_embd));
+    add(info(n("attn_v.weight"), {c.n_embd, kvd}, c.type), lin(c.n_embd));
+    if (c.qkv_bias) {
+      add(info(n("attn_q.bias"), {qd}, DType::F32), 0.1f);
+      add(info(n("attn_k.bias"), {kvd}, DType::F32), 0.1f);
+      add(info(n("attn_v.bias"), {kvd}, DType::F32), 0.1f);
+    }
+    if (c.qk_norm) {
+      add(info(n("attn_q_norm.weight"), {hd}, DType::F32), 0);
+      add(info(n("attn_k_norm.weight"), {hd}, DType::F32), 0);
+    }
+    add(info(n("attn_output.weight"), {qd, c.n_embd}, c.type), lin(qd));
+    add(info(n("ffn_norm.weight"), {c.n_embd}, DType::F32), 0);
+    add(info(n("ffn_gate.weight"), {c.n_embd, c.n_ff}, c.type), lin(c.n_embd));
+    add(info(n("ffn_up.weight"), {c.n_embd, c.n_ff}, c.type), lin(c.n_embd));
+    add(info(n("ffn_down.weight"), {c.n_ff, c.n_embd}, c.type), lin(c.n_ff));
+  }
+  add(info("output_norm.weight", {c.n_embd}, DType::F32), 0);
+  if (!c.tied) add(info("output.weight", {c.n_embd, c.n_vocab}, c.type), lin(c.n_embd));
+
+  write_gguf_streaming(path, m, ts, [&](size_t i, uint8_t* dst) {
+    const Tensor& t = ts[i];
+    uint64_t s = c.seed * 0x100000001b3ull + i * 0x9e3779b97f4a7c15ull;
+    const int64_t n = t.elements();
+    for (int64_t j = 0; j < n; ++j) {
+      const float v = scale[i] == 0 ? 1.0f + uniform(s, 0.1f) : uniform(s, scale[i]);
+      switch (t.type) {
+        case DType::F32: std::memcpy(dst + j * 4, &v, 4); break;
+        case DType::F16: { const uint16_t h = f32_to_f16(v); std::memcpy(dst + j * 2, &h, 2); break; }
+        case DType::BF16: { const uint16_t h = f32_to_bf16(v); std::memcpy(dst + j * 2, &h, 2); break; }
+        default: fail("model generator: type {} is not supported yet", dtype_name(t.type));
+      }
+    }
+  });
+}
+
+}  // namespace brisk::tools

@@ -1,0 +1,36 @@
+// Random-weight Llama-family models in the shapes of real ones, written as GGUF. Benchmarks use
+// them for speed on realistic shapes; tests use small ones to compare the forward pass against the
+// reference on many configurations.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+
+namespace brisk::tools {
+
+struct GenConfig {
+  std::string name = "random";
+  std::string arch = "llama";  // llama, qwen2, qwen3
+  int64_t n_vocab = 512, n_embd = 64, n_layer = 2, n_ff = 172, n_ctx = 2048;
+  int n_head = 4, n_head_kv = 4, head_dim = 0;  // head_dim 0: n_embd / n_head
+  bool qkv_bias = false, qk_norm = false, tied = false;
+  float rope_theta = 10000.0f;
+  std::string rope_scaling;  // "", "linear" or "llama3"
+  float rope_factor = 1.0f;
+  DType type = DType::F16;   // matrices; norms are F32 as in real files
+  DType embd_type = DType::F16;
+  uint64_t seed = 1;
+};
+
+// Shapes of real models: tinyllama-1.1b, llama-3.2-1b, qwen2.5-0.5b, qwen3-0.6b, smollm-135m,
+// stories260k. Throws Error for an unknown name.
+GenConfig preset(const std::string& name);
+std::vector<std::string> preset_names();
+
+// Writes the model (with a synthetic SentencePiece vocabulary of n_vocab tokens) to path.
+void write_random_model(const GenConfig& c, const std::string& path);
+
+}  // namespace brisk::tools
