@@ -12,5 +12,6 @@ struct Commands {
 
 void register_run(CLI::App& app, Commands& c);
 void register_info(CLI::App& app, Commands& c);
+void register_bench(CLI::App& app, Commands& c);
 
 }  // namespace brisk::cli

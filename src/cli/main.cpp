@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   brisk::cli::Commands cmds;
   brisk::cli::register_run(app, cmds);
   brisk::cli::register_info(app, cmds);
+  brisk::cli::register_bench(app, cmds);
   try {
     app.parse(static_cast<int>(cargs.size()), cargs.data());
   } catch (const CLI::ParseError& e) {

@@ -36,7 +36,9 @@ void matmul_isa(Isa isa, const Tensor& w, const float* x, int64_t ldx, int64_t n
   Args a{static_cast<const uint8_t*>(w.data), w.row_bytes(), k, nullptr, 0, y, ldy};
   thread_local std::vector<uint16_t> xb;
   if (kern.x_format == XFormat::BF16) {
-    const int64_t kp = (k + 31) / 32 * 32;  // padded so kernels may read whole 32-element steps
+    // Padded so kernels may read whole 32-element steps, plus one cache line so rows do not all map
+    // to the same L1 set when k is a power of two.
+    const int64_t kp = (k + 31) / 32 * 32 + 32;
     xb.assign(static_cast<size_t>(n * kp), 0);
     for (int64_t t = 0; t < n; ++t)
       for (int64_t j = 0; j < k; ++j) xb[t * kp + j] = f32_to_bf16(x[t * ldx + j]);
@@ -46,10 +48,15 @@ void matmul_isa(Isa isa, const Tensor& w, const float* x, int64_t ldx, int64_t n
     a.x = reinterpret_cast<const uint8_t*>(x);
     a.x_stride = static_cast<uint64_t>(ldx) * 4;
   }
-  // Token blocks keep the activations a thread streams over in L2 (about 256 KiB); rows are split
-  // across threads in whole 16-row grains.
+  // Token blocks keep the activations a thread streams over in L2 (about 256 KiB). Rows go to the
+  // threads in chunks of about 1 MiB of weights, claimed in order, whole 16-row grains, at least
+  // eight chunks per thread so the work stays balanced.
   const int64_t tb = std::max<int64_t>(6, (256 * 1024 / static_cast<int64_t>(a.x_stride)) / 6 * 6);
-  pool.parallel_for(rows, 16, [&](int64_t r0, int64_t r1) {
+  const int64_t row_bytes = static_cast<int64_t>(a.w_stride);
+  int64_t chunk = std::max<int64_t>(1, (int64_t{1} << 20) / row_bytes);
+  chunk = std::min(chunk, rows / (8 * pool.size()));
+  chunk = std::max<int64_t>(16, (chunk + 15) / 16 * 16);
+  pool.parallel_chunks(rows, chunk, [&](int64_t r0, int64_t r1) {
     for (int64_t t0 = 0; t0 < n; t0 += tb) kern.tile(a, r0, r1, t0, std::min(n, t0 + tb));
   });
 }

@@ -1,7 +1,7 @@
 // The tile loop every matmul kernel shares: rows in groups of up to 4, tokens in groups of up to
-// 6, each group computed by a micro-kernel instantiated for its exact size. The micro-kernels give
-// each output its own accumulator walked over k in one fixed order, so a (row, token) result is
-// the same bits in a 4x6 group, a 1x1 group, or any size between.
+// MaxT, each group computed by a micro-kernel instantiated for its exact size. The micro-kernels
+// give each output its own accumulators walked over k in one fixed order, so a (row, token) result
+// is the same bits in a 4xMaxT group, a 1x1 group, or any size between.
 #pragma once
 
 #include <algorithm>
@@ -15,13 +15,22 @@ using MicroFn = void (*)(const Args&, int64_t r, int64_t t);
 #define BRISK_MICRO_ROW(fn, R) {fn<R, 1>, fn<R, 2>, fn<R, 3>, fn<R, 4>, fn<R, 5>, fn<R, 6>}
 #define BRISK_MICRO_TABLE(fn) \
   {BRISK_MICRO_ROW(fn, 1), BRISK_MICRO_ROW(fn, 2), BRISK_MICRO_ROW(fn, 3), BRISK_MICRO_ROW(fn, 4)}
+#define BRISK_MICRO_ROW3(fn, R) {fn<R, 1>, fn<R, 2>, fn<R, 3>}
+#define BRISK_MICRO_TABLE3(fn) \
+  {BRISK_MICRO_ROW3(fn, 1), BRISK_MICRO_ROW3(fn, 2), BRISK_MICRO_ROW3(fn, 3), BRISK_MICRO_ROW3(fn, 4)}
 
-template <const MicroFn (*Table)[6]>
+template <int MaxT, const MicroFn (*Table)[MaxT]>
 void tile_loop(const Args& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+  if (t1 - t0 == 1) {
+    // Decode: one weight row at a time. A single sequential stream per thread lets the hardware
+    // prefetcher reach full memory bandwidth; interleaving rows 4 KiB apart does not.
+    for (int64_t r = r0; r < r1; ++r) Table[0][0](a, r, t0);
+    return;
+  }
   for (int64_t r = r0; r < r1; r += 4) {
     const int64_t nr = std::min<int64_t>(4, r1 - r);
-    for (int64_t t = t0; t < t1; t += 6) {
-      const int64_t nt = std::min<int64_t>(6, t1 - t);
+    for (int64_t t = t0; t < t1; t += MaxT) {
+      const int64_t nt = std::min<int64_t>(MaxT, t1 - t);
       Table[nr - 1][nt - 1](a, r, t);
     }
   }

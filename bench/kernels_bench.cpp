@@ -1,0 +1,78 @@
+// Micro-benchmarks of the matmul kernels on TinyLlama-sized matrices: decode (one token, memory-bound)
+// reports bytes/s, prefill (many tokens, compute-bound) reports FLOP/s. Compare with the machine's
+// bandwidth and peaks from `brisk bench`.
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "ops/matmul.h"
+
+namespace brisk {
+namespace {
+
+struct Mat {
+  Tensor t;
+  std::vector<uint8_t> data;
+};
+// Offset of the matrix data from a 64-byte boundary (GGUF aligns tensors to 32 bytes only).
+int64_t g_misalign = 0;
+
+Mat make(DType type, int64_t rows, int64_t cols) {
+  Mat m;
+  m.data.resize(static_cast<size_t>(rows * cols) * dtype_info(type).block_bytes + 128);
+  for (size_t i = 0; i < m.data.size(); ++i) m.data[i] = static_cast<uint8_t>((i * 2654435761u) >> 24) & 0x3b;
+  m.t.type = type;
+  m.t.n_dims = 2;
+  m.t.ne = {cols, rows, 1, 1};
+  const uintptr_t base = reinterpret_cast<uintptr_t>(m.data.data());
+  m.t.data = m.data.data() + ((64 - base % 64) % 64) + g_misalign;
+  m.t.nbytes = m.data.size() - 128;
+  return m;
+}
+
+void BM_Matmul(benchmark::State& st, DType type, Isa isa) {
+  const int64_t rows = st.range(0), cols = st.range(1), n = st.range(2), threads = st.range(3);
+  if (!isa_available(isa)) {
+    st.SkipWithError("ISA not available");
+    return;
+  }
+  // Several matrices so decode streams from memory, not cache.
+  std::vector<Mat> ms;
+  const int copies = n == 1 ? 8 : 1;
+  for (int i = 0; i < copies; ++i) ms.push_back(make(type, rows, cols));
+  std::vector<float> x(static_cast<size_t>(n * cols), 0.01f), y(static_cast<size_t>(n * rows));
+  ThreadPool pool(static_cast<int>(threads));
+  int i = 0;
+  for (auto _ : st) {
+    matmul_isa(isa, ms[i].t, x.data(), cols, n, y.data(), rows, pool);
+    i = (i + 1) % copies;
+    benchmark::ClobberMemory();
+  }
+  st.counters["bytes/s"] = benchmark::Counter(static_cast<double>(ms[0].t.nbytes), benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["FLOP/s"] = benchmark::Counter(2.0 * rows * cols * n, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void Shapes(benchmark::internal::Benchmark* b) {
+  for (int64_t threads : {1, 2}) {
+    b->Args({5632, 2048, 1, threads});   // decode, ffn_up
+    b->Args({2048, 5632, 1, threads});   // decode, ffn_down
+    b->Args({5632, 2048, 128, threads}); // prefill chunk
+  }
+  b->UseRealTime();
+}
+
+BENCHMARK_CAPTURE(BM_Matmul, f32_avx512, DType::F32, Isa::Avx512)->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, f16_avx512, DType::F16, Isa::Avx512)->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, bf16_avx512, DType::BF16, Isa::Avx512)->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, f16_avx2, DType::F16, Isa::Avx2)->Apply(Shapes);
+
+}  // namespace
+}  // namespace brisk
+
+int main(int argc, char** argv) {
+  if (const char* e = std::getenv("MISALIGN")) brisk::g_misalign = std::atoi(e);
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+}

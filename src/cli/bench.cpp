@@ -1,0 +1,115 @@
+// brisk bench: prompt processing and generation speed (like llama-bench), quoted against this
+// machine's memory bandwidth and compute peaks measured in the same run.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "core/error.h"
+#include "model/forward.h"
+#include "ops/cpu.h"
+#include "ops/roofline.h"
+
+namespace brisk::cli {
+namespace {
+
+struct BenchArgs {
+  ModelArgs model;
+  int n_prompt = 512, n_gen = 128, reps = 3;
+  std::string threads = "1,2";
+  bool no_peaks = false;
+};
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+int bench(BenchArgs& a) {
+  double load_s = 0;
+  auto m = load_model(a.model, &load_s);
+  const auto& hp = m->hp;
+  std::vector<int> threads;
+  std::stringstream ss(a.threads);
+  for (std::string t; std::getline(ss, t, ',');) {
+    const int n = std::atoi(t.c_str());
+    if (n < 1 || n > 1024) fail("-t: '{}' is not a thread count", t);
+    threads.push_back(n);
+  }
+  const uint64_t weight_bytes = m->w.matrix_bytes();
+  std::string wtype = dtype_name(m->w.layers.empty() ? m->w.output.type : m->w.layers[0].wq.type);
+  std::printf("model: %s (%s, %s weights, %.2f GiB of matrices), kernels: %s, load %.0f ms\n", m->file.path.c_str(),
+              hp.arch.c_str(), wtype.c_str(), weight_bytes / 1073741824.0, isa_name(best_isa()), load_s * 1e3);
+  std::printf("| threads | test  | tokens/s | machine                 | vs roofline |\n");
+  std::printf("|--------:|-------|---------:|-------------------------|------------:|\n");
+  std::mt19937 rng(1);
+  std::uniform_int_distribution<int32_t> tok(3, static_cast<int32_t>(hp.n_vocab - 1));
+  // FLOPs per prompt token: 2 per weight (matmuls) plus attention over the average causal length.
+  const double attn_flops = 4.0 * static_cast<double>(hp.n_layer) * hp.q_dim() * (a.n_prompt / 2.0);
+  const double pp_flops_per_token = 2.0 * static_cast<double>(weight_bytes) /
+                                        dtype_info(m->w.layers[0].wq.type).block_bytes + attn_flops;
+  for (int nt : threads) {
+    ThreadPool pool(nt);
+    const double bw = measure_read_bandwidth(pool);
+    const double fma = a.no_peaks ? 0 : measure_fma_peak(pool);
+    const double bf16 = a.no_peaks ? 0 : measure_bf16_dot_peak(pool);
+    Forward fwd(*m, pool);
+    ContiguousKvCache cache(static_cast<int>(hp.n_layer), hp.kv_dim(), a.n_prompt + a.n_gen + 1);
+    Batch b;
+    // Prompt processing: the whole prompt in one batch.
+    std::vector<double> pp, tg;
+    for (int r = 0; r < a.reps + 1; ++r) {
+      b.clear();
+      for (int i = 0; i < a.n_prompt; ++i) b.add(tok(rng), i, 0, i + 1 == a.n_prompt);
+      const double t0 = now();
+      fwd.run(b, cache);
+      if (r > 0) pp.push_back(a.n_prompt / (now() - t0));  // the first run warms up
+    }
+    // Generation: one token at a time from an empty context.
+    for (int r = 0; r < a.reps + 1; ++r) {
+      const double t0 = now();
+      for (int i = 0; i < a.n_gen; ++i) {
+        b.clear();
+        b.add(tok(rng), i, 0, true);
+        fwd.run(b, cache);
+      }
+      if (r > 0) tg.push_back(a.n_gen / (now() - t0));
+    }
+    const double pps = median(pp), tgs = median(tg);
+    const double roof_tg = bw / static_cast<double>(weight_bytes);
+    const double peak = wtype == "BF16" && bf16 > 0 ? bf16 : fma;
+    std::printf("| %7d | pp%-3d | %8.2f | %6.1f GFLOP/s of %4.0f  | %10.1f%% |\n", nt, a.n_prompt, pps,
+                pps * pp_flops_per_token / 1e9, peak / 1e9, peak > 0 ? 100.0 * pps * pp_flops_per_token / peak : 0.0);
+    std::printf("| %7d | tg%-3d | %8.2f | %6.1f GB/s of %5.1f     | %10.1f%% |\n", nt, a.n_gen, tgs,
+                tgs * static_cast<double>(weight_bytes) / 1e9, bw / 1e9, 100.0 * tgs / roof_tg);
+    std::fflush(stdout);
+  }
+  std::printf("pp: compute roofline (%s peak measured in-process); tg: bandwidth roofline = read bandwidth / %.2f GiB "
+              "of weights per token. Medians of %d runs.\n",
+              wtype == "BF16" ? "BF16 dot-product" : "FP32 FMA", weight_bytes / 1073741824.0, a.reps);
+  return 0;
+}
+
+}  // namespace
+
+void register_bench(CLI::App& app, Commands& c) {
+  auto a = std::make_shared<BenchArgs>();
+  CLI::App* s = app.add_subcommand("bench", "Measure prompt and generation speed against this machine's roofline");
+  add_model_options(*s, a->model);
+  s->add_option("-p,--n-prompt", a->n_prompt, "Prompt length for the prompt-processing test")->check(CLI::Range(1, 65536));
+  s->add_option("-n,--n-gen", a->n_gen, "Tokens for the generation test")->check(CLI::Range(1, 65536));
+  s->add_option("-t,--threads", a->threads, "Comma-separated thread counts to test");
+  s->add_option("-r,--repetitions", a->reps, "Runs per test (the median is reported)")->check(CLI::Range(1, 100));
+  s->add_flag("--no-peaks", a->no_peaks, "Skip measuring the compute peaks");
+  s->callback([a, &c] { c.selected = [a] { return bench(*a); }; });
+}
+
+}  // namespace brisk::cli

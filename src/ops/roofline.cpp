@@ -1,0 +1,133 @@
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include "ops/roofline.h"
+
+#include <immintrin.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "ops/cpu.h"
+
+namespace brisk {
+namespace {
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+__attribute__((target("avx512f"))) float sum_avx512(const float* p, size_t n) {
+  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+  for (size_t i = 0; i + 64 <= n; i += 64) {
+    a0 = _mm512_add_ps(a0, _mm512_load_ps(p + i));
+    a1 = _mm512_add_ps(a1, _mm512_load_ps(p + i + 16));
+    a2 = _mm512_add_ps(a2, _mm512_load_ps(p + i + 32));
+    a3 = _mm512_add_ps(a3, _mm512_load_ps(p + i + 48));
+  }
+  return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+}
+
+__attribute__((target("avx2"))) float sum_avx2(const float* p, size_t n) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+  for (size_t i = 0; i + 32 <= n; i += 32) {
+    a0 = _mm256_add_ps(a0, _mm256_load_ps(p + i));
+    a1 = _mm256_add_ps(a1, _mm256_load_ps(p + i + 8));
+    a2 = _mm256_add_ps(a2, _mm256_load_ps(p + i + 16));
+    a3 = _mm256_add_ps(a3, _mm256_load_ps(p + i + 24));
+  }
+  alignas(32) float l[8];
+  _mm256_store_ps(l, _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+  return l[0] + l[1] + l[2] + l[3] + l[4] + l[5] + l[6] + l[7];
+}
+
+float sum_generic(const float* p, size_t n) {
+  float a[16] = {};
+  for (size_t i = 0; i + 16 <= n; i += 16)
+    for (int l = 0; l < 16; ++l) a[l] += p[i + l];
+  float s = 0;
+  for (float v : a) s += v;
+  return s;
+}
+
+__attribute__((target("avx512f,fma"))) double fma_loop_avx512(int64_t iters) {
+  __m512 a[12];
+  for (int i = 0; i < 12; ++i) a[i] = _mm512_set1_ps(0.5f + static_cast<float>(i));
+  const __m512 m = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-7f);
+  for (int64_t k = 0; k < iters; ++k)
+    for (int i = 0; i < 12; ++i) a[i] = _mm512_fmadd_ps(a[i], m, c);
+  __m512 s = a[0];
+  for (int i = 1; i < 12; ++i) s = _mm512_add_ps(s, a[i]);
+  return _mm512_reduce_add_ps(s);
+}
+
+__attribute__((target("avx512f,avx512bf16,avx512bw"))) double bf16_loop_avx512(int64_t iters) {
+  __m512 a[12];
+  for (int i = 0; i < 12; ++i) a[i] = _mm512_setzero_ps();
+  const __m512bh x = reinterpret_cast<__m512bh>(_mm512_set1_epi16(0x3f80));
+  const __m512bh y = reinterpret_cast<__m512bh>(_mm512_set1_epi16(0x3c00));
+  for (int64_t k = 0; k < iters; ++k)
+    for (int i = 0; i < 12; ++i) a[i] = _mm512_dpbf16_ps(a[i], x, y);
+  __m512 s = a[0];
+  for (int i = 1; i < 12; ++i) s = _mm512_add_ps(s, a[i]);
+  return _mm512_reduce_add_ps(s);
+}
+
+template <typename F>
+double peak(ThreadPool& pool, F loop, double flop_per_iter) {
+  const int64_t iters = 20'000'000;
+  std::vector<double> rates;
+  for (int rep = 0; rep < 3; ++rep) {
+    std::atomic<double> sink{0};
+    const double t0 = now();
+    pool.run([&](int) { sink = sink + loop(iters); });
+    rates.push_back(flop_per_iter * static_cast<double>(iters) * pool.size() / (now() - t0));
+  }
+  std::sort(rates.begin(), rates.end());
+  return rates[rates.size() / 2];
+}
+
+}  // namespace
+
+double measure_read_bandwidth(ThreadPool& pool, size_t bytes, int reps) {
+  const size_t n = bytes / sizeof(float);
+  float* buf = static_cast<float*>(std::aligned_alloc(size_t{1} << 21, n * sizeof(float)));
+  madvise(buf, n * sizeof(float), MADV_HUGEPAGE);
+  pool.parallel_for(static_cast<int64_t>(n), 1 << 16, [&](int64_t b, int64_t e) {
+    std::memset(buf + b, 1, static_cast<size_t>(e - b) * sizeof(float));
+  });
+  const Isa isa = best_isa();
+  std::vector<double> rates;
+  std::atomic<float> sink{0};
+  for (int r = 0; r < reps; ++r) {
+    const double t0 = now();
+    // Read the way the kernels read: 1 MiB chunks claimed in order by all threads.
+    pool.parallel_chunks(static_cast<int64_t>(n), 1 << 18, [&](int64_t b, int64_t e) {
+      const size_t len = static_cast<size_t>(e - b);
+      const float s = isa == Isa::Avx512 ? sum_avx512(buf + b, len)
+                      : isa == Isa::Avx2 ? sum_avx2(buf + b, len)
+                                         : sum_generic(buf + b, len);
+      sink = sink + s;
+    });
+    rates.push_back(static_cast<double>(n * sizeof(float)) / (now() - t0));
+  }
+  std::free(buf);
+  std::sort(rates.begin(), rates.end());
+  return rates[rates.size() / 2];
+}
+
+double measure_fma_peak(ThreadPool& pool) {
+  if (!isa_available(Isa::Avx512)) return 0;
+  return peak(pool, fma_loop_avx512, 12 * 16 * 2);
+}
+
+double measure_bf16_dot_peak(ThreadPool& pool) {
+  if (!isa_available(Isa::Avx512)) return 0;
+  return peak(pool, bf16_loop_avx512, 12 * 32 * 2);
+}
+
+}  // namespace brisk
