@@ -58,6 +58,7 @@ void Shapes(benchmark::internal::Benchmark* b) {
   for (int64_t threads : {1, 2}) {
     b->Args({5632, 2048, 1, threads});   // decode, ffn_up
     b->Args({2048, 5632, 1, threads});   // decode, ffn_down
+    b->Args({2048, 2048, 1, threads});   // decode, attn_q
     b->Args({5632, 2048, 128, threads}); // prefill chunk
   }
   b->UseRealTime();

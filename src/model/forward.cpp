@@ -113,8 +113,10 @@ void Forward::attention(int layer, const Batch& b, KvCache& cache) {
   }
   const AttnShape shape{h.n_head, h.n_head_kv, h.head_dim, cache.row_stride(),
                         1.0f / std::sqrt(static_cast<float>(h.head_dim))};
+  // Small chunks claimed in order: causal attention costs more for later tokens, so equal halves
+  // would leave one thread idle.
   const int64_t items = n * h.n_head_kv;
-  pool_.parallel_for(items, 1, [&](int64_t i0, int64_t i1) {
+  pool_.parallel_chunks(items, 4, [&](int64_t i0, int64_t i1) {
     for (int64_t it = i0; it < i1; ++it) {
       const int64_t i = it / h.n_head_kv;
       const int g = static_cast<int>(it % h.n_head_kv);

@@ -4,8 +4,35 @@
 #include <limits>
 #include <vector>
 
+#include "ops/cpu.h"
+
+// GCC 12 reports its own AVX-512 intrinsic headers as using uninitialized values.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace brisk {
 namespace {
+
+// Gathers the K/V row pointers of positions [p0, p0 + n) of one KV head from the spans.
+struct ChunkRows {
+  const float* k[kAttnChunk];
+  const float* v[kAttnChunk];
+};
+
+inline void gather(const AttnShape& s, int64_t koff, const KvSpan* spans, size_t n_spans, size_t& span, int64_t p0,
+                   int n, ChunkRows& c) {
+  for (int j = 0; j < n; ++j) {
+    const int64_t pos = p0 + j;
+    while (span + 1 < n_spans && pos >= spans[span].pos0 + spans[span].n) ++span;
+    const KvSpan& sp = spans[span];
+    const int64_t off = (pos - sp.pos0) * s.kv_stride + koff;
+    c.k[j] = sp.k + off;
+    c.v[j] = sp.v + off;
+  }
+}
 
 inline float dot(const float* a, const float* b, int n) {
   float part[8] = {};
@@ -16,39 +43,25 @@ inline float dot(const float* a, const float* b, int n) {
   return ((part[0] + part[4]) + (part[2] + part[6])) + ((part[1] + part[5]) + (part[3] + part[7]));
 }
 
-}  // namespace
-
-void attention_group(const AttnShape& s, int kv_head, const float* q, int64_t n_keys, const KvSpan* spans,
-                     size_t n_spans, float* out) {
-  const int gq = s.n_head / s.n_head_kv;
-  const int hd = s.head_dim;
-  const int64_t koff = static_cast<int64_t>(kv_head) * hd;
+// Portable version: any head size.
+void attend_generic(const AttnShape& s, int kv_head, const float* q, int64_t n_keys, const KvSpan* spans,
+                    size_t n_spans, float* out) {
+  const int gq = s.n_head / s.n_head_kv, hd = s.head_dim;
   thread_local std::vector<float> acc;
   acc.assign(static_cast<size_t>(gq) * hd, 0.0f);
-  float m[64], l[64];  // per query head of the group; GQA groups are at most 64 heads (checked by callers)
-  for (int h = 0; h < gq; ++h) {
-    m[h] = -std::numeric_limits<float>::infinity();
-    l[h] = 0;
-  }
-  const float* kp[kAttnChunk];
-  const float* vp[kAttnChunk];
+  float m[64], l[64];
+  for (int h = 0; h < gq; ++h) m[h] = -std::numeric_limits<float>::infinity(), l[h] = 0;
+  ChunkRows c;
   size_t span = 0;
   for (int64_t p0 = 0; p0 < n_keys; p0 += kAttnChunk) {
-    const int n = static_cast<int>(n_keys - p0 < kAttnChunk ? n_keys - p0 : kAttnChunk);
-    for (int j = 0; j < n; ++j) {
-      const int64_t pos = p0 + j;
-      while (span < n_spans && pos >= spans[span].pos0 + spans[span].n) ++span;
-      const KvSpan& sp = spans[span];
-      const int64_t off = (pos - sp.pos0) * s.kv_stride + koff;
-      kp[j] = sp.k + off;
-      vp[j] = sp.v + off;
-    }
+    const int n = static_cast<int>(std::min<int64_t>(kAttnChunk, n_keys - p0));
+    gather(s, static_cast<int64_t>(kv_head) * hd, spans, n_spans, span, p0, n, c);
     for (int h = 0; h < gq; ++h) {
       const float* qh = q + static_cast<int64_t>(kv_head * gq + h) * hd;
       float sc[kAttnChunk];
       float mx = m[h];
       for (int j = 0; j < n; ++j) {
-        sc[j] = dot(qh, kp[j], hd) * s.scale;
+        sc[j] = dot(qh, c.k[j], hd) * s.scale;
         mx = sc[j] > mx ? sc[j] : mx;
       }
       const float corr = std::exp(m[h] - mx);  // exp(-inf) = 0 on the first chunk
@@ -58,8 +71,7 @@ void attention_group(const AttnShape& s, int kv_head, const float* q, int64_t n_
       for (int j = 0; j < n; ++j) {
         const float pj = std::exp(sc[j] - mx);
         sum += pj;
-        const float* v = vp[j];
-        for (int d = 0; d < hd; ++d) a[d] += pj * v[d];
+        for (int d = 0; d < hd; ++d) a[d] += pj * c.v[j][d];
       }
       l[h] = sum;
       m[h] = mx;
@@ -68,9 +80,100 @@ void attention_group(const AttnShape& s, int kv_head, const float* q, int64_t n_
   for (int h = 0; h < gq; ++h) {
     float* o = out + static_cast<int64_t>(kv_head * gq + h) * hd;
     const float inv = l[h] > 0 ? 1.0f / l[h] : 0.0f;
-    const float* a = acc.data() + static_cast<int64_t>(h) * hd;
-    for (int d = 0; d < hd; ++d) o[d] = a[d] * inv;
+    for (int d = 0; d < hd; ++d) o[d] = acc[static_cast<size_t>(h * hd + d)] * inv;
   }
+}
+
+#if defined(__x86_64__)
+#define BRISK_AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,fma")))
+
+// e^x for 16 lanes: x = n ln2 + r, |r| <= ln2/2, e^r by a degree-6 polynomial (relative error
+// about 2e-7), 2^n built in the exponent bits. Inputs here are <= 0 (scores minus their max).
+BRISK_AVX512 inline __m512 exp16(__m512 x) {
+  x = _mm512_max_ps(x, _mm512_set1_ps(-87.3f));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)), _MM_FROUND_TO_NEAREST_INT);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.0f / 720);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+  return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
+}
+
+// Head sizes that are multiples of 16 (up to 256): accumulators stay in registers, a chunk's 16
+// scores and probabilities are one vector.
+template <int HD>
+BRISK_AVX512 void attend_avx512(const AttnShape& s, int kv_head, const float* q, int64_t n_keys,
+                                const KvSpan* spans, size_t n_spans, float* out) {
+  constexpr int V = HD / 16;
+  const int gq = s.n_head / s.n_head_kv;
+  ChunkRows c;
+  for (int h = 0; h < gq; ++h) {
+    const float* qh = q + static_cast<int64_t>(kv_head * gq + h) * HD;
+    __m512 qv[V], acc[V];
+    for (int d = 0; d < V; ++d) {
+      qv[d] = _mm512_mul_ps(_mm512_loadu_ps(qh + 16 * d), _mm512_set1_ps(s.scale));
+      acc[d] = _mm512_setzero_ps();
+    }
+    float m = -std::numeric_limits<float>::infinity(), l = 0;
+    size_t span = 0;
+    for (int64_t p0 = 0; p0 < n_keys; p0 += kAttnChunk) {
+      const int n = static_cast<int>(std::min<int64_t>(kAttnChunk, n_keys - p0));
+      gather(s, static_cast<int64_t>(kv_head) * HD, spans, n_spans, span, p0, n, c);
+      alignas(64) float sc[kAttnChunk];
+      for (int j = 0; j < n; ++j) {
+        __m512 t = _mm512_mul_ps(qv[0], _mm512_loadu_ps(c.k[j]));
+        for (int d = 1; d < V; ++d) t = _mm512_fmadd_ps(qv[d], _mm512_loadu_ps(c.k[j] + 16 * d), t);
+        sc[j] = _mm512_reduce_add_ps(t);
+      }
+      const __mmask16 live = static_cast<__mmask16>((1u << n) - 1);
+      const __m512 scores = _mm512_mask_loadu_ps(_mm512_set1_ps(-std::numeric_limits<float>::infinity()), live, sc);
+      const float mx = std::max(m, _mm512_reduce_max_ps(scores));
+      const float corr = std::exp(m - mx);
+      alignas(64) float p[kAttnChunk];
+      const __m512 pv = _mm512_maskz_mov_ps(live, exp16(_mm512_sub_ps(scores, _mm512_set1_ps(mx))));
+      _mm512_store_ps(p, pv);
+      l = l * corr + _mm512_reduce_add_ps(pv);
+      m = mx;
+      const __m512 cv = _mm512_set1_ps(corr);
+      for (int d = 0; d < V; ++d) acc[d] = _mm512_mul_ps(acc[d], cv);
+      for (int j = 0; j < n; ++j) {
+        const __m512 pj = _mm512_set1_ps(p[j]);
+        for (int d = 0; d < V; ++d) acc[d] = _mm512_fmadd_ps(pj, _mm512_loadu_ps(c.v[j] + 16 * d), acc[d]);
+      }
+    }
+    float* o = out + static_cast<int64_t>(kv_head * gq + h) * HD;
+    const __m512 inv = _mm512_set1_ps(l > 0 ? 1.0f / l : 0.0f);
+    for (int d = 0; d < V; ++d) _mm512_storeu_ps(o + 16 * d, _mm512_mul_ps(acc[d], inv));
+  }
+}
+#endif
+
+}  // namespace
+
+void attention_group(const AttnShape& s, int kv_head, const float* q, int64_t n_keys, const KvSpan* spans,
+                     size_t n_spans, float* out) {
+#if defined(__x86_64__)
+  if (best_isa() == Isa::Avx512) {
+    switch (s.head_dim) {
+      case 16: return attend_avx512<16>(s, kv_head, q, n_keys, spans, n_spans, out);
+      case 32: return attend_avx512<32>(s, kv_head, q, n_keys, spans, n_spans, out);
+      case 48: return attend_avx512<48>(s, kv_head, q, n_keys, spans, n_spans, out);
+      case 64: return attend_avx512<64>(s, kv_head, q, n_keys, spans, n_spans, out);
+      case 80: return attend_avx512<80>(s, kv_head, q, n_keys, spans, n_spans, out);
+      case 96: return attend_avx512<96>(s, kv_head, q, n_keys, spans, n_spans, out);
+      case 128: return attend_avx512<128>(s, kv_head, q, n_keys, spans, n_spans, out);
+      case 256: return attend_avx512<256>(s, kv_head, q, n_keys, spans, n_spans, out);
+      default: break;
+    }
+  }
+#endif
+  attend_generic(s, kv_head, q, n_keys, spans, n_spans, out);
 }
 
 }  // namespace brisk

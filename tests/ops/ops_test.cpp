@@ -78,7 +78,7 @@ TEST(Softmax, SumsToOne) {
 
 // FlashAttention over random span layouts against a naive attention over a contiguous cache.
 TEST(FlashAttention, MatchesNaiveAttentionForAnySpanLayout) {
-  for (auto [n_head, n_kv, hd] : {std::tuple{4, 4, 8}, {8, 2, 64}, {6, 3, 40}, {5, 1, 24}}) {
+  for (auto [n_head, n_kv, hd] : {std::tuple{4, 4, 8}, {8, 2, 64}, {6, 3, 40}, {5, 1, 24}, {4, 2, 16}, {4, 1, 128}}) {
     for (int64_t n_keys : {1, 15, 16, 17, 100, 333}) {
       const int64_t kvd = static_cast<int64_t>(n_kv) * hd;
       const auto k = test::random_floats(static_cast<size_t>(n_keys * kvd), static_cast<uint64_t>(n_keys));
