@@ -1,0 +1,139 @@
+// Robustness of the llama2.c and Hugging Face loaders on crafted files: each problem is a one-line
+// error naming the file and what is wrong.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "formats/llama2c.h"
+#include "formats/loader.h"
+#include "formats/safetensors.h"
+#include "model/model.h"
+#include "support/hf_export.h"
+#include "support/test_util.h"
+
+namespace brisk {
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+#define EXPECT_ERROR(expr, fragment)                                                        \
+  do {                                                                                      \
+    const std::string msg_ = error_of([&] { expr; });                                       \
+    EXPECT_NE(msg_.find(fragment), std::string::npos) << "got '" << msg_ << "', wanted '" \
+                                                      << (fragment) << "'";             \
+  } while (0)
+
+TEST(Llama2c, RejectsBadCheckpoints) {
+  test::TempDir d;
+  const std::string full = test::read_file(test::shared("models/stories260K/stories260K.bin"));
+  const std::string tok = test::shared("models/stories260K/tok512.bin");
+  test::write_file(d.file("t.bin"), full.substr(0, full.size() / 2));
+  EXPECT_ERROR(load_llama2c(d.file("t.bin"), tok), "truncated llama2.c checkpoint");
+  std::string bad = full;
+  const int32_t heads = 7;  // does not divide dim 64
+  std::memcpy(bad.data() + 12, &heads, 4);
+  test::write_file(d.file("h.bin"), bad);
+  EXPECT_ERROR(load_llama2c(d.file("h.bin"), tok), "invalid n_heads");
+  EXPECT_ERROR(load_model_file(d.file("h.bin")), "unrecognized model format");
+  std::string v1 = test::read_file(test::shared("models/stories260K/stories260K_v1.bin"));
+  const int32_t version = 2;
+  std::memcpy(v1.data() + 4, &version, 4);
+  test::write_file(d.file("v2.bin"), v1);
+  EXPECT_ERROR(load_llama2c(d.file("v2.bin"), tok), "version 2 is not supported");
+  test::write_file(d.file("m.bin"), full);
+  EXPECT_ERROR(load_llama2c(d.file("m.bin"), ""), "need a tokenizer file");
+}
+
+TEST(Llama2c, RejectsBadTokenizerFiles) {
+  test::TempDir d;
+  const std::string model = test::shared("models/stories260K/stories260K.bin");
+  const std::string tok = test::read_file(test::shared("models/stories260K/tok512.bin"));
+  test::write_file(d.file("t.bin"), tok.substr(0, tok.size() - 10));
+  EXPECT_ERROR(load_llama2c(model, d.file("t.bin")), "truncated llama2.c tokenizer");
+  std::string bad = tok;
+  const int32_t len = 100000;  // token length beyond max_token_length
+  std::memcpy(bad.data() + 8, &len, 4);
+  test::write_file(d.file("l.bin"), bad);
+  EXPECT_ERROR(load_llama2c(model, d.file("l.bin")), "has length 100000");
+}
+
+class HfDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    src_ = Model::load(test::shared("models/stories260K/stories260K.gguf"));
+    test::export_hf(*src_, dir_.path(), DType::BF16);
+  }
+  std::unique_ptr<Model> src_;
+  test::TempDir dir_;
+};
+
+TEST_F(HfDir, LoadsBf16ShardsWithPermutedQk) {
+  auto m = Model::load(dir_.path());
+  EXPECT_EQ(m->w.layers[0].wq.type, DType::BF16);
+  // Rows of Q were un-permuted back to the GGUF layout: row r of the export equals row r of the source.
+  std::vector<float> a(64), b(64);
+  for (int64_t r : {0, 1, 2, 7, 8, 63}) {
+    convert_row_to_f32(DType::BF16, m->w.layers[3].wq.row(r), a.data(), 64);
+    convert_row_to_f32(DType::F32, src_->w.layers[3].wq.row(r), b.data(), 64);
+    for (int j = 0; j < 64; ++j) ASSERT_EQ(a[j], bf16_to_f32(f32_to_bf16(b[j]))) << r;
+  }
+}
+
+TEST_F(HfDir, RejectsBrokenDirectories) {
+  const std::string d = dir_.path();
+  const std::string shard = d + "/model-00001-of-00002.safetensors";
+  const std::string good = test::read_file(shard);
+  // Header length past the end of the file.
+  std::string s = good;
+  const uint64_t huge = 1ull << 40;
+  std::memcpy(s.data(), &huge, 8);
+  test::write_file(shard, s);
+  EXPECT_ERROR(load_model_file(d), "header length");
+  // Not JSON.
+  s = good;
+  s[8] = '#';
+  test::write_file(shard, s);
+  EXPECT_ERROR(load_model_file(d), "invalid header JSON");
+  // Offsets that do not match the shape.
+  s = good;
+  const size_t at = s.find("\"data_offsets\":[0,");
+  ASSERT_NE(at, std::string::npos);
+  s[at + 16] = '8';  // [0,... -> [8,...
+  test::write_file(shard, s);
+  EXPECT_ERROR(load_model_file(d), "data offsets");
+  test::write_file(shard, good);
+
+  const std::string cfg = test::read_file(d + "/config.json");
+  std::string c2 = cfg;
+  c2.replace(c2.find("\"llama\""), 7, "\"gpt2\"");
+  test::write_file(d + "/config.json", c2);
+  EXPECT_ERROR(load_model_file(d), "model_type 'gpt2' is not supported");
+  test::write_file(d + "/config.json", "{not json");
+  EXPECT_ERROR(load_model_file(d), "invalid JSON");
+  test::write_file(d + "/config.json", cfg);
+
+  const std::string idx = test::read_file(d + "/model.safetensors.index.json");
+  std::string i2 = idx;
+  i2.replace(i2.find("model-00002-of-00002"), 20, "../../../etc/passwd0");
+  test::write_file(d + "/model.safetensors.index.json", i2);
+  EXPECT_ERROR(load_model_file(d), "not a plain file name");
+  test::write_file(d + "/model.safetensors.index.json", idx);
+
+  std::filesystem::remove(d + "/tokenizer.json");
+  EXPECT_ERROR(load_model_file(d), "tokenizer.json is missing");
+  std::filesystem::remove(d + "/config.json");
+  EXPECT_ERROR(load_model_file(d), "config.json is missing");
+}
+
+}  // namespace
+}  // namespace brisk
