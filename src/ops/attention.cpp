@@ -22,8 +22,8 @@ struct ChunkRows {
   const float* v[kAttnChunk];
 };
 
-inline void gather(const AttnShape& s, int64_t koff, const KvSpan* spans, size_t n_spans, size_t& span, int64_t p0,
-                   int n, ChunkRows& c) {
+inline void gather(const AttnShape& s, int64_t koff, const KvSpan* spans, size_t n_spans,
+                   size_t& span, int64_t p0, int n, ChunkRows& c) {
   for (int j = 0; j < n; ++j) {
     const int64_t pos = p0 + j;
     while (span + 1 < n_spans && pos >= spans[span].pos0 + spans[span].n) ++span;
@@ -44,8 +44,8 @@ inline float dot(const float* a, const float* b, int n) {
 }
 
 // Portable version: any head size.
-void attend_generic(const AttnShape& s, int kv_head, const float* q, int64_t n_keys, const KvSpan* spans,
-                    size_t n_spans, float* out) {
+void attend_generic(const AttnShape& s, int kv_head, const float* q, int64_t n_keys,
+                    const KvSpan* spans, size_t n_spans, float* out) {
   const int gq = s.n_head / s.n_head_kv, hd = s.head_dim;
   thread_local std::vector<float> acc;
   acc.assign(static_cast<size_t>(gq) * hd, 0.0f);
@@ -91,7 +91,8 @@ void attend_generic(const AttnShape& s, int kv_head, const float* q, int64_t n_k
 // about 2e-7), 2^n built in the exponent bits. Inputs here are <= 0 (scores minus their max).
 BRISK_AVX512 inline __m512 exp16(__m512 x) {
   x = _mm512_max_ps(x, _mm512_set1_ps(-87.3f));
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)), _MM_FROUND_TO_NEAREST_INT);
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)),
+                                        _MM_FROUND_TO_NEAREST_INT);
   __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
   r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
   __m512 p = _mm512_set1_ps(1.0f / 720);
@@ -101,7 +102,8 @@ BRISK_AVX512 inline __m512 exp16(__m512 x) {
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+  const __m512i e =
+      _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
   return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
 }
 
@@ -132,7 +134,8 @@ BRISK_AVX512 void attend_avx512(const AttnShape& s, int kv_head, const float* q,
         sc[j] = _mm512_reduce_add_ps(t);
       }
       const __mmask16 live = static_cast<__mmask16>((1u << n) - 1);
-      const __m512 scores = _mm512_mask_loadu_ps(_mm512_set1_ps(-std::numeric_limits<float>::infinity()), live, sc);
+      const __m512 scores =
+          _mm512_mask_loadu_ps(_mm512_set1_ps(-std::numeric_limits<float>::infinity()), live, sc);
       const float mx = std::max(m, _mm512_reduce_max_ps(scores));
       const float corr = std::exp(m - mx);
       alignas(64) float p[kAttnChunk];
@@ -144,7 +147,8 @@ BRISK_AVX512 void attend_avx512(const AttnShape& s, int kv_head, const float* q,
       for (int d = 0; d < V; ++d) acc[d] = _mm512_mul_ps(acc[d], cv);
       for (int j = 0; j < n; ++j) {
         const __m512 pj = _mm512_set1_ps(p[j]);
-        for (int d = 0; d < V; ++d) acc[d] = _mm512_fmadd_ps(pj, _mm512_loadu_ps(c.v[j] + 16 * d), acc[d]);
+        for (int d = 0; d < V; ++d)
+          acc[d] = _mm512_fmadd_ps(pj, _mm512_loadu_ps(c.v[j] + 16 * d), acc[d]);
       }
     }
     float* o = out + static_cast<int64_t>(kv_head * gq + h) * HD;
@@ -156,20 +160,29 @@ BRISK_AVX512 void attend_avx512(const AttnShape& s, int kv_head, const float* q,
 
 }  // namespace
 
-void attention_group(const AttnShape& s, int kv_head, const float* q, int64_t n_keys, const KvSpan* spans,
-                     size_t n_spans, float* out) {
+void attention_group(const AttnShape& s, int kv_head, const float* q, int64_t n_keys,
+                     const KvSpan* spans, size_t n_spans, float* out) {
 #if defined(__x86_64__)
   if (best_isa() == Isa::Avx512) {
     switch (s.head_dim) {
-      case 16: return attend_avx512<16>(s, kv_head, q, n_keys, spans, n_spans, out);
-      case 32: return attend_avx512<32>(s, kv_head, q, n_keys, spans, n_spans, out);
-      case 48: return attend_avx512<48>(s, kv_head, q, n_keys, spans, n_spans, out);
-      case 64: return attend_avx512<64>(s, kv_head, q, n_keys, spans, n_spans, out);
-      case 80: return attend_avx512<80>(s, kv_head, q, n_keys, spans, n_spans, out);
-      case 96: return attend_avx512<96>(s, kv_head, q, n_keys, spans, n_spans, out);
-      case 128: return attend_avx512<128>(s, kv_head, q, n_keys, spans, n_spans, out);
-      case 256: return attend_avx512<256>(s, kv_head, q, n_keys, spans, n_spans, out);
-      default: break;
+      case 16:
+        return attend_avx512<16>(s, kv_head, q, n_keys, spans, n_spans, out);
+      case 32:
+        return attend_avx512<32>(s, kv_head, q, n_keys, spans, n_spans, out);
+      case 48:
+        return attend_avx512<48>(s, kv_head, q, n_keys, spans, n_spans, out);
+      case 64:
+        return attend_avx512<64>(s, kv_head, q, n_keys, spans, n_spans, out);
+      case 80:
+        return attend_avx512<80>(s, kv_head, q, n_keys, spans, n_spans, out);
+      case 96:
+        return attend_avx512<96>(s, kv_head, q, n_keys, spans, n_spans, out);
+      case 128:
+        return attend_avx512<128>(s, kv_head, q, n_keys, spans, n_spans, out);
+      case 256:
+        return attend_avx512<256>(s, kv_head, q, n_keys, spans, n_spans, out);
+      default:
+        break;
     }
   }
 #endif

@@ -1,0 +1,144 @@
+// Matmul micro-kernels for weights that are widened to f32 in registers and multiplied with f32
+// activations: every ISA's version, written once and instantiated per weight type through a policy
+//   struct P { using T; static float scalar(T); static __m256 load8(const T*);
+//              static __m512 load16(const T*); static __m512 load16_masked(__mmask16, const T*); };
+// Included by matmul_<type>.cpp only.
+#pragma once
+
+// GCC 12 reports its own AVX-512 intrinsic headers as using uninitialized values.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "ops/matmul_tile.h"
+
+#define BRISK_TARGET_AVX2 __attribute__((target("avx2,fma,f16c"), always_inline)) inline
+#define BRISK_TARGET_AVX512 \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,fma,f16c"), always_inline)) inline
+
+namespace brisk::matmul_detail {
+
+// Portable: one 16-lane accumulator array per output, reduced in a fixed pairwise order.
+template <class P, int R, int T>
+void micro_generic(const Args& a, int64_t r, int64_t t) {
+  float acc[R][T][16] = {};
+  const typename P::T* w[R];
+  const float* x[T];
+  for (int i = 0; i < R; ++i)
+    w[i] = reinterpret_cast<const typename P::T*>(a.w + (r + i) * a.w_stride);
+  for (int j = 0; j < T; ++j) x[j] = reinterpret_cast<const float*>(a.x + (t + j) * a.x_stride);
+  for (int64_t k0 = 0; k0 < a.k; k0 += 16) {
+    const int n = static_cast<int>(std::min<int64_t>(16, a.k - k0));
+    float wv[R][16];
+    for (int i = 0; i < R; ++i)
+      for (int l = 0; l < n; ++l) wv[i][l] = P::scalar(w[i][k0 + l]);
+    for (int i = 0; i < R; ++i)
+      for (int j = 0; j < T; ++j)
+        for (int l = 0; l < n; ++l) acc[i][j][l] += wv[i][l] * x[j][k0 + l];
+  }
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < T; ++j) a.y[(t + j) * a.ldy + r + i] = reduce16(acc[i][j]);
+}
+
+#if defined(__x86_64__)
+// AVX2: one 8-lane accumulator per output; the tail is added in scalar after the reduction.
+template <class P, int R, int T>
+__attribute__((target("avx2,fma,f16c"))) void micro_avx2(const Args& a, int64_t r, int64_t t) {
+  __m256 acc[R][T];
+  const typename P::T* w[R];
+  const float* x[T];
+  for (int i = 0; i < R; ++i)
+    w[i] = reinterpret_cast<const typename P::T*>(a.w + (r + i) * a.w_stride);
+  for (int j = 0; j < T; ++j) x[j] = reinterpret_cast<const float*>(a.x + (t + j) * a.x_stride);
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < T; ++j) acc[i][j] = _mm256_setzero_ps();
+  int64_t k0 = 0;
+  for (; k0 + 8 <= a.k; k0 += 8) {
+    __m256 wv[R];
+    for (int i = 0; i < R; ++i) wv[i] = P::load8(w[i] + k0);
+    for (int j = 0; j < T; ++j) {
+      const __m256 xv = _mm256_loadu_ps(x[j] + k0);
+      for (int i = 0; i < R; ++i) acc[i][j] = _mm256_fmadd_ps(wv[i], xv, acc[i][j]);
+    }
+  }
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < T; ++j) {
+      alignas(32) float l[8];
+      _mm256_store_ps(l, acc[i][j]);
+      float s = ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));
+      for (int64_t kk = k0; kk < a.k; ++kk) s += P::scalar(w[i][kk]) * x[j][kk];
+      a.y[(t + j) * a.ldy + r + i] = s;
+    }
+}
+
+// One 16-element k-step of a micro-tile into accumulator set S; Masked reads only m's lanes.
+template <class P, int R, int T, int S, bool Masked>
+BRISK_TARGET_AVX512 void step_avx512(__m512 (&acc)[R][T][2], const typename P::T* const (&w)[R],
+                                     const float* const (&x)[T], int64_t K, __mmask16 m) {
+  __m512 wv[R];
+  for (int i = 0; i < R; ++i) wv[i] = Masked ? P::load16_masked(m, w[i] + K) : P::load16(w[i] + K);
+  for (int j = 0; j < T; ++j) {
+    const __m512 xv = Masked ? _mm512_maskz_loadu_ps(m, x[j] + K) : _mm512_loadu_ps(x[j] + K);
+    for (int i = 0; i < R; ++i) acc[i][j][S] = _mm512_fmadd_ps(wv[i], xv, acc[i][j][S]);
+  }
+}
+
+// AVX-512: two accumulators per output take alternate 16-element steps, halving the FMA latency
+// chain so decode runs at memory speed. The split depends only on k, never on the tile size.
+template <class P, int R, int T>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,fma,f16c"))) void micro_avx512(
+    const Args& a, int64_t r, int64_t t) {
+  __m512 acc[R][T][2];
+  const typename P::T* w[R];
+  const float* x[T];
+  for (int i = 0; i < R; ++i)
+    w[i] = reinterpret_cast<const typename P::T*>(a.w + (r + i) * a.w_stride);
+  for (int j = 0; j < T; ++j) x[j] = reinterpret_cast<const float*>(a.x + (t + j) * a.x_stride);
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < T; ++j) acc[i][j][0] = acc[i][j][1] = _mm512_setzero_ps();
+  int64_t k0 = 0;
+  for (; k0 + 32 <= a.k; k0 += 32) {
+    step_avx512<P, R, T, 0, false>(acc, w, x, k0, 0);
+    step_avx512<P, R, T, 1, false>(acc, w, x, k0 + 16, 0);
+  }
+  const bool odd = k0 + 16 <= a.k;
+  if (odd) step_avx512<P, R, T, 0, false>(acc, w, x, k0, 0), k0 += 16;
+  if (k0 < a.k) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (a.k - k0)) - 1);
+    if (odd)
+      step_avx512<P, R, T, 1, true>(acc, w, x, k0, m);
+    else
+      step_avx512<P, R, T, 0, true>(acc, w, x, k0, m);
+  }
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < T; ++j)
+      a.y[(t + j) * a.ldy + r + i] =
+          _mm512_reduce_add_ps(_mm512_add_ps(acc[i][j][0], acc[i][j][1]));
+}
+#endif
+
+// Tables of every tile size's instantiation for one policy.
+template <class P>
+struct WidenKernels {
+  template <int R, int T>
+  static void generic(const Args& a, int64_t r, int64_t t) {
+    micro_generic<P, R, T>(a, r, t);
+  }
+  static constexpr MicroFn kGeneric[4][6] = BRISK_MICRO_TABLE(generic);
+#if defined(__x86_64__)
+  template <int R, int T>
+  static void avx2(const Args& a, int64_t r, int64_t t) {
+    micro_avx2<P, R, T>(a, r, t);
+  }
+  template <int R, int T>
+  static void avx512(const Args& a, int64_t r, int64_t t) {
+    micro_avx512<P, R, T>(a, r, t);
+  }
+  static constexpr MicroFn kAvx2[4][6] = BRISK_MICRO_TABLE(avx2);
+  static constexpr MicroFn kAvx512[4][3] = BRISK_MICRO_TABLE3(avx512);
+#endif
+};
+
+}  // namespace brisk::matmul_detail
