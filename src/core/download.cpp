@@ -44,15 +44,10 @@ struct Transfer {
   bool progress = false;
   std::string name;
   std::chrono::steady_clock::time_point last{};
-  long status = 0;
-  bool started = false;
 };
 
 size_t on_data(char* p, size_t sz, size_t n, void* ud) {
   auto* t = static_cast<Transfer*>(ud);
-  if (!t->started) {
-    t->started = true;
-  }
   if (t->body) {
     t->body->append(p, sz * n);
     return sz * n;

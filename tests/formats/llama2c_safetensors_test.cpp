@@ -54,6 +54,29 @@ TEST(Llama2c, RejectsBadCheckpoints) {
   EXPECT_ERROR(load_llama2c(d.file("m.bin"), ""), "need a tokenizer file");
 }
 
+// The legacy format with an unshared classifier (negative vocab_size, classifier after freq_cis).
+TEST(Llama2c, LegacyUnsharedClassifier) {
+  test::TempDir d;
+  std::string bin = test::read_file(test::shared("models/stories260K/stories260K.bin"));
+  int32_t vocab;
+  std::memcpy(&vocab, bin.data() + 20, 4);
+  const int32_t neg = -vocab;
+  std::memcpy(bin.data() + 20, &neg, 4);
+  // Classifier = the embedding table scaled by 2, so using it (and not the embedding) is visible.
+  std::vector<float> emb(static_cast<size_t>(vocab) * 64);
+  std::memcpy(emb.data(), bin.data() + 28, emb.size() * 4);
+  for (auto& v : emb) v *= 2;
+  bin.append(reinterpret_cast<const char*>(emb.data()), emb.size() * 4);
+  test::write_file(d.file("unshared.bin"), bin);
+  ModelFile mf = load_llama2c(d.file("unshared.bin"), test::shared("models/stories260K/tok512.bin"));
+  const Tensor* out = mf.tensor("output.weight");
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(static_cast<const float*>(out->data)[5], 2 * static_cast<const float*>(mf.tensor("token_embd.weight")->data)[5]);
+  EXPECT_FALSE(Model::from_file(std::move(mf))->hp.tied_output);
+  // The shared original binds the embedding as the classifier.
+  EXPECT_TRUE(Model::load(test::shared("models/stories260K/stories260K.bin"))->hp.tied_output);
+}
+
 TEST(Llama2c, RejectsBadTokenizerFiles) {
   test::TempDir d;
   const std::string model = test::shared("models/stories260K/stories260K.bin");
