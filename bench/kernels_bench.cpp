@@ -1,6 +1,6 @@
-// Micro-benchmarks of the matmul kernels on TinyLlama-sized matrices: decode (one token, memory-bound)
-// reports bytes/s, prefill (many tokens, compute-bound) reports FLOP/s. Compare with the machine's
-// bandwidth and peaks from `brisk bench`.
+// Micro-benchmarks of the matmul kernels on TinyLlama-sized matrices: decode (one token,
+// memory-bound) reports bytes/s, prefill (many tokens, compute-bound) reports FLOP/s. Compare with
+// the machine's bandwidth and peaks from `brisk bench`.
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
@@ -22,7 +22,8 @@ int64_t g_misalign = 0;
 Mat make(DType type, int64_t rows, int64_t cols) {
   Mat m;
   m.data.resize(static_cast<size_t>(rows * cols) * dtype_info(type).block_bytes + 128);
-  for (size_t i = 0; i < m.data.size(); ++i) m.data[i] = static_cast<uint8_t>((i * 2654435761u) >> 24) & 0x3b;
+  for (size_t i = 0; i < m.data.size(); ++i)
+    m.data[i] = static_cast<uint8_t>((i * 2654435761u) >> 24) & 0x3b;
   m.t.type = type;
   m.t.n_dims = 2;
   m.t.ne = {cols, rows, 1, 1};
@@ -50,16 +51,18 @@ void BM_Matmul(benchmark::State& st, DType type, Isa isa) {
     i = (i + 1) % copies;
     benchmark::ClobberMemory();
   }
-  st.counters["bytes/s"] = benchmark::Counter(static_cast<double>(ms[0].t.nbytes), benchmark::Counter::kIsIterationInvariantRate);
-  st.counters["FLOP/s"] = benchmark::Counter(2.0 * rows * cols * n, benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["bytes/s"] = benchmark::Counter(static_cast<double>(ms[0].t.nbytes),
+                                              benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["FLOP/s"] =
+      benchmark::Counter(2.0 * rows * cols * n, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void Shapes(benchmark::internal::Benchmark* b) {
   for (int64_t threads : {1, 2}) {
-    b->Args({5632, 2048, 1, threads});   // decode, ffn_up
-    b->Args({2048, 5632, 1, threads});   // decode, ffn_down
-    b->Args({2048, 2048, 1, threads});   // decode, attn_q
-    b->Args({5632, 2048, 128, threads}); // prefill chunk
+    b->Args({5632, 2048, 1, threads});    // decode, ffn_up
+    b->Args({2048, 5632, 1, threads});    // decode, ffn_down
+    b->Args({2048, 2048, 1, threads});    // decode, attn_q
+    b->Args({5632, 2048, 128, threads});  // prefill chunk
   }
   b->UseRealTime();
 }

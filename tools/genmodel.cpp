@@ -27,7 +27,8 @@ int main(int argc, char** argv) {
     c.seed = seed;
     if (layers > 0) c.n_layer = layers;
     brisk::tools::write_random_model(c, out);
-    std::fprintf(stderr, "wrote %s (%s, %s)\n", out.c_str(), preset.c_str(), brisk::dtype_name(c.type));
+    std::fprintf(stderr, "wrote %s (%s, %s)\n", out.c_str(), preset.c_str(),
+                 brisk::dtype_name(c.type));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

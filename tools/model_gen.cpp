@@ -29,35 +29,44 @@ Tensor info(const std::string& name, std::initializer_list<int64_t> ne, DType t)
   x.n_dims = static_cast<int>(ne.size());
   int d = 0;
   for (int64_t n : ne) x.ne[d++] = n;
-  x.nbytes = checked_mul(*dtype_row_bytes(t, static_cast<uint64_t>(x.ne[0])), static_cast<uint64_t>(x.rows()), "size");
+  x.nbytes = checked_mul(*dtype_row_bytes(t, static_cast<uint64_t>(x.ne[0])),
+                         static_cast<uint64_t>(x.rows()), "size");
   return x;
 }
 
 }  // namespace
 
 std::vector<std::string> preset_names() {
-  return {"tinyllama-1.1b", "llama-3.2-1b", "qwen2.5-0.5b", "qwen3-0.6b", "smollm-135m", "stories260k"};
+  return {"tinyllama-1.1b", "llama-3.2-1b", "qwen2.5-0.5b",
+          "qwen3-0.6b",     "smollm-135m",  "stories260k"};
 }
 
 GenConfig preset(const std::string& name) {
   GenConfig c;
   c.name = name;
   if (name == "tinyllama-1.1b") {
-    c.n_vocab = 32000, c.n_embd = 2048, c.n_layer = 22, c.n_ff = 5632, c.n_head = 32, c.n_head_kv = 4;
+    c.n_vocab = 32000, c.n_embd = 2048, c.n_layer = 22, c.n_ff = 5632, c.n_head = 32,
+    c.n_head_kv = 4;
   } else if (name == "llama-3.2-1b") {
-    c.n_vocab = 128256, c.n_embd = 2048, c.n_layer = 16, c.n_ff = 8192, c.n_head = 32, c.n_head_kv = 8;
-    c.rope_theta = 500000, c.rope_scaling = "llama3", c.rope_factor = 32, c.tied = true, c.n_ctx = 131072;
+    c.n_vocab = 128256, c.n_embd = 2048, c.n_layer = 16, c.n_ff = 8192, c.n_head = 32,
+    c.n_head_kv = 8;
+    c.rope_theta = 500000, c.rope_scaling = "llama3", c.rope_factor = 32, c.tied = true,
+    c.n_ctx = 131072;
   } else if (name == "qwen2.5-0.5b") {
-    c.arch = "qwen2", c.n_vocab = 151936, c.n_embd = 896, c.n_layer = 24, c.n_ff = 4864, c.n_head = 14;
+    c.arch = "qwen2", c.n_vocab = 151936, c.n_embd = 896, c.n_layer = 24, c.n_ff = 4864,
+    c.n_head = 14;
     c.n_head_kv = 2, c.qkv_bias = true, c.tied = true, c.rope_theta = 1000000, c.n_ctx = 32768;
   } else if (name == "qwen3-0.6b") {
-    c.arch = "qwen3", c.n_vocab = 151936, c.n_embd = 1024, c.n_layer = 28, c.n_ff = 3072, c.n_head = 16;
-    c.n_head_kv = 8, c.head_dim = 128, c.qk_norm = true, c.tied = true, c.rope_theta = 1000000, c.n_ctx = 40960;
+    c.arch = "qwen3", c.n_vocab = 151936, c.n_embd = 1024, c.n_layer = 28, c.n_ff = 3072,
+    c.n_head = 16;
+    c.n_head_kv = 8, c.head_dim = 128, c.qk_norm = true, c.tied = true, c.rope_theta = 1000000,
+    c.n_ctx = 40960;
   } else if (name == "smollm-135m") {
     c.n_vocab = 49152, c.n_embd = 576, c.n_layer = 30, c.n_ff = 1536, c.n_head = 9, c.n_head_kv = 3;
     c.tied = true, c.n_ctx = 2048;
   } else if (name == "stories260k") {
-    c.n_vocab = 512, c.n_embd = 64, c.n_layer = 5, c.n_ff = 172, c.n_head = 8, c.n_head_kv = 4, c.n_ctx = 512;
+    c.n_vocab = 512, c.n_embd = 64, c.n_layer = 5, c.n_ff = 172, c.n_head = 8, c.n_head_kv = 4,
+    c.n_ctx = 512;
   } else {
     fail("unknown model preset '{}'", name);
   }
@@ -85,20 +94,28 @@ void write_random_model(const GenConfig& c, const std::string& path) {
   if (!c.rope_scaling.empty()) {
     m[a + "rope.scaling.type"] = Value::of_str(c.rope_scaling);
     m[a + "rope.scaling.factor"] = Value::of_f32(c.rope_factor);
-    if (c.rope_scaling == "llama3") m[a + "rope.scaling.original_context_length"] = Value::of_u32(8192);
+    if (c.rope_scaling == "llama3")
+      m[a + "rope.scaling.original_context_length"] = Value::of_u32(8192);
   }
   // A synthetic SentencePiece vocabulary: specials, the 256 byte tokens, then made-up pieces.
   std::vector<Value> toks, scores, types;
   for (int64_t i = 0; i < c.n_vocab; ++i) {
     std::string t;
     int32_t ty = 1;
-    if (i == 0) t = "<unk>", ty = 2;
-    else if (i == 1) t = "<s>", ty = 3;
-    else if (i == 2) t = "</s>", ty = 3;
-    else if (i < 259) t = fmt::format("<0x{:02X}>", i - 3), ty = 6;
-    else if (i == 259) t = "\xe2\x96\x81";
-    else if (i < 260 + 26) t = std::string(1, static_cast<char>('a' + (i - 260)));
-    else t = fmt::format("\xe2\x96\x81w{}", i);
+    if (i == 0)
+      t = "<unk>", ty = 2;
+    else if (i == 1)
+      t = "<s>", ty = 3;
+    else if (i == 2)
+      t = "</s>", ty = 3;
+    else if (i < 259)
+      t = fmt::format("<0x{:02X}>", i - 3), ty = 6;
+    else if (i == 259)
+      t = "\xe2\x96\x81";
+    else if (i < 260 + 26)
+      t = std::string(1, static_cast<char>('a' + (i - 260)));
+    else
+      t = fmt::format("\xe2\x96\x81w{}", i);
     toks.push_back(Value::of_str(t));
     scores.push_back(Value::of_f32(-static_cast<float>(i)));
     types.push_back(Value::of_i32(ty));
@@ -150,10 +167,21 @@ void write_random_model(const GenConfig& c, const std::string& path) {
     for (int64_t j = 0; j < n; ++j) {
       const float v = scale[i] == 0 ? 1.0f + uniform(s, 0.1f) : uniform(s, scale[i]);
       switch (t.type) {
-        case DType::F32: std::memcpy(dst + j * 4, &v, 4); break;
-        case DType::F16: { const uint16_t h = f32_to_f16(v); std::memcpy(dst + j * 2, &h, 2); break; }
-        case DType::BF16: { const uint16_t h = f32_to_bf16(v); std::memcpy(dst + j * 2, &h, 2); break; }
-        default: fail("model generator: type {} is not supported yet", dtype_name(t.type));
+        case DType::F32:
+          std::memcpy(dst + j * 4, &v, 4);
+          break;
+        case DType::F16: {
+          const uint16_t h = f32_to_f16(v);
+          std::memcpy(dst + j * 2, &h, 2);
+          break;
+        }
+        case DType::BF16: {
+          const uint16_t h = f32_to_bf16(v);
+          std::memcpy(dst + j * 2, &h, 2);
+          break;
+        }
+        default:
+          fail("model generator: type {} is not supported yet", dtype_name(t.type));
       }
     }
   });

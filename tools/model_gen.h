@@ -20,7 +20,7 @@ struct GenConfig {
   float rope_theta = 10000.0f;
   std::string rope_scaling;  // "", "linear" or "llama3"
   float rope_factor = 1.0f;
-  DType type = DType::F16;   // matrices; norms are F32 as in real files
+  DType type = DType::F16;  // matrices; norms are F32 as in real files
   DType embd_type = DType::F16;
   uint64_t seed = 1;
 };

@@ -46,16 +46,18 @@ int bench(BenchArgs& a) {
   }
   const uint64_t weight_bytes = m->w.matrix_bytes();
   std::string wtype = dtype_name(m->w.layers.empty() ? m->w.output.type : m->w.layers[0].wq.type);
-  std::printf("model: %s (%s, %s weights, %.1f MiB of matrices), kernels: %s, load %.0f ms\n", m->file.path.c_str(),
-              hp.arch.c_str(), wtype.c_str(), weight_bytes / 1048576.0, isa_name(best_isa()), load_s * 1e3);
+  std::printf("model: %s (%s, %s weights, %.1f MiB of matrices), kernels: %s, load %.0f ms\n",
+              m->file.path.c_str(), hp.arch.c_str(), wtype.c_str(), weight_bytes / 1048576.0,
+              isa_name(best_isa()), load_s * 1e3);
   std::printf("| threads | test  | tokens/s | machine                 | vs roofline |\n");
   std::printf("|--------:|-------|---------:|-------------------------|------------:|\n");
   std::mt19937 rng(1);
   std::uniform_int_distribution<int32_t> tok(3, static_cast<int32_t>(hp.n_vocab - 1));
   // FLOPs per prompt token: 2 per weight (matmuls) plus attention over the average causal length.
   const double attn_flops = 4.0 * static_cast<double>(hp.n_layer) * hp.q_dim() * (a.n_prompt / 2.0);
-  const double pp_flops_per_token = 2.0 * static_cast<double>(weight_bytes) /
-                                        dtype_info(m->w.layers[0].wq.type).block_bytes + attn_flops;
+  const double pp_flops_per_token =
+      2.0 * static_cast<double>(weight_bytes) / dtype_info(m->w.layers[0].wq.type).block_bytes +
+      attn_flops;
   for (int nt : threads) {
     ThreadPool pool(nt);
     const double bw = measure_read_bandwidth(pool);
@@ -92,15 +94,19 @@ int bench(BenchArgs& a) {
     }
     const double pps = median(pp), tgs = median(tg);
     const double peak = wtype == "BF16" && bf16 > 0 ? bf16 : fma;
-    std::printf("| %7d | pp%-3d | %8.2f | %6.1f GFLOP/s of %4.0f  | %10.1f%% |\n", nt, a.n_prompt, pps,
-                pps * pp_flops_per_token / 1e9, peak / 1e9, peak > 0 ? 100.0 * pps * pp_flops_per_token / peak : 0.0);
+    std::printf("| %7d | pp%-3d | %8.2f | %6.1f GFLOP/s of %4.0f  | %10.1f%% |\n", nt, a.n_prompt,
+                pps, pps * pp_flops_per_token / 1e9, peak / 1e9,
+                peak > 0 ? 100.0 * pps * pp_flops_per_token / peak : 0.0);
     std::printf("| %7d | tg%-3d | %8.2f | %6.1f GB/s of %5.1f     | %10.1f%% |\n", nt, a.n_gen, tgs,
-                tgs * static_cast<double>(weight_bytes) / 1e9, median(bws) / 1e9, 100.0 * median(ratios));
+                tgs * static_cast<double>(weight_bytes) / 1e9, median(bws) / 1e9,
+                100.0 * median(ratios));
     std::fflush(stdout);
   }
-  std::printf("pp: against the %s peak measured in-process. tg: against the bandwidth roofline (read bandwidth, "
-              "measured before each run, / %.1f MiB of weights per token). Medians of %d runs.\n",
-              wtype == "BF16" ? "BF16 dot-product" : "FP32 FMA", weight_bytes / 1048576.0, a.reps);
+  std::printf(
+      "pp: against the %s peak measured in-process. tg: against the bandwidth roofline (read "
+      "bandwidth, "
+      "measured before each run, / %.1f MiB of weights per token). Medians of %d runs.\n",
+      wtype == "BF16" ? "BF16 dot-product" : "FP32 FMA", weight_bytes / 1048576.0, a.reps);
   return 0;
 }
 
@@ -108,12 +114,16 @@ int bench(BenchArgs& a) {
 
 void register_bench(CLI::App& app, Commands& c) {
   auto a = std::make_shared<BenchArgs>();
-  CLI::App* s = app.add_subcommand("bench", "Measure prompt and generation speed against this machine's roofline");
+  CLI::App* s = app.add_subcommand(
+      "bench", "Measure prompt and generation speed against this machine's roofline");
   add_model_options(*s, a->model);
-  s->add_option("-p,--n-prompt", a->n_prompt, "Prompt length for the prompt-processing test")->check(CLI::Range(1, 65536));
-  s->add_option("-n,--n-gen", a->n_gen, "Tokens for the generation test")->check(CLI::Range(1, 65536));
+  s->add_option("-p,--n-prompt", a->n_prompt, "Prompt length for the prompt-processing test")
+      ->check(CLI::Range(1, 65536));
+  s->add_option("-n,--n-gen", a->n_gen, "Tokens for the generation test")
+      ->check(CLI::Range(1, 65536));
   s->add_option("-t,--threads", a->threads, "Comma-separated thread counts to test");
-  s->add_option("-r,--repetitions", a->reps, "Runs per test (the median is reported)")->check(CLI::Range(1, 100));
+  s->add_option("-r,--repetitions", a->reps, "Runs per test (the median is reported)")
+      ->check(CLI::Range(1, 100));
   s->add_flag("--no-peaks", a->no_peaks, "Skip measuring the compute peaks");
   s->callback([a, &c] { c.selected = [a] { return bench(*a); }; });
 }

@@ -10,15 +10,18 @@ namespace brisk::cli {
 namespace fs = std::filesystem;
 
 void add_model_options(CLI::App& app, ModelArgs& a, bool required) {
-  auto* m = app.add_option("-m,--model", a.path,
-                           "Model to load: a GGUF file, a llama2.c checkpoint, or a Hugging Face directory "
-                           "(config.json + *.safetensors + tokenizer.json)" +
-                               std::string(required ? "" : ". Default: stories260K"));
+  auto* m = app.add_option(
+      "-m,--model", a.path,
+      "Model to load: a GGUF file, a llama2.c checkpoint, or a Hugging Face directory "
+      "(config.json + *.safetensors + tokenizer.json)" +
+          std::string(required ? "" : ". Default: stories260K"));
   if (required) m->required();
-  app.add_option("-z,--tokenizer", a.tokenizer,
-                 "llama2.c tokenizer file (default: tokenizer.bin or tok<vocab>.bin beside the checkpoint)");
+  app.add_option(
+      "-z,--tokenizer", a.tokenizer,
+      "llama2.c tokenizer file (default: tokenizer.bin or tok<vocab>.bin beside the checkpoint)");
   app.add_option("--hf-repo", a.hf,
-                 "Download a model from the Hugging Face hub: OWNER/REPO[:FILE-OR-QUANT] (also -hf); cached in "
+                 "Download a model from the Hugging Face hub: OWNER/REPO[:FILE-OR-QUANT] (also "
+                 "-hf); cached in "
                  "$BRISK_CACHE, $XDG_CACHE_HOME/brisk or ~/.cache/brisk");
 }
 
@@ -27,7 +30,8 @@ std::string resolve_model(ModelArgs& a) {
   if (!a.hf.empty()) return hub_fetch(a.hf);
   // ../shared beside the checkout: look in the ancestors of the binary's and the working directory.
   std::error_code ec;
-  for (fs::path dir : {fs::read_symlink("/proc/self/exe", ec).parent_path(), fs::current_path(ec)}) {
+  for (fs::path dir :
+       {fs::read_symlink("/proc/self/exe", ec).parent_path(), fs::current_path(ec)}) {
     for (int up = 0; up < 6 && !dir.empty(); ++up, dir = dir.parent_path()) {
       const fs::path p = dir / "shared" / "models" / "stories260K" / "stories260K.gguf";
       if (fs::exists(p, ec)) return p.string();
@@ -35,7 +39,8 @@ std::string resolve_model(ModelArgs& a) {
     }
   }
   // Karpathy's tinyllamas repository holds the llama2.c checkpoint and its tokenizer.
-  const std::string dir = (fs::path(cache_dir()) / "hub" / "karpathy" / "tinyllamas" / "stories260K").string();
+  const std::string dir =
+      (fs::path(cache_dir()) / "hub" / "karpathy" / "tinyllamas" / "stories260K").string();
   const std::string base = hub_endpoint() + "/karpathy/tinyllamas/resolve/main/stories260K/";
   download_file(base + "tok512.bin", dir + "/tok512.bin");
   download_file(base + "stories260K.bin", dir + "/stories260K.bin");
@@ -47,7 +52,8 @@ std::unique_ptr<Model> load_model(ModelArgs& a, double* seconds) {
   const std::string path = resolve_model(a);
   const auto t0 = std::chrono::steady_clock::now();
   auto m = Model::load(path, a.tokenizer);
-  if (seconds) *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (seconds)
+    *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return m;
 }
 

@@ -1,4 +1,5 @@
-// brisk info: what a model file holds — architecture, hyper-parameters, tokenizer, template, tensors.
+// brisk info: what a model file holds — architecture, hyper-parameters, tokenizer, template,
+// tensors.
 #include <cstdio>
 #include <memory>
 
@@ -29,21 +30,25 @@ int info(InfoArgs& a) {
   if (!a.positional.empty()) a.model.path = a.positional;
   const std::string path = resolve_model(a.model);
   ModelFile mf = load_model_file(path, a.model.tokenizer);
-  fmt::print("file:          {}\nformat:        {} ({})\n", mf.path, mf.format, human(mf.file_bytes));
+  fmt::print("file:          {}\nformat:        {} ({})\n", mf.path, mf.format,
+             human(mf.file_bytes));
   fmt::print("architecture:  {}\n", mf.arch().empty() ? "(none)" : mf.arch());
   if (auto n = mf.get_str("general.name")) fmt::print("name:          {}\n", *n);
   if (arch_supported(mf.arch())) {
     const HParams h = HParams::from_model(mf);
     fmt::print("hyper-parameters:\n");
     fmt::print("  vocab {}  embd {}  layers {}  ffn {}\n", h.n_vocab, h.n_embd, h.n_layer, h.n_ff);
-    fmt::print("  heads {}  kv heads {}  head dim {}  context {}\n", h.n_head, h.n_head_kv, h.head_dim, h.n_ctx_train);
-    fmt::print("  rope: {} over {} dims, theta {}, scaling {}\n", h.rope_type == RopeType::Norm ? "norm" : "neox",
-               h.rope_dim, h.rope_theta,
-               h.rope_scaling.kind == RopeScaling::Kind::None     ? "none"
-               : h.rope_scaling.kind == RopeScaling::Kind::Linear ? fmt::format("linear x{}", h.rope_scaling.factor)
-                                                                  : fmt::format("llama3 x{}", h.rope_scaling.factor));
-    fmt::print("  rms eps {}  qkv bias {}  qk norm {}  output {}\n", h.rms_eps, h.qkv_bias ? "yes" : "no",
-               h.qk_norm ? "yes" : "no", h.tied_output ? "tied to embeddings" : "separate");
+    fmt::print("  heads {}  kv heads {}  head dim {}  context {}\n", h.n_head, h.n_head_kv,
+               h.head_dim, h.n_ctx_train);
+    fmt::print("  rope: {} over {} dims, theta {}, scaling {}\n",
+               h.rope_type == RopeType::Norm ? "norm" : "neox", h.rope_dim, h.rope_theta,
+               h.rope_scaling.kind == RopeScaling::Kind::None ? "none"
+               : h.rope_scaling.kind == RopeScaling::Kind::Linear
+                   ? fmt::format("linear x{}", h.rope_scaling.factor)
+                   : fmt::format("llama3 x{}", h.rope_scaling.factor));
+    fmt::print("  rms eps {}  qkv bias {}  qk norm {}  output {}\n", h.rms_eps,
+               h.qkv_bias ? "yes" : "no", h.qk_norm ? "yes" : "no",
+               h.tied_output ? "tied to embeddings" : "separate");
   } else if (!mf.arch().empty()) {
     fmt::print("  (architecture '{}' is not supported for inference)\n", mf.arch());
   }
@@ -59,8 +64,10 @@ int info(InfoArgs& a) {
     sp("unk", v.unk);
     sp("pad", v.pad);
     fmt::print("  add bos {}  add eos {}\n", v.add_bos, v.add_eos);
-    if (!v.chat_template.empty()) fmt::print("chat template:\n{}\n", v.chat_template);
-    else fmt::print("chat template: (none)\n");
+    if (!v.chat_template.empty())
+      fmt::print("chat template:\n{}\n", v.chat_template);
+    else
+      fmt::print("chat template: (none)\n");
   } else {
     fmt::print("tokenizer:     (none)\n");
   }
@@ -72,7 +79,8 @@ int info(InfoArgs& a) {
   fmt::print("  {:<36} {:<6} {:<22} {:>12}\n", "name", "type", "shape", "bytes");
   uint64_t total = 0, elems = 0;
   for (const auto& t : mf.tensors) {
-    fmt::print("  {:<36} {:<6} {:<22} {:>12}\n", t.name, dtype_name(t.type), t.shape_string(), t.nbytes);
+    fmt::print("  {:<36} {:<6} {:<22} {:>12}\n", t.name, dtype_name(t.type), t.shape_string(),
+               t.nbytes);
     total += t.nbytes;
     elems += static_cast<uint64_t>(t.elements());
   }
@@ -84,7 +92,8 @@ int info(InfoArgs& a) {
 
 void register_info(CLI::App& app, Commands& c) {
   auto a = std::make_shared<InfoArgs>();
-  CLI::App* s = app.add_subcommand("info", "Describe a model: architecture, hyper-parameters, tokenizer, tensors");
+  CLI::App* s = app.add_subcommand(
+      "info", "Describe a model: architecture, hyper-parameters, tokenizer, tensors");
   s->add_option("model", a->positional, "Model file or directory (same as -m)");
   add_model_options(*s, a->model);
   s->add_flag("--all", a->all_meta, "Also list every metadata key and value");

@@ -49,19 +49,21 @@ int run(RunArgs& a) {
   if (a.verbose) {
     std::fprintf(stderr, "model: %s (%s, %s), %lld layers, embd %lld, heads %d/%d, vocab %lld\n",
                  model->file.path.c_str(), model->file.format.c_str(), hp.arch.c_str(),
-                 static_cast<long long>(hp.n_layer), static_cast<long long>(hp.n_embd), hp.n_head, hp.n_head_kv,
-                 static_cast<long long>(hp.n_vocab));
-    std::fprintf(stderr, "threads: %d, context: %lld, kernels: %s\n", threads, static_cast<long long>(n_ctx),
-                 isa_name(best_isa()));
+                 static_cast<long long>(hp.n_layer), static_cast<long long>(hp.n_embd), hp.n_head,
+                 hp.n_head_kv, static_cast<long long>(hp.n_vocab));
+    std::fprintf(stderr, "threads: %d, context: %lld, kernels: %s\n", threads,
+                 static_cast<long long>(n_ctx), isa_name(best_isa()));
   }
   a.sp.seed = a.seed >= 0 ? static_cast<uint64_t>(a.seed) : std::random_device{}();
-  if (a.verbose || a.seed < 0) std::fprintf(stderr, "seed: %llu\n", static_cast<unsigned long long>(a.sp.seed));
+  if (a.verbose || a.seed < 0)
+    std::fprintf(stderr, "seed: %llu\n", static_cast<unsigned long long>(a.sp.seed));
 
   ThreadPool pool(threads);
   Session session(*model, pool, n_ctx, a.n_batch);
   const Tokenizer& tok = *model->tokenizer;
   std::vector<int32_t> prompt = tok.encode(a.prompt, true);
-  if (prompt.empty()) fail("the prompt is empty and the model adds no BOS token: give a prompt with -p");
+  if (prompt.empty())
+    fail("the prompt is empty and the model adds no BOS token: give a prompt with -p");
   Sampler sampler(a.sp);
   for (int32_t t : prompt) sampler.accept(t);
 
@@ -96,11 +98,11 @@ int run(RunArgs& a) {
   const auto& st = session.stats();
   if (g_stop) std::fprintf(stderr, "\n[interrupted]\n");
   std::fprintf(stderr, "\nload time:    %10.2f ms\n", load_s * 1e3);
-  std::fprintf(stderr, "prompt:       %10.2f ms / %5lld tokens (%9.2f tokens/s)\n", st.prompt_seconds * 1e3,
-               static_cast<long long>(st.prompt_tokens),
+  std::fprintf(stderr, "prompt:       %10.2f ms / %5lld tokens (%9.2f tokens/s)\n",
+               st.prompt_seconds * 1e3, static_cast<long long>(st.prompt_tokens),
                st.prompt_seconds > 0 ? st.prompt_tokens / st.prompt_seconds : 0.0);
-  std::fprintf(stderr, "generation:   %10.2f ms / %5lld tokens (%9.2f tokens/s)\n", st.generate_seconds * 1e3,
-               static_cast<long long>(st.generated_tokens),
+  std::fprintf(stderr, "generation:   %10.2f ms / %5lld tokens (%9.2f tokens/s)\n",
+               st.generate_seconds * 1e3, static_cast<long long>(st.generated_tokens),
                st.generate_seconds > 0 ? st.generated_tokens / st.generate_seconds : 0.0);
   return g_stop ? 130 : 0;
 }
@@ -109,29 +111,41 @@ int run(RunArgs& a) {
 
 void register_run(CLI::App& app, Commands& c) {
   auto a = std::make_shared<RunArgs>();
-  CLI::App* s = app.add_subcommand("run", "Generate text from a prompt (streams to stdout; statistics to stderr)");
+  CLI::App* s = app.add_subcommand(
+      "run", "Generate text from a prompt (streams to stdout; statistics to stderr)");
   add_model_options(*s, a->model);
   s->add_option("-p,--prompt", a->prompt, "Prompt text");
   s->add_option("-f,--file", a->prompt_file, "Read the prompt from a file")->excludes("-p");
-  s->add_option("-n,--n-predict", a->n_predict, "Number of tokens to generate (-1: until end of text or full context)");
-  s->add_option("-t,--threads", a->threads, "Threads to compute with (default: all cores)")->check(CLI::Range(1, 1024));
-  s->add_option("-c,--ctx-size", a->n_ctx, "Context size in tokens (default: the model's, at most 4096)")
+  s->add_option("-n,--n-predict", a->n_predict,
+                "Number of tokens to generate (-1: until end of text or full context)");
+  s->add_option("-t,--threads", a->threads, "Threads to compute with (default: all cores)")
+      ->check(CLI::Range(1, 1024));
+  s->add_option("-c,--ctx-size", a->n_ctx,
+                "Context size in tokens (default: the model's, at most 4096)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
   s->add_option("-b,--batch-size", a->n_batch, "Prompt tokens processed per forward pass")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
-  s->add_option("--temp", a->sp.temperature, "Sampling temperature; 0 picks the most likely token (greedy)")
+  s->add_option("--temp", a->sp.temperature,
+                "Sampling temperature; 0 picks the most likely token (greedy)")
       ->check(CLI::Range(0.0f, 100.0f));
-  s->add_option("--top-k", a->sp.top_k, "Keep only the k most likely tokens (0: off)")->check(CLI::NonNegativeNumber);
-  s->add_option("--top-p", a->sp.top_p, "Keep the most likely tokens whose probabilities sum to p (1: off)")
+  s->add_option("--top-k", a->sp.top_k, "Keep only the k most likely tokens (0: off)")
+      ->check(CLI::NonNegativeNumber);
+  s->add_option("--top-p", a->sp.top_p,
+                "Keep the most likely tokens whose probabilities sum to p (1: off)")
       ->check(CLI::Range(0.0f, 1.0f));
-  s->add_option("--min-p", a->sp.min_p, "Drop tokens less likely than min-p times the most likely one (0: off)")
+  s->add_option("--min-p", a->sp.min_p,
+                "Drop tokens less likely than min-p times the most likely one (0: off)")
       ->check(CLI::Range(0.0f, 1.0f));
-  s->add_option("--repeat-penalty", a->sp.repeat_penalty, "Penalize tokens seen in the last --repeat-last-n tokens (1: off)")
+  s->add_option("--repeat-penalty", a->sp.repeat_penalty,
+                "Penalize tokens seen in the last --repeat-last-n tokens (1: off)")
       ->check(CLI::Range(0.0f, 100.0f));
-  s->add_option("--repeat-last-n", a->sp.penalty_last_n, "Tokens the penalties look back over (-1: whole context)")
+  s->add_option("--repeat-last-n", a->sp.penalty_last_n,
+                "Tokens the penalties look back over (-1: whole context)")
       ->check(CLI::Range(-1, 1 << 24));
-  s->add_option("--presence-penalty", a->sp.presence_penalty, "Subtract this from tokens already present (0: off)");
-  s->add_option("--frequency-penalty", a->sp.frequency_penalty, "Subtract this times a token's count (0: off)");
+  s->add_option("--presence-penalty", a->sp.presence_penalty,
+                "Subtract this from tokens already present (0: off)");
+  s->add_option("--frequency-penalty", a->sp.frequency_penalty,
+                "Subtract this times a token's count (0: off)");
   s->add_option("-s,--seed", a->seed, "Random seed (-1: random, printed to stderr)");
   s->add_flag("--ignore-eos", a->ignore_eos, "Keep generating past the end-of-text token");
   s->add_flag("--no-display-prompt", a->no_display_prompt, "Do not echo the prompt to stdout");

@@ -24,8 +24,10 @@ std::string hub_endpoint() {
 
 std::string cache_dir() {
   if (const char* b = std::getenv("BRISK_CACHE"); b && *b) return b;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return (fs::path(x) / "brisk").string();
-  if (const char* h = std::getenv("HOME"); h && *h) return (fs::path(h) / ".cache" / "brisk").string();
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
+    return (fs::path(x) / "brisk").string();
+  if (const char* h = std::getenv("HOME"); h && *h)
+    return (fs::path(h) / ".cache" / "brisk").string();
   return ".brisk-cache";
 }
 
@@ -35,7 +37,9 @@ struct CurlGlobal {
   CurlGlobal() { curl_global_init(CURL_GLOBAL_DEFAULT); }
   ~CurlGlobal() { curl_global_cleanup(); }
 };
-void curl_init() { static CurlGlobal g; }
+void curl_init() {
+  static CurlGlobal g;
+}
 
 struct Transfer {
   std::FILE* out = nullptr;
@@ -65,8 +69,8 @@ int on_progress(void* ud, curl_off_t total, curl_off_t now, curl_off_t, curl_off
   const double all = static_cast<double>(t->offset + static_cast<uint64_t>(total));
   const int width = 30, fill = static_cast<int>(width * done / all);
   std::fprintf(stderr, "\r%s [%.*s%*s] %5.1f%% %.1f/%.1f MiB", t->name.c_str(), fill,
-               "##############################", width - fill, "", 100.0 * done / all, done / 1048576.0,
-               all / 1048576.0);
+               "##############################", width - fill, "", 100.0 * done / all,
+               done / 1048576.0, all / 1048576.0);
   if (now == total) std::fputc('\n', stderr);
   return 0;
 }
@@ -96,13 +100,15 @@ long perform(const std::string& url, Transfer& t, uint64_t resume_from) {
   if (const char* tok = std::getenv("HF_TOKEN"); tok && *tok)
     headers = curl_slist_append(headers, (std::string("Authorization: Bearer ") + tok).c_str());
   if (headers) curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-  if (resume_from > 0) curl_easy_setopt(c, CURLOPT_RESUME_FROM_LARGE, static_cast<curl_off_t>(resume_from));
+  if (resume_from > 0)
+    curl_easy_setopt(c, CURLOPT_RESUME_FROM_LARGE, static_cast<curl_off_t>(resume_from));
   const CURLcode rc = curl_easy_perform(c);
   long status = 0;
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
   curl_slist_free_all(headers);
   curl_easy_cleanup(c);
-  if (rc != CURLE_OK && !(rc == CURLE_HTTP_RETURNED_ERROR || (status >= 400 && rc == CURLE_WRITE_ERROR)))
+  if (rc != CURLE_OK &&
+      !(rc == CURLE_HTTP_RETURNED_ERROR || (status >= 400 && rc == CURLE_WRITE_ERROR)))
     fail("cannot download {}: {} (are you offline?)", url, err[0] ? err : curl_easy_strerror(rc));
   return status;
 }
@@ -113,7 +119,8 @@ void download_file(const std::string& url, const std::string& dest, bool progres
   if (fs::exists(dest)) return;
   std::error_code ec;
   fs::create_directories(fs::path(dest).parent_path(), ec);
-  if (ec) fail("{}: cannot create directory: {}", fs::path(dest).parent_path().string(), ec.message());
+  if (ec)
+    fail("{}: cannot create directory: {}", fs::path(dest).parent_path().string(), ec.message());
   const std::string part = dest + ".part";
   uint64_t have = fs::exists(part) ? fs::file_size(part) : 0;
   std::FILE* f = std::fopen(part.c_str(), have ? "ab" : "wb");
@@ -156,7 +163,8 @@ std::vector<std::string> hub_list_files(const std::string& repo) {
   t.body = &body;
   const std::string url = hub_endpoint() + "/api/models/" + repo;
   const long status = perform(url, t, 0);
-  if (status == 404 || status == 401) fail("hub: repository '{}' not found (HTTP {})", repo, status);
+  if (status == 404 || status == 401)
+    fail("hub: repository '{}' not found (HTTP {})", repo, status);
   if (status != 200) fail("hub: listing '{}' failed with HTTP {}", repo, status);
   std::vector<std::string> files;
   try {
@@ -173,8 +181,8 @@ std::string hub_fetch(const std::string& spec, bool progress) {
   const std::string repo = spec.substr(0, colon);
   std::string tag = colon == std::string::npos ? "" : spec.substr(colon + 1);
   const size_t slash = repo.find('/');
-  if (slash == std::string::npos || slash == 0 || slash + 1 == repo.size() || repo.find('/', slash + 1) != std::string::npos ||
-      repo.find("..") != std::string::npos)
+  if (slash == std::string::npos || slash == 0 || slash + 1 == repo.size() ||
+      repo.find('/', slash + 1) != std::string::npos || repo.find("..") != std::string::npos)
     fail("-hf: '{}' is not of the form OWNER/REPO[:FILE-OR-QUANT]", spec);
   std::string file;
   auto lower = [](std::string s) {
@@ -188,8 +196,9 @@ std::string hub_fetch(const std::string& spec, bool progress) {
     for (auto& f : hub_list_files(repo))
       if (lower(f).size() > 5 && lower(f).ends_with(".gguf")) ggufs.push_back(f);
     if (ggufs.empty()) fail("hub: repository '{}' has no .gguf file", repo);
-    std::vector<std::string> prefs = tag.empty() ? std::vector<std::string>{"q4_k_m", "q8_0", "f16", "bf16", "f32"}
-                                                 : std::vector<std::string>{lower(tag)};
+    std::vector<std::string> prefs =
+        tag.empty() ? std::vector<std::string>{"q4_k_m", "q8_0", "f16", "bf16", "f32"}
+                    : std::vector<std::string>{lower(tag)};
     for (const auto& p : prefs) {
       for (const auto& f : ggufs)
         if (lower(f).find(p) != std::string::npos) {

@@ -9,21 +9,36 @@ namespace brisk {
 namespace {
 
 constexpr std::array kTypes = {
-    DTypeInfo{DType::F32, "F32", 1, 4},         DTypeInfo{DType::F16, "F16", 1, 2},
-    DTypeInfo{DType::Q4_0, "Q4_0", 32, 18},     DTypeInfo{DType::Q4_1, "Q4_1", 32, 20},
-    DTypeInfo{DType::Q5_0, "Q5_0", 32, 22},     DTypeInfo{DType::Q5_1, "Q5_1", 32, 24},
-    DTypeInfo{DType::Q8_0, "Q8_0", 32, 34},     DTypeInfo{DType::Q8_1, "Q8_1", 32, 36},
-    DTypeInfo{DType::Q2_K, "Q2_K", 256, 84},    DTypeInfo{DType::Q3_K, "Q3_K", 256, 110},
-    DTypeInfo{DType::Q4_K, "Q4_K", 256, 144},   DTypeInfo{DType::Q5_K, "Q5_K", 256, 176},
-    DTypeInfo{DType::Q6_K, "Q6_K", 256, 210},   DTypeInfo{DType::Q8_K, "Q8_K", 256, 292},
-    DTypeInfo{DType::IQ2_XXS, "IQ2_XXS", 256, 66}, DTypeInfo{DType::IQ2_XS, "IQ2_XS", 256, 74},
-    DTypeInfo{DType::IQ3_XXS, "IQ3_XXS", 256, 98}, DTypeInfo{DType::IQ1_S, "IQ1_S", 256, 50},
-    DTypeInfo{DType::IQ4_NL, "IQ4_NL", 32, 18}, DTypeInfo{DType::IQ3_S, "IQ3_S", 256, 110},
-    DTypeInfo{DType::IQ2_S, "IQ2_S", 256, 82},  DTypeInfo{DType::IQ4_XS, "IQ4_XS", 256, 136},
-    DTypeInfo{DType::I8, "I8", 1, 1},           DTypeInfo{DType::I16, "I16", 1, 2},
-    DTypeInfo{DType::I32, "I32", 1, 4},         DTypeInfo{DType::I64, "I64", 1, 8},
-    DTypeInfo{DType::F64, "F64", 1, 8},         DTypeInfo{DType::IQ1_M, "IQ1_M", 256, 56},
-    DTypeInfo{DType::BF16, "BF16", 1, 2},       DTypeInfo{DType::TQ1_0, "TQ1_0", 256, 54},
+    DTypeInfo{DType::F32, "F32", 1, 4},
+    DTypeInfo{DType::F16, "F16", 1, 2},
+    DTypeInfo{DType::Q4_0, "Q4_0", 32, 18},
+    DTypeInfo{DType::Q4_1, "Q4_1", 32, 20},
+    DTypeInfo{DType::Q5_0, "Q5_0", 32, 22},
+    DTypeInfo{DType::Q5_1, "Q5_1", 32, 24},
+    DTypeInfo{DType::Q8_0, "Q8_0", 32, 34},
+    DTypeInfo{DType::Q8_1, "Q8_1", 32, 36},
+    DTypeInfo{DType::Q2_K, "Q2_K", 256, 84},
+    DTypeInfo{DType::Q3_K, "Q3_K", 256, 110},
+    DTypeInfo{DType::Q4_K, "Q4_K", 256, 144},
+    DTypeInfo{DType::Q5_K, "Q5_K", 256, 176},
+    DTypeInfo{DType::Q6_K, "Q6_K", 256, 210},
+    DTypeInfo{DType::Q8_K, "Q8_K", 256, 292},
+    DTypeInfo{DType::IQ2_XXS, "IQ2_XXS", 256, 66},
+    DTypeInfo{DType::IQ2_XS, "IQ2_XS", 256, 74},
+    DTypeInfo{DType::IQ3_XXS, "IQ3_XXS", 256, 98},
+    DTypeInfo{DType::IQ1_S, "IQ1_S", 256, 50},
+    DTypeInfo{DType::IQ4_NL, "IQ4_NL", 32, 18},
+    DTypeInfo{DType::IQ3_S, "IQ3_S", 256, 110},
+    DTypeInfo{DType::IQ2_S, "IQ2_S", 256, 82},
+    DTypeInfo{DType::IQ4_XS, "IQ4_XS", 256, 136},
+    DTypeInfo{DType::I8, "I8", 1, 1},
+    DTypeInfo{DType::I16, "I16", 1, 2},
+    DTypeInfo{DType::I32, "I32", 1, 4},
+    DTypeInfo{DType::I64, "I64", 1, 8},
+    DTypeInfo{DType::F64, "F64", 1, 8},
+    DTypeInfo{DType::IQ1_M, "IQ1_M", 256, 56},
+    DTypeInfo{DType::BF16, "BF16", 1, 2},
+    DTypeInfo{DType::TQ1_0, "TQ1_0", 256, 54},
     DTypeInfo{DType::TQ2_0, "TQ2_0", 256, 66},
 };
 
@@ -94,9 +109,9 @@ uint16_t f32_to_f16(float f) {
   std::memcpy(&u, &f, 4);
   const uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
   const uint32_t a = u & 0x7fffffffu;
-  if (a > 0x7f800000u) return sign | 0x7e00u;    // NaN
+  if (a > 0x7f800000u) return sign | 0x7e00u;   // NaN
   if (a >= 0x47800000u) return sign | 0x7c00u;  // >= 65536 or inf
-  if (a < 0x38800000u) {  // subnormal or zero in half precision
+  if (a < 0x38800000u) {                        // subnormal or zero in half precision
     if (a < 0x33000000u) return sign;  // rounds to zero (below half of the smallest subnormal)
     const uint32_t e = a >> 23;
     const uint32_t m = (a & 0x7fffffu) | 0x800000u;
@@ -129,8 +144,10 @@ void convert_row_to_f32(DType t, const void* src, float* dst, int64_t n) {
       return;
     }
     default:
-      fail("tensor type {} is not supported yet (quantized weights arrive with the quantization work)",
-           dtype_name(t));
+      fail(
+          "tensor type {} is not supported yet (quantized weights arrive with the quantization "
+          "work)",
+          dtype_name(t));
   }
 }
 

@@ -23,7 +23,8 @@ int32_t Sampler::sample(const float* logits, int64_t n_vocab) {
   cands_.resize(static_cast<size_t>(n_vocab));
   for (int64_t i = 0; i < n_vocab; ++i) cands_[i] = {static_cast<int32_t>(i), logits[i], 0.0f};
 
-  const bool penalize = p_.repeat_penalty != 1.0f || p_.presence_penalty != 0.0f || p_.frequency_penalty != 0.0f;
+  const bool penalize =
+      p_.repeat_penalty != 1.0f || p_.presence_penalty != 0.0f || p_.frequency_penalty != 0.0f;
   if (penalize && !history_.empty()) {
     std::unordered_map<int32_t, int> count;
     for (int32_t t : history_) ++count[t];
@@ -35,7 +36,9 @@ int32_t Sampler::sample(const float* logits, int64_t n_vocab) {
     }
   }
 
-  auto by_logit = [](const Cand& a, const Cand& b) { return a.logit > b.logit || (a.logit == b.logit && a.id < b.id); };
+  auto by_logit = [](const Cand& a, const Cand& b) {
+    return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+  };
   if (p_.temperature <= 0.0f) return std::min_element(cands_.begin(), cands_.end(), by_logit)->id;
 
   size_t n = cands_.size();

@@ -10,10 +10,10 @@
 namespace brisk {
 
 struct SamplingParams {
-  float temperature = 0.8f;  // <= 0: greedy
-  int top_k = 40;            // <= 0: off
-  float top_p = 0.95f;       // >= 1: off
-  float min_p = 0.05f;       // <= 0: off
+  float temperature = 0.8f;     // <= 0: greedy
+  int top_k = 40;               // <= 0: off
+  float top_p = 0.95f;          // >= 1: off
+  float min_p = 0.05f;          // <= 0: off
   float repeat_penalty = 1.0f;  // 1: off
   float presence_penalty = 0.0f;
   float frequency_penalty = 0.0f;

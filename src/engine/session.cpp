@@ -38,7 +38,8 @@ const float* Session::feed_conversation(const std::vector<int32_t>& all) {
 const float* Session::feed(const std::vector<int32_t>& toks) {
   if (toks.empty()) return last_logits_;
   if (static_cast<int64_t>(tokens_.size() + toks.size()) > n_ctx_)
-    fail("the prompt needs {} positions but the context size is {} (raise -c)", tokens_.size() + toks.size(), n_ctx_);
+    fail("the prompt needs {} positions but the context size is {} (raise -c)",
+         tokens_.size() + toks.size(), n_ctx_);
   const double t0 = now();
   for (size_t i = 0; i < toks.size(); i += static_cast<size_t>(n_batch_)) {
     const size_t end = std::min(toks.size(), i + static_cast<size_t>(n_batch_));
@@ -55,7 +56,8 @@ const float* Session::feed(const std::vector<int32_t>& toks) {
 }
 
 void Session::generate(Sampler& sampler, int64_t n_predict, bool ignore_eos,
-                       const std::function<bool(int32_t)>& on_token, const std::atomic<bool>* stop) {
+                       const std::function<bool(int32_t)>& on_token,
+                       const std::atomic<bool>* stop) {
   if (!last_logits_) fail("generate: no prompt has been processed");
   const auto& vocab = m_.tokenizer->vocab();
   const double t0 = now();

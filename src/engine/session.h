@@ -33,7 +33,8 @@ class Session {
   // on_token for each; stops on end-of-generation (unless ignore_eos), when on_token returns false
   // or when *stop becomes true.
   void generate(Sampler& sampler, int64_t n_predict, bool ignore_eos,
-                const std::function<bool(int32_t)>& on_token, const std::atomic<bool>* stop = nullptr);
+                const std::function<bool(int32_t)>& on_token,
+                const std::atomic<bool>* stop = nullptr);
 
   const std::vector<int32_t>& tokens() const { return tokens_; }
   int64_t n_ctx() const { return n_ctx_; }

@@ -27,7 +27,8 @@ class Reader {
 
   template <typename T>
   T read(const char* what) {
-    if (remaining() < sizeof(T)) fail("{}: truncated file while reading {} at offset {}", path_, what, pos_);
+    if (remaining() < sizeof(T))
+      fail("{}: truncated file while reading {} at offset {}", path_, what, pos_);
     T v;
     std::memcpy(&v, p_ + pos_, sizeof(T));
     pos_ += sizeof(T);
@@ -50,23 +51,45 @@ class Reader {
     Value v;
     v.type = t;
     switch (t) {
-      case GgufType::U8: v.u = read<uint8_t>(key.c_str()); break;
-      case GgufType::I8: v.i = read<int8_t>(key.c_str()); break;
-      case GgufType::U16: v.u = read<uint16_t>(key.c_str()); break;
-      case GgufType::I16: v.i = read<int16_t>(key.c_str()); break;
-      case GgufType::U32: v.u = read<uint32_t>(key.c_str()); break;
-      case GgufType::I32: v.i = read<int32_t>(key.c_str()); break;
-      case GgufType::U64: v.u = read<uint64_t>(key.c_str()); break;
-      case GgufType::I64: v.i = read<int64_t>(key.c_str()); break;
-      case GgufType::F32: v.f = read<float>(key.c_str()); break;
-      case GgufType::F64: v.f = read<double>(key.c_str()); break;
+      case GgufType::U8:
+        v.u = read<uint8_t>(key.c_str());
+        break;
+      case GgufType::I8:
+        v.i = read<int8_t>(key.c_str());
+        break;
+      case GgufType::U16:
+        v.u = read<uint16_t>(key.c_str());
+        break;
+      case GgufType::I16:
+        v.i = read<int16_t>(key.c_str());
+        break;
+      case GgufType::U32:
+        v.u = read<uint32_t>(key.c_str());
+        break;
+      case GgufType::I32:
+        v.i = read<int32_t>(key.c_str());
+        break;
+      case GgufType::U64:
+        v.u = read<uint64_t>(key.c_str());
+        break;
+      case GgufType::I64:
+        v.i = read<int64_t>(key.c_str());
+        break;
+      case GgufType::F32:
+        v.f = read<float>(key.c_str());
+        break;
+      case GgufType::F64:
+        v.f = read<double>(key.c_str());
+        break;
       case GgufType::BOOL: {
         const uint8_t b = read<uint8_t>(key.c_str());
         if (b > 1) fail("{}: metadata key '{}': bool value {} is neither 0 nor 1", path_, key, b);
         v.u = b;
         break;
       }
-      case GgufType::STRING: v.s = read_string(key.c_str()); break;
+      case GgufType::STRING:
+        v.s = read_string(key.c_str());
+        break;
       case GgufType::ARRAY: {
         if (depth >= kMaxDepth) fail("{}: metadata key '{}': arrays nested too deeply", path_, key);
         const uint32_t et = read<uint32_t>(key.c_str());
@@ -77,8 +100,8 @@ class Reader {
         // Every element takes at least one byte (a string or array at least its length field), so
         // a count larger than the bytes left is a corrupt file, caught before any allocation.
         if (n > remaining())
-          fail("{}: metadata key '{}': array of {} elements cannot fit in the {} bytes left", path_, key, n,
-               remaining());
+          fail("{}: metadata key '{}': array of {} elements cannot fit in the {} bytes left", path_,
+               key, n, remaining());
         v.arr.reserve(n);
         for (uint64_t k = 0; k < n; ++k) v.arr.push_back(read_value(v.elem_type, key, depth + 1));
         break;
@@ -142,7 +165,8 @@ ModelFile load_gguf(const std::string& path) {
     if (t > static_cast<uint32_t>(GgufType::F64))
       fail("{}: metadata key '{}' has unknown value type {}", path, key, t);
     Value v = r.read_value(static_cast<GgufType>(t), key, 0);
-    if (!mf.meta.emplace(key, std::move(v)).second) fail("{}: duplicate metadata key '{}'", path, key);
+    if (!mf.meta.emplace(key, std::move(v)).second)
+      fail("{}: duplicate metadata key '{}'", path, key);
   }
 
   uint64_t alignment = 32;
@@ -164,26 +188,30 @@ ModelFile load_gguf(const std::string& path) {
     if (t.name.empty() || t.name.size() > 256 || !utf8_valid(t.name))
       fail("{}: tensor {} has an invalid name", path, k);
     const uint32_t nd = r.read<uint32_t>("tensor dimension count");
-    if (nd == 0 || nd > kMaxDims) fail("{}: tensor '{}' has {} dimensions (1 to 4 allowed)", path, t.name, nd);
+    if (nd == 0 || nd > kMaxDims)
+      fail("{}: tensor '{}' has {} dimensions (1 to 4 allowed)", path, t.name, nd);
     t.n_dims = static_cast<int>(nd);
     uint64_t elems = 1;
     for (uint32_t d = 0; d < nd; ++d) {
-      const uint64_t ne = version == 1 ? r.read<uint32_t>("tensor dimension") : r.read<uint64_t>("tensor dimension");
+      const uint64_t ne = version == 1 ? r.read<uint32_t>("tensor dimension")
+                                       : r.read<uint64_t>("tensor dimension");
       if (ne == 0 || ne > (uint64_t{1} << 40))
         fail("{}: tensor '{}' has an invalid dimension {}", path, t.name, ne);
       t.ne[d] = static_cast<int64_t>(ne);
       elems = checked_mul(elems, ne, fmt::format("{}: tensor '{}' element count", path, t.name));
     }
-    if (elems > (uint64_t{1} << 42)) fail("{}: tensor '{}' has an absurd element count {}", path, t.name, elems);
+    if (elems > (uint64_t{1} << 42))
+      fail("{}: tensor '{}' has an absurd element count {}", path, t.name, elems);
     const uint32_t type = r.read<uint32_t>("tensor type");
     auto info = dtype_info(type);
     if (!info) fail("{}: tensor '{}' has unknown type id {}", path, t.name, type);
     t.type = info->type;
     auto row = dtype_row_bytes(t.type, static_cast<uint64_t>(t.ne[0]));
     if (!row)
-      fail("{}: tensor '{}' row length {} is not a multiple of the {} block size {}", path, t.name, t.ne[0],
-           info->name, info->block_elems);
-    t.nbytes = checked_mul(*row, elems / static_cast<uint64_t>(t.ne[0]), fmt::format("{}: tensor '{}' size", path, t.name));
+      fail("{}: tensor '{}' row length {} is not a multiple of the {} block size {}", path, t.name,
+           t.ne[0], info->name, info->block_elems);
+    t.nbytes = checked_mul(*row, elems / static_cast<uint64_t>(t.ne[0]),
+                           fmt::format("{}: tensor '{}' size", path, t.name));
     const uint64_t off = r.read<uint64_t>("tensor offset");
     if (off % alignment != 0)
       fail("{}: tensor '{}' offset {} is not aligned to {}", path, t.name, off, alignment);
@@ -199,17 +227,20 @@ ModelFile load_gguf(const std::string& path) {
   }
 
   const uint64_t data_start = (r.pos() + alignment - 1) / alignment * alignment;
-  if (n_tensors > 0 && data_start > size) fail("{}: truncated file: tensor data section missing", path);
+  if (n_tensors > 0 && data_start > size)
+    fail("{}: truncated file: tensor data section missing", path);
   const uint64_t data_size = size - std::min(size, data_start);
-  std::sort(infos.begin(), infos.end(), [](const Info& a, const Info& b) { return a.offset < b.offset; });
+  std::sort(infos.begin(), infos.end(),
+            [](const Info& a, const Info& b) { return a.offset < b.offset; });
   uint64_t prev_end = 0;
   const Tensor* prev = nullptr;
   for (const auto& in : infos) {
     Tensor& t = mf.tensors[in.index];
-    const uint64_t end = checked_add(in.offset, t.nbytes, fmt::format("{}: tensor '{}' end", path, t.name));
+    const uint64_t end =
+        checked_add(in.offset, t.nbytes, fmt::format("{}: tensor '{}' end", path, t.name));
     if (end > data_size)
-      fail("{}: tensor '{}' (offset {}, {} bytes) extends past the end of the file", path, t.name, in.offset,
-           t.nbytes);
+      fail("{}: tensor '{}' (offset {}, {} bytes) extends past the end of the file", path, t.name,
+           in.offset, t.nbytes);
     if (prev && in.offset < prev_end)
       fail("{}: tensors '{}' and '{}' overlap", path, prev->name, t.name);
     t.data = data + data_start + in.offset;
@@ -235,7 +266,9 @@ class Writer {
     pos_ += n;
   }
   template <typename T>
-  void put(T v) { bytes(&v, sizeof v); }
+  void put(T v) {
+    bytes(&v, sizeof v);
+  }
   void str(const std::string& s) {
     put<uint64_t>(s.size());
     bytes(s.data(), s.size());
@@ -246,18 +279,42 @@ class Writer {
   }
   void value(const Value& v) {
     switch (v.type) {
-      case GgufType::U8: put<uint8_t>(static_cast<uint8_t>(v.u)); break;
-      case GgufType::I8: put<int8_t>(static_cast<int8_t>(v.i)); break;
-      case GgufType::U16: put<uint16_t>(static_cast<uint16_t>(v.u)); break;
-      case GgufType::I16: put<int16_t>(static_cast<int16_t>(v.i)); break;
-      case GgufType::U32: put<uint32_t>(static_cast<uint32_t>(v.u)); break;
-      case GgufType::I32: put<int32_t>(static_cast<int32_t>(v.i)); break;
-      case GgufType::U64: put<uint64_t>(v.u); break;
-      case GgufType::I64: put<int64_t>(v.i); break;
-      case GgufType::F32: put<float>(static_cast<float>(v.f)); break;
-      case GgufType::F64: put<double>(v.f); break;
-      case GgufType::BOOL: put<uint8_t>(v.u ? 1 : 0); break;
-      case GgufType::STRING: str(v.s); break;
+      case GgufType::U8:
+        put<uint8_t>(static_cast<uint8_t>(v.u));
+        break;
+      case GgufType::I8:
+        put<int8_t>(static_cast<int8_t>(v.i));
+        break;
+      case GgufType::U16:
+        put<uint16_t>(static_cast<uint16_t>(v.u));
+        break;
+      case GgufType::I16:
+        put<int16_t>(static_cast<int16_t>(v.i));
+        break;
+      case GgufType::U32:
+        put<uint32_t>(static_cast<uint32_t>(v.u));
+        break;
+      case GgufType::I32:
+        put<int32_t>(static_cast<int32_t>(v.i));
+        break;
+      case GgufType::U64:
+        put<uint64_t>(v.u);
+        break;
+      case GgufType::I64:
+        put<int64_t>(v.i);
+        break;
+      case GgufType::F32:
+        put<float>(static_cast<float>(v.f));
+        break;
+      case GgufType::F64:
+        put<double>(v.f);
+        break;
+      case GgufType::BOOL:
+        put<uint8_t>(v.u ? 1 : 0);
+        break;
+      case GgufType::STRING:
+        str(v.s);
+        break;
       case GgufType::ARRAY:
         put<uint32_t>(static_cast<uint32_t>(v.elem_type));
         put<uint64_t>(v.arr.size());
@@ -289,7 +346,8 @@ void write_gguf(const std::string& path, const std::map<std::string, Value>& met
 }
 
 void write_gguf_streaming(const std::string& path, const std::map<std::string, Value>& meta,
-                          const std::vector<Tensor>& tensors, const std::function<void(size_t, uint8_t*)>& fill,
+                          const std::vector<Tensor>& tensors,
+                          const std::function<void(size_t, uint8_t*)>& fill,
                           const GgufWriteOptions& opt) {
   // Written to a temporary name and renamed, so a failed write never leaves a half file behind.
   const std::string tmp = path + ".tmp";

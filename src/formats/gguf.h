@@ -25,6 +25,7 @@ void write_gguf(const std::string& path, const std::map<std::string, Value>& met
 // memory can be produced; `data` is ignored.
 void write_gguf_streaming(const std::string& path, const std::map<std::string, Value>& meta,
                           const std::vector<Tensor>& tensors,
-                          const std::function<void(size_t, uint8_t*)>& fill, const GgufWriteOptions& opt = {});
+                          const std::function<void(size_t, uint8_t*)>& fill,
+                          const GgufWriteOptions& opt = {});
 
 }  // namespace brisk

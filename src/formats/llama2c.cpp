@@ -16,12 +16,15 @@ struct Config {
 };
 
 void validate(const std::string& path, Config& c) {
-  auto bad = [&](const char* what, int64_t v) { fail("{}: llama2.c header has an invalid {} ({})", path, what, v); };
+  auto bad = [&](const char* what, int64_t v) {
+    fail("{}: llama2.c header has an invalid {} ({})", path, what, v);
+  };
   if (c.dim <= 0 || c.dim > (1 << 16)) bad("dim", c.dim);
   if (c.hidden <= 0 || c.hidden > (1 << 18)) bad("hidden_dim", c.hidden);
   if (c.layers <= 0 || c.layers > 1024) bad("n_layers", c.layers);
   if (c.heads <= 0 || c.heads > c.dim || c.dim % c.heads != 0) bad("n_heads", c.heads);
-  if (c.kv_heads <= 0 || c.kv_heads > c.heads || c.heads % c.kv_heads != 0) bad("n_kv_heads", c.kv_heads);
+  if (c.kv_heads <= 0 || c.kv_heads > c.heads || c.heads % c.kv_heads != 0)
+    bad("n_kv_heads", c.kv_heads);
   if (c.vocab <= 0 || c.vocab > (1 << 22)) bad("vocab_size", c.vocab);
   if (c.seq_len <= 0 || c.seq_len > (1 << 24)) bad("seq_len", c.seq_len);
 }
@@ -64,8 +67,8 @@ bool is_llama2c_checkpoint(const std::string& path) {
   if (n != 7) return false;
   if (static_cast<uint32_t>(h[0]) == kMagicV1) return true;
   Config c{h[0], h[1], h[2], h[3], h[4], h[5] < 0 ? -h[5] : h[5], h[6]};
-  return c.dim > 0 && c.dim <= (1 << 16) && c.hidden > 0 && c.layers > 0 && c.layers <= 1024 && c.heads > 0 &&
-         c.kv_heads > 0 && c.vocab > 0 && c.seq_len > 0 && c.dim % c.heads == 0;
+  return c.dim > 0 && c.dim <= (1 << 16) && c.hidden > 0 && c.layers > 0 && c.layers <= 1024 &&
+         c.heads > 0 && c.kv_heads > 0 && c.vocab > 0 && c.seq_len > 0 && c.dim % c.heads == 0;
 }
 
 ModelFile load_llama2c(const std::string& path, const std::string& tokenizer_path) {
@@ -87,8 +90,10 @@ ModelFile load_llama2c(const std::string& path, const std::string& tokenizer_pat
     int32_t version;
     std::memcpy(&version, p + 4, 4);
     if (version != 1)
-      fail("{}: llama2.c export version {} is not supported (only the fp32 version 1 and the legacy format)", path,
-           version);
+      fail(
+          "{}: llama2.c export version {} is not supported (only the fp32 version 1 and the legacy "
+          "format)",
+          path, version);
     std::memcpy(&c, p + 8, sizeof c);
     shared = p[8 + sizeof c] != 0;
     off = 256;
@@ -116,7 +121,8 @@ ModelFile load_llama2c(const std::string& path, const std::string& tokenizer_pat
   if (!v1) add(static_cast<uint64_t>(c.seq_len) * hs);  // freq_cis real + imag, unused
   if (!shared) add(V * dim);
   if (checked_add(off, need, what) > size)
-    fail("{}: truncated llama2.c checkpoint ({} bytes, {} needed for its header's shapes)", path, size, off + need);
+    fail("{}: truncated llama2.c checkpoint ({} bytes, {} needed for its header's shapes)", path,
+         size, off + need);
   if (off % 4 != 0) fail("{}: misaligned weights", path);
 
   const float* w = reinterpret_cast<const float*>(p + off);
@@ -132,24 +138,34 @@ ModelFile load_llama2c(const std::string& path, const std::string& tokenizer_pat
     for (int64_t l = 0; l < L; ++l) T.push_back(make(blk(l, "ffn_norm"), {dim}, take(dim)));
     T.push_back(make("output_norm.weight", {dim}, take(dim)));
     T.push_back(make("token_embd.weight", {dim, V}, take(V * dim)));
-    for (int64_t l = 0; l < L; ++l) T.push_back(make(blk(l, "attn_q"), {dim, dim}, take(dim * dim)));
+    for (int64_t l = 0; l < L; ++l)
+      T.push_back(make(blk(l, "attn_q"), {dim, dim}, take(dim * dim)));
     for (int64_t l = 0; l < L; ++l) T.push_back(make(blk(l, "attn_k"), {dim, kv}, take(dim * kv)));
     for (int64_t l = 0; l < L; ++l) T.push_back(make(blk(l, "attn_v"), {dim, kv}, take(dim * kv)));
-    for (int64_t l = 0; l < L; ++l) T.push_back(make(blk(l, "attn_output"), {dim, dim}, take(dim * dim)));
-    for (int64_t l = 0; l < L; ++l) T.push_back(make(blk(l, "ffn_gate"), {dim, hid}, take(dim * hid)));
-    for (int64_t l = 0; l < L; ++l) T.push_back(make(blk(l, "ffn_down"), {hid, dim}, take(dim * hid)));
-    for (int64_t l = 0; l < L; ++l) T.push_back(make(blk(l, "ffn_up"), {dim, hid}, take(dim * hid)));
+    for (int64_t l = 0; l < L; ++l)
+      T.push_back(make(blk(l, "attn_output"), {dim, dim}, take(dim * dim)));
+    for (int64_t l = 0; l < L; ++l)
+      T.push_back(make(blk(l, "ffn_gate"), {dim, hid}, take(dim * hid)));
+    for (int64_t l = 0; l < L; ++l)
+      T.push_back(make(blk(l, "ffn_down"), {hid, dim}, take(dim * hid)));
+    for (int64_t l = 0; l < L; ++l)
+      T.push_back(make(blk(l, "ffn_up"), {dim, hid}, take(dim * hid)));
   } else {
     T.push_back(make("token_embd.weight", {dim, V}, take(V * dim)));
     for (int64_t l = 0; l < L; ++l) T.push_back(make(blk(l, "attn_norm"), {dim}, take(dim)));
-    for (int64_t l = 0; l < L; ++l) T.push_back(make(blk(l, "attn_q"), {dim, dim}, take(dim * dim)));
+    for (int64_t l = 0; l < L; ++l)
+      T.push_back(make(blk(l, "attn_q"), {dim, dim}, take(dim * dim)));
     for (int64_t l = 0; l < L; ++l) T.push_back(make(blk(l, "attn_k"), {dim, kv}, take(dim * kv)));
     for (int64_t l = 0; l < L; ++l) T.push_back(make(blk(l, "attn_v"), {dim, kv}, take(dim * kv)));
-    for (int64_t l = 0; l < L; ++l) T.push_back(make(blk(l, "attn_output"), {dim, dim}, take(dim * dim)));
+    for (int64_t l = 0; l < L; ++l)
+      T.push_back(make(blk(l, "attn_output"), {dim, dim}, take(dim * dim)));
     for (int64_t l = 0; l < L; ++l) T.push_back(make(blk(l, "ffn_norm"), {dim}, take(dim)));
-    for (int64_t l = 0; l < L; ++l) T.push_back(make(blk(l, "ffn_gate"), {dim, hid}, take(dim * hid)));
-    for (int64_t l = 0; l < L; ++l) T.push_back(make(blk(l, "ffn_down"), {hid, dim}, take(dim * hid)));
-    for (int64_t l = 0; l < L; ++l) T.push_back(make(blk(l, "ffn_up"), {dim, hid}, take(dim * hid)));
+    for (int64_t l = 0; l < L; ++l)
+      T.push_back(make(blk(l, "ffn_gate"), {dim, hid}, take(dim * hid)));
+    for (int64_t l = 0; l < L; ++l)
+      T.push_back(make(blk(l, "ffn_down"), {hid, dim}, take(dim * hid)));
+    for (int64_t l = 0; l < L; ++l)
+      T.push_back(make(blk(l, "ffn_up"), {dim, hid}, take(dim * hid)));
     T.push_back(make("output_norm.weight", {dim}, take(dim)));
     take(static_cast<int64_t>(c.seq_len) * hs);
   }
@@ -166,9 +182,11 @@ ModelFile load_llama2c(const std::string& path, const std::string& tokenizer_pat
         break;
       }
     if (tok.empty())
-      fail("{}: llama2.c checkpoints need a tokenizer file: pass -z/--tokenizer (no tokenizer.bin or tok{}.bin beside "
-           "the model)",
-           path, V);
+      fail(
+          "{}: llama2.c checkpoints need a tokenizer file: pass -z/--tokenizer (no tokenizer.bin "
+          "or tok{}.bin beside "
+          "the model)",
+          path, V);
   }
   add_llama2c_vocab(mf, tok, V);
   return mf;
@@ -180,13 +198,15 @@ void add_llama2c_vocab(ModelFile& mf, const std::string& tokenizer_path, int64_t
   const uint64_t size = file->size();
   uint64_t pos = 0;
   auto rd = [&](void* dst, uint64_t n, const char* what) {
-    if (size - pos < n) fail("{}: truncated llama2.c tokenizer file while reading {}", tokenizer_path, what);
+    if (size - pos < n)
+      fail("{}: truncated llama2.c tokenizer file while reading {}", tokenizer_path, what);
     std::memcpy(dst, p + pos, n);
     pos += n;
   };
   int32_t max_len;
   rd(&max_len, 4, "max_token_length");
-  if (max_len <= 0 || max_len > 4096) fail("{}: invalid max_token_length {}", tokenizer_path, max_len);
+  if (max_len <= 0 || max_len > 4096)
+    fail("{}: invalid max_token_length {}", tokenizer_path, max_len);
   std::vector<Value> tokens, scores, types;
   tokens.reserve(vocab_size);
   for (int64_t i = 0; i < vocab_size; ++i) {
@@ -202,9 +222,12 @@ void add_llama2c_vocab(ModelFile& mf, const std::string& tokenizer_path, int64_t
     std::string sp;
     for (char ch : piece) sp += ch == ' ' ? std::string("\xe2\x96\x81") : std::string(1, ch);
     int32_t type = 1;  // normal
-    if (i == 0) type = 2;  // unknown
-    else if (i == 1 || i == 2) type = 3;  // control: <s>, </s>
-    else if (sp.size() == 6 && sp.rfind("<0x", 0) == 0 && sp[5] == '>') type = 6;  // byte
+    if (i == 0)
+      type = 2;  // unknown
+    else if (i == 1 || i == 2)
+      type = 3;  // control: <s>, </s>
+    else if (sp.size() == 6 && sp.rfind("<0x", 0) == 0 && sp[5] == '>')
+      type = 6;  // byte
     tokens.push_back(Value::of_str(std::move(sp)));
     scores.push_back(Value::of_f32(score));
     types.push_back(Value::of_i32(type));

@@ -16,7 +16,10 @@ ModelFile load_model_file(const std::string& path, const std::string& tokenizer_
   if (fs::is_directory(path, ec)) return load_hf_directory(path);
   if (is_gguf(path)) return load_gguf(path);
   if (is_llama2c_checkpoint(path)) return load_llama2c(path, tokenizer_path);
-  fail("{}: unrecognized model format (expected GGUF, a llama2.c checkpoint, or a Hugging Face directory)", path);
+  fail(
+      "{}: unrecognized model format (expected GGUF, a llama2.c checkpoint, or a Hugging Face "
+      "directory)",
+      path);
 }
 
 }  // namespace brisk

@@ -10,27 +10,46 @@ namespace brisk {
 
 const char* gguf_type_name(GgufType t) {
   switch (t) {
-    case GgufType::U8: return "u8";
-    case GgufType::I8: return "i8";
-    case GgufType::U16: return "u16";
-    case GgufType::I16: return "i16";
-    case GgufType::U32: return "u32";
-    case GgufType::I32: return "i32";
-    case GgufType::F32: return "f32";
-    case GgufType::BOOL: return "bool";
-    case GgufType::STRING: return "string";
-    case GgufType::ARRAY: return "array";
-    case GgufType::U64: return "u64";
-    case GgufType::I64: return "i64";
-    case GgufType::F64: return "f64";
+    case GgufType::U8:
+      return "u8";
+    case GgufType::I8:
+      return "i8";
+    case GgufType::U16:
+      return "u16";
+    case GgufType::I16:
+      return "i16";
+    case GgufType::U32:
+      return "u32";
+    case GgufType::I32:
+      return "i32";
+    case GgufType::F32:
+      return "f32";
+    case GgufType::BOOL:
+      return "bool";
+    case GgufType::STRING:
+      return "string";
+    case GgufType::ARRAY:
+      return "array";
+    case GgufType::U64:
+      return "u64";
+    case GgufType::I64:
+      return "i64";
+    case GgufType::F64:
+      return "f64";
   }
   return "?";
 }
 
 bool Value::is_integer() const {
   switch (type) {
-    case GgufType::U8: case GgufType::I8: case GgufType::U16: case GgufType::I16:
-    case GgufType::U32: case GgufType::I32: case GgufType::U64: case GgufType::I64:
+    case GgufType::U8:
+    case GgufType::I8:
+    case GgufType::U16:
+    case GgufType::I16:
+    case GgufType::U32:
+    case GgufType::I32:
+    case GgufType::U64:
+    case GgufType::I64:
       return true;
     default:
       return false;
@@ -63,14 +82,20 @@ std::string Value::to_display(size_t max_items) const {
     case GgufType::STRING: {
       std::string out = "\"";
       for (char c : s.substr(0, 200)) {
-        if (c == '\n') out += "\\n";
-        else if (c == '"') out += "\\\"";
-        else out += c;
+        if (c == '\n')
+          out += "\\n";
+        else if (c == '"')
+          out += "\\\"";
+        else
+          out += c;
       }
       return out + (s.size() > 200 ? "...\"" : "\"");
     }
-    case GgufType::BOOL: return u ? "true" : "false";
-    case GgufType::F32: case GgufType::F64: return fmt::format("{}", f);
+    case GgufType::BOOL:
+      return u ? "true" : "false";
+    case GgufType::F32:
+    case GgufType::F64:
+      return fmt::format("{}", f);
     case GgufType::ARRAY: {
       std::string out = fmt::format("[{} x {}] [", arr.size(), gguf_type_name(elem_type));
       for (size_t k = 0; k < arr.size() && k < max_items; ++k)
@@ -93,13 +118,17 @@ const Tensor* ModelFile::tensor(const std::string& name) const {
   return nullptr;
 }
 
-std::string ModelFile::arch() const { return get_str("general.architecture").value_or(""); }
+std::string ModelFile::arch() const {
+  return get_str("general.architecture").value_or("");
+}
 
 std::optional<int64_t> ModelFile::get_int(const std::string& key) const {
   const Value* v = find(key);
   if (!v) return std::nullopt;
   auto r = v->as_int();
-  if (!r) fail("{}: metadata key '{}' should be an integer, found {}", path, key, gguf_type_name(v->type));
+  if (!r)
+    fail("{}: metadata key '{}' should be an integer, found {}", path, key,
+         gguf_type_name(v->type));
   return r;
 }
 
@@ -107,7 +136,8 @@ std::optional<double> ModelFile::get_float(const std::string& key) const {
   const Value* v = find(key);
   if (!v) return std::nullopt;
   auto r = v->as_float();
-  if (!r) fail("{}: metadata key '{}' should be a number, found {}", path, key, gguf_type_name(v->type));
+  if (!r)
+    fail("{}: metadata key '{}' should be a number, found {}", path, key, gguf_type_name(v->type));
   return r;
 }
 

@@ -1,5 +1,6 @@
 // Model metadata in GGUF's vocabulary: every loader (GGUF, llama2.c, safetensors) produces the same
-// key/value set and GGUF-named tensors, so binding hyper-parameters, vocab and weights is written once.
+// key/value set and GGUF-named tensors, so binding hyper-parameters, vocab and weights is written
+// once.
 #pragma once
 
 #include <cstdint>
@@ -14,8 +15,19 @@
 namespace brisk {
 
 enum class GgufType : uint32_t {
-  U8 = 0, I8 = 1, U16 = 2, I16 = 3, U32 = 4, I32 = 5, F32 = 6, BOOL = 7, STRING = 8,
-  ARRAY = 9, U64 = 10, I64 = 11, F64 = 12,
+  U8 = 0,
+  I8 = 1,
+  U16 = 2,
+  I16 = 3,
+  U32 = 4,
+  I32 = 5,
+  F32 = 6,
+  BOOL = 7,
+  STRING = 8,
+  ARRAY = 9,
+  U64 = 10,
+  I64 = 11,
+  F64 = 12,
 };
 const char* gguf_type_name(GgufType t);
 
@@ -28,14 +40,48 @@ struct Value {
   std::string s;
   std::vector<Value> arr;
 
-  static Value of_u32(uint32_t v) { Value x; x.type = GgufType::U32; x.u = v; return x; }
-  static Value of_i32(int32_t v) { Value x; x.type = GgufType::I32; x.i = v; return x; }
-  static Value of_u64(uint64_t v) { Value x; x.type = GgufType::U64; x.u = v; return x; }
-  static Value of_f32(float v) { Value x; x.type = GgufType::F32; x.f = v; return x; }
-  static Value of_bool(bool v) { Value x; x.type = GgufType::BOOL; x.u = v; return x; }
-  static Value of_str(std::string v) { Value x; x.type = GgufType::STRING; x.s = std::move(v); return x; }
+  static Value of_u32(uint32_t v) {
+    Value x;
+    x.type = GgufType::U32;
+    x.u = v;
+    return x;
+  }
+  static Value of_i32(int32_t v) {
+    Value x;
+    x.type = GgufType::I32;
+    x.i = v;
+    return x;
+  }
+  static Value of_u64(uint64_t v) {
+    Value x;
+    x.type = GgufType::U64;
+    x.u = v;
+    return x;
+  }
+  static Value of_f32(float v) {
+    Value x;
+    x.type = GgufType::F32;
+    x.f = v;
+    return x;
+  }
+  static Value of_bool(bool v) {
+    Value x;
+    x.type = GgufType::BOOL;
+    x.u = v;
+    return x;
+  }
+  static Value of_str(std::string v) {
+    Value x;
+    x.type = GgufType::STRING;
+    x.s = std::move(v);
+    return x;
+  }
   static Value of_array(GgufType elem, std::vector<Value> v) {
-    Value x; x.type = GgufType::ARRAY; x.elem_type = elem; x.arr = std::move(v); return x;
+    Value x;
+    x.type = GgufType::ARRAY;
+    x.elem_type = elem;
+    x.arr = std::move(v);
+    return x;
   }
 
   bool is_integer() const;

@@ -42,10 +42,14 @@ std::optional<DType> st_dtype(const std::string& s) {
 
 const char* st_name(DType t) {
   switch (t) {
-    case DType::F32: return "F32";
-    case DType::F16: return "F16";
-    case DType::BF16: return "BF16";
-    default: fail("safetensors: cannot store tensor type {}", dtype_name(t));
+    case DType::F32:
+      return "F32";
+    case DType::F16:
+      return "F16";
+    case DType::BF16:
+      return "BF16";
+    default:
+      fail("safetensors: cannot store tensor type {}", dtype_name(t));
   }
 }
 
@@ -62,7 +66,8 @@ ModelFile load_safetensors(const std::string& path) {
   if (size < 8) fail("{}: too small for a safetensors file", path);
   uint64_t hlen;
   std::memcpy(&hlen, file->data(), 8);
-  if (hlen > size - 8 || hlen > (uint64_t{100} << 20)) fail("{}: header length {} is invalid", path, hlen);
+  if (hlen > size - 8 || hlen > (uint64_t{100} << 20))
+    fail("{}: header length {} is invalid", path, hlen);
   json h;
   try {
     h = json::parse(file->data() + 8, file->data() + 8 + hlen);
@@ -87,20 +92,25 @@ ModelFile load_safetensors(const std::string& path) {
       if (!d) fail("{}: tensor '{}' has unsupported dtype {}", path, t.name, dt);
       t.type = *d;
       const auto& shape = e.at("shape");
-      if (!shape.is_array() || shape.size() > 4) fail("{}: tensor '{}' has an invalid shape", path, t.name);
+      if (!shape.is_array() || shape.size() > 4)
+        fail("{}: tensor '{}' has an invalid shape", path, t.name);
       t.n_dims = std::max<int>(1, static_cast<int>(shape.size()));
       uint64_t elems = 1;
       for (size_t d2 = 0; d2 < shape.size(); ++d2) {
         const int64_t ne = shape[shape.size() - 1 - d2].get<int64_t>();
-        if (ne <= 0 || ne > (int64_t{1} << 40)) fail("{}: tensor '{}' has dimension {}", path, t.name, ne);
+        if (ne <= 0 || ne > (int64_t{1} << 40))
+          fail("{}: tensor '{}' has dimension {}", path, t.name, ne);
         t.ne[d2] = ne;
-        elems = checked_mul(elems, static_cast<uint64_t>(ne), path + ": tensor '" + t.name + "' size");
+        elems =
+            checked_mul(elems, static_cast<uint64_t>(ne), path + ": tensor '" + t.name + "' size");
       }
-      t.nbytes = checked_mul(elems, dtype_info(t.type).block_bytes, path + ": tensor '" + t.name + "' size");
+      t.nbytes = checked_mul(elems, dtype_info(t.type).block_bytes,
+                             path + ": tensor '" + t.name + "' size");
       const auto& off = e.at("data_offsets");
       const uint64_t b = off.at(0).get<uint64_t>(), en = off.at(1).get<uint64_t>();
       if (b > en || en > data_size || en - b != t.nbytes)
-        fail("{}: tensor '{}' data offsets [{}, {}] do not match its shape or the file size", path, t.name, b, en);
+        fail("{}: tensor '{}' data offsets [{}, {}] do not match its shape or the file size", path,
+             t.name, b, en);
       t.data = file->data() + data_start + b;
       ranges.push_back({b, en});
     } catch (const json::exception& ex) {
@@ -123,7 +133,8 @@ void write_safetensors(const std::string& path, const std::vector<Tensor>& tenso
   for (const auto& t : tensors) {
     std::vector<int64_t> shape;
     for (int d = t.n_dims - 1; d >= 0; --d) shape.push_back(t.ne[d]);
-    h[t.name] = {{"dtype", st_name(t.type)}, {"shape", shape}, {"data_offsets", {off, off + t.nbytes}}};
+    h[t.name] = {
+        {"dtype", st_name(t.type)}, {"shape", shape}, {"data_offsets", {off, off + t.nbytes}}};
     off += t.nbytes;
   }
   std::string hs = h.dump();
@@ -133,7 +144,8 @@ void write_safetensors(const std::string& path, const std::vector<Tensor>& tenso
   const uint64_t n = hs.size();
   f.write(reinterpret_cast<const char*>(&n), 8);
   f.write(hs.data(), static_cast<std::streamsize>(hs.size()));
-  for (const auto& t : tensors) f.write(static_cast<const char*>(t.data), static_cast<std::streamsize>(t.nbytes));
+  for (const auto& t : tensors)
+    f.write(static_cast<const char*>(t.data), static_cast<std::streamsize>(t.nbytes));
   if (!f) fail("{}: write failed", path);
 }
 
@@ -141,14 +153,19 @@ namespace {
 
 void add_config(ModelFile& mf, const json& c, const std::string& path, std::string& arch) {
   std::string mt = c.value("model_type", "");
-  if (mt == "llama" || mt == "mistral") arch = "llama";
-  else if (mt == "qwen2") arch = "qwen2";
-  else if (mt == "qwen3") arch = "qwen3";
-  else fail("{}: model_type '{}' is not supported (llama, mistral, qwen2, qwen3)", path, mt);
+  if (mt == "llama" || mt == "mistral")
+    arch = "llama";
+  else if (mt == "qwen2")
+    arch = "qwen2";
+  else if (mt == "qwen3")
+    arch = "qwen3";
+  else
+    fail("{}: model_type '{}' is not supported (llama, mistral, qwen2, qwen3)", path, mt);
   auto& m = mf.meta;
   const std::string a = arch + ".";
   auto geti = [&](const char* k) -> int64_t {
-    if (!c.contains(k) || !c[k].is_number_integer()) fail("{}: '{}' is missing or not an integer", path, k);
+    if (!c.contains(k) || !c[k].is_number_integer())
+      fail("{}: '{}' is missing or not an integer", path, k);
     return c[k].get<int64_t>();
   };
   m["general.architecture"] = Value::of_str(arch);
@@ -159,19 +176,23 @@ void add_config(ModelFile& mf, const json& c, const std::string& path, std::stri
   const int64_t nh = geti("num_attention_heads");
   m[a + "attention.head_count"] = Value::of_u64(static_cast<uint64_t>(nh));
   const int64_t nkv = c.contains("num_key_value_heads") && !c["num_key_value_heads"].is_null()
-                          ? geti("num_key_value_heads") : nh;
+                          ? geti("num_key_value_heads")
+                          : nh;
   m[a + "attention.head_count_kv"] = Value::of_u64(static_cast<uint64_t>(nkv));
   if (c.contains("head_dim") && c["head_dim"].is_number_integer())
     m[a + "attention.key_length"] = Value::of_u64(c["head_dim"].get<uint64_t>());
   if (c.contains("max_position_embeddings"))
     m[a + "context_length"] = Value::of_u64(static_cast<uint64_t>(geti("max_position_embeddings")));
-  if (c.contains("rms_norm_eps")) m[a + "attention.layer_norm_rms_epsilon"] = Value::of_f32(c["rms_norm_eps"].get<float>());
-  if (c.contains("rope_theta")) m[a + "rope.freq_base"] = Value::of_f32(c["rope_theta"].get<float>());
+  if (c.contains("rms_norm_eps"))
+    m[a + "attention.layer_norm_rms_epsilon"] = Value::of_f32(c["rms_norm_eps"].get<float>());
+  if (c.contains("rope_theta"))
+    m[a + "rope.freq_base"] = Value::of_f32(c["rope_theta"].get<float>());
   if (c.contains("rope_scaling") && c["rope_scaling"].is_object()) {
     const json& rs = c["rope_scaling"];
     const std::string type = rs.value("rope_type", rs.value("type", ""));
     m[a + "rope.scaling.type"] = Value::of_str(type);
-    if (rs.contains("factor")) m[a + "rope.scaling.factor"] = Value::of_f32(rs["factor"].get<float>());
+    if (rs.contains("factor"))
+      m[a + "rope.scaling.factor"] = Value::of_f32(rs["factor"].get<float>());
     if (type == "llama3") {
       m[a + "rope.scaling.low_freq_factor"] = Value::of_f32(rs.value("low_freq_factor", 1.0f));
       m[a + "rope.scaling.high_freq_factor"] = Value::of_f32(rs.value("high_freq_factor", 4.0f));
@@ -188,9 +209,11 @@ void add_tokenizer(ModelFile& mf, const std::string& dir) {
   const std::string p = tj.string();
   try {
     const json& model = t.at("model");
-    if (model.value("type", "") != "BPE") fail("{}: tokenizer model type '{}' is not supported", p, model.value("type", ""));
+    if (model.value("type", "") != "BPE")
+      fail("{}: tokenizer model type '{}' is not supported", p, model.value("type", ""));
     const json& vocab = model.at("vocab");
-    if (!vocab.is_object() || vocab.empty() || vocab.size() > (1u << 23)) fail("{}: model.vocab is invalid", p);
+    if (!vocab.is_object() || vocab.empty() || vocab.size() > (1u << 23))
+      fail("{}: model.vocab is invalid", p);
     size_t n = vocab.size();
     std::vector<std::pair<int64_t, std::string>> added;
     if (t.contains("added_tokens"))
@@ -203,7 +226,8 @@ void add_tokenizer(ModelFile& mf, const std::string& dir) {
     std::vector<bool> seen(n, false);
     for (auto it = vocab.begin(); it != vocab.end(); ++it) {
       const int64_t id = it.value().get<int64_t>();
-      if (id < 0 || static_cast<size_t>(id) >= n || seen[id]) fail("{}: token id {} is invalid or repeated", p, id);
+      if (id < 0 || static_cast<size_t>(id) >= n || seen[id])
+        fail("{}: token id {} is invalid or repeated", p, id);
       toks[id] = it.key();
       seen[id] = true;
     }
@@ -232,10 +256,12 @@ void add_tokenizer(ModelFile& mf, const std::string& dir) {
           r = mg.at(1).get<std::string>();
         }
         merges.push_back(Value::of_str(l + " " + r));
-        // SentencePiece-style merging ranks a pair by the score of its union: earlier merges rank higher.
+        // SentencePiece-style merging ranks a pair by the score of its union: earlier merges rank
+        // higher.
         const std::string u = l + r;
         auto it = vocab.find(u);
-        if (it != vocab.end() && scored.insert(u).second) scores[it.value().get<int64_t>()] = -static_cast<float>(rank);
+        if (it != vocab.end() && scored.insert(u).second)
+          scores[it.value().get<int64_t>()] = -static_cast<float>(rank);
         ++rank;
       }
     }
@@ -251,9 +277,12 @@ void add_tokenizer(ModelFile& mf, const std::string& dir) {
     m["tokenizer.ggml.model"] = Value::of_str(byte_fallback ? "llama" : "gpt2");
     m["tokenizer.ggml.tokens"] = Value::of_array(GgufType::STRING, std::move(vt));
     m["tokenizer.ggml.token_type"] = Value::of_array(GgufType::I32, std::move(vty));
-    if (byte_fallback) m["tokenizer.ggml.scores"] = Value::of_array(GgufType::F32, std::move(vs));
-    else m["tokenizer.ggml.merges"] = Value::of_array(GgufType::STRING, std::move(merges));
-    const bool prepend = t.contains("normalizer") && t["normalizer"].dump().find("Prepend") != std::string::npos;
+    if (byte_fallback)
+      m["tokenizer.ggml.scores"] = Value::of_array(GgufType::F32, std::move(vs));
+    else
+      m["tokenizer.ggml.merges"] = Value::of_array(GgufType::STRING, std::move(merges));
+    const bool prepend =
+        t.contains("normalizer") && t["normalizer"].dump().find("Prepend") != std::string::npos;
     if (byte_fallback) m["tokenizer.ggml.add_space_prefix"] = Value::of_bool(prepend);
     auto find_id = [&](const std::string& s) -> int64_t {
       for (size_t i = 0; i < n; ++i)
@@ -269,17 +298,23 @@ void add_tokenizer(ModelFile& mf, const std::string& dir) {
         return "";
       };
       if (c.contains("bos_token")) {
-        if (auto id = find_id(tok_text(c["bos_token"])); id >= 0) m["tokenizer.ggml.bos_token_id"] = Value::of_u32(static_cast<uint32_t>(id));
+        if (auto id = find_id(tok_text(c["bos_token"])); id >= 0)
+          m["tokenizer.ggml.bos_token_id"] = Value::of_u32(static_cast<uint32_t>(id));
       }
       if (c.contains("eos_token")) {
-        if (auto id = find_id(tok_text(c["eos_token"])); id >= 0) m["tokenizer.ggml.eos_token_id"] = Value::of_u32(static_cast<uint32_t>(id));
+        if (auto id = find_id(tok_text(c["eos_token"])); id >= 0)
+          m["tokenizer.ggml.eos_token_id"] = Value::of_u32(static_cast<uint32_t>(id));
       }
       if (c.contains("unk_token")) {
-        if (auto id = find_id(tok_text(c["unk_token"])); id >= 0) m["tokenizer.ggml.unknown_token_id"] = Value::of_u32(static_cast<uint32_t>(id));
+        if (auto id = find_id(tok_text(c["unk_token"])); id >= 0)
+          m["tokenizer.ggml.unknown_token_id"] = Value::of_u32(static_cast<uint32_t>(id));
       }
-      if (c.contains("add_bos_token") && c["add_bos_token"].is_boolean()) m["tokenizer.ggml.add_bos_token"] = Value::of_bool(c["add_bos_token"].get<bool>());
-      if (c.contains("add_eos_token") && c["add_eos_token"].is_boolean()) m["tokenizer.ggml.add_eos_token"] = Value::of_bool(c["add_eos_token"].get<bool>());
-      if (c.contains("chat_template") && c["chat_template"].is_string()) m["tokenizer.chat_template"] = Value::of_str(c["chat_template"].get<std::string>());
+      if (c.contains("add_bos_token") && c["add_bos_token"].is_boolean())
+        m["tokenizer.ggml.add_bos_token"] = Value::of_bool(c["add_bos_token"].get<bool>());
+      if (c.contains("add_eos_token") && c["add_eos_token"].is_boolean())
+        m["tokenizer.ggml.add_eos_token"] = Value::of_bool(c["add_eos_token"].get<bool>());
+      if (c.contains("chat_template") && c["chat_template"].is_string())
+        m["tokenizer.chat_template"] = Value::of_str(c["chat_template"].get<std::string>());
     }
   } catch (const json::exception& e) {
     fail("{}: malformed tokenizer: {}", p, e.what());
@@ -289,13 +324,20 @@ void add_tokenizer(ModelFile& mf, const std::string& dir) {
 // GGUF name for a Hugging Face tensor name; "" for tensors brisk does not use.
 std::string gguf_name(const std::string& n) {
   static const std::pair<const char*, const char*> kLayer[] = {
-      {"input_layernorm.weight", "attn_norm.weight"},      {"post_attention_layernorm.weight", "ffn_norm.weight"},
-      {"self_attn.q_proj.weight", "attn_q.weight"},        {"self_attn.k_proj.weight", "attn_k.weight"},
-      {"self_attn.v_proj.weight", "attn_v.weight"},        {"self_attn.o_proj.weight", "attn_output.weight"},
-      {"self_attn.q_proj.bias", "attn_q.bias"},            {"self_attn.k_proj.bias", "attn_k.bias"},
-      {"self_attn.v_proj.bias", "attn_v.bias"},            {"self_attn.q_norm.weight", "attn_q_norm.weight"},
-      {"self_attn.k_norm.weight", "attn_k_norm.weight"},   {"mlp.gate_proj.weight", "ffn_gate.weight"},
-      {"mlp.up_proj.weight", "ffn_up.weight"},             {"mlp.down_proj.weight", "ffn_down.weight"},
+      {"input_layernorm.weight", "attn_norm.weight"},
+      {"post_attention_layernorm.weight", "ffn_norm.weight"},
+      {"self_attn.q_proj.weight", "attn_q.weight"},
+      {"self_attn.k_proj.weight", "attn_k.weight"},
+      {"self_attn.v_proj.weight", "attn_v.weight"},
+      {"self_attn.o_proj.weight", "attn_output.weight"},
+      {"self_attn.q_proj.bias", "attn_q.bias"},
+      {"self_attn.k_proj.bias", "attn_k.bias"},
+      {"self_attn.v_proj.bias", "attn_v.bias"},
+      {"self_attn.q_norm.weight", "attn_q_norm.weight"},
+      {"self_attn.k_norm.weight", "attn_k_norm.weight"},
+      {"mlp.gate_proj.weight", "ffn_gate.weight"},
+      {"mlp.up_proj.weight", "ffn_up.weight"},
+      {"mlp.down_proj.weight", "ffn_down.weight"},
   };
   if (n == "model.embed_tokens.weight") return "token_embd.weight";
   if (n == "model.norm.weight") return "output_norm.weight";
@@ -318,7 +360,8 @@ ModelFile load_hf_directory(const std::string& dir) {
   mf.path = dir;
   mf.format = "safetensors";
   const fs::path cfg = fs::path(dir) / "config.json";
-  if (!fs::exists(cfg)) fail("{}: config.json is missing (not a Hugging Face model directory)", dir);
+  if (!fs::exists(cfg))
+    fail("{}: config.json is missing (not a Hugging Face model directory)", dir);
   const json c = read_json(cfg.string());
   std::string arch;
   try {
@@ -370,7 +413,8 @@ ModelFile load_hf_directory(const std::string& dir) {
       if (arch == "llama" && (is_q || is_k)) {
         // Hugging Face stores Q/K rows for rotate-half rope; GGUF llama expects interleaved pairs.
         if (hd <= 0 || hd % 2 || t.n_dims != 2 || t.ne[1] != (is_q ? nh : nkv) * hd)
-          fail("{}: tensor '{}' has shape {}, inconsistent with the head layout", f, g, t.shape_string());
+          fail("{}: tensor '{}' has shape {}, inconsistent with the head layout", f, g,
+               t.shape_string());
         auto buf = std::make_shared<std::vector<uint8_t>>(t.nbytes);
         const uint64_t rb = t.row_bytes();
         for (int64_t r = 0; r < t.ne[1]; ++r)

@@ -33,7 +33,8 @@ const float* Forward::run(const Batch& b, KvCache& cache) {
   const int64_t n = b.size();
   if (n == 0) return nullptr;
   for (int64_t i = 0; i < n; ++i) {
-    if (b.token[i] < 0 || b.token[i] >= h.n_vocab) fail("token id {} is outside the vocabulary", b.token[i]);
+    if (b.token[i] < 0 || b.token[i] >= h.n_vocab)
+      fail("token id {} is outside the vocabulary", b.token[i]);
     if (b.pos[i] < 0) fail("negative position {}", b.pos[i]);
     cache.reserve(b.seq[i], b.pos[i] + 1);
   }
@@ -47,7 +48,8 @@ const float* Forward::run(const Batch& b, KvCache& cache) {
     const LayerWeights& L = W.layers[l];
     // Attention block.
     pool_.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
-      for (int64_t i = t0; i < t1; ++i) rmsnorm(&x_[i * E], L.attn_norm.data(), &xn_[i * E], E, h.rms_eps);
+      for (int64_t i = t0; i < t1; ++i)
+        rmsnorm(&x_[i * E], L.attn_norm.data(), &xn_[i * E], E, h.rms_eps);
     });
     matmul(L.wq, xn_.data(), E, n, q_.data(), Q, pool_);
     matmul(L.wk, xn_.data(), E, n, k_.data(), KV, pool_);
@@ -62,11 +64,16 @@ const float* Forward::run(const Batch& b, KvCache& cache) {
           for (int64_t j = 0; j < KV; ++j) k[j] += L.bk[j], v[j] += L.bv[j];
         }
         if (h.qk_norm) {
-          for (int hh = 0; hh < h.n_head; ++hh) rmsnorm(q + hh * h.head_dim, L.q_norm.data(), q + hh * h.head_dim, h.head_dim, h.rms_eps);
-          for (int hh = 0; hh < h.n_head_kv; ++hh) rmsnorm(k + hh * h.head_dim, L.k_norm.data(), k + hh * h.head_dim, h.head_dim, h.rms_eps);
+          for (int hh = 0; hh < h.n_head; ++hh)
+            rmsnorm(q + hh * h.head_dim, L.q_norm.data(), q + hh * h.head_dim, h.head_dim,
+                    h.rms_eps);
+          for (int hh = 0; hh < h.n_head_kv; ++hh)
+            rmsnorm(k + hh * h.head_dim, L.k_norm.data(), k + hh * h.head_dim, h.head_dim,
+                    h.rms_eps);
         }
         rope(q, h.n_head, h.head_dim, h.rope_dim, b.pos[i], h.rope_type, m_.rope_inv_freq.data());
-        rope(k, h.n_head_kv, h.head_dim, h.rope_dim, b.pos[i], h.rope_type, m_.rope_inv_freq.data());
+        rope(k, h.n_head_kv, h.head_dim, h.rope_dim, b.pos[i], h.rope_type,
+             m_.rope_inv_freq.data());
         std::copy(k, k + KV, cache.k_row(l, b.seq[i], b.pos[i]));
         std::copy(v, v + KV, cache.v_row(l, b.seq[i], b.pos[i]));
       }
@@ -77,7 +84,8 @@ const float* Forward::run(const Batch& b, KvCache& cache) {
 
     // Feed-forward block (SwiGLU).
     pool_.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
-      for (int64_t i = t0; i < t1; ++i) rmsnorm(&x_[i * E], L.ffn_norm.data(), &xn_[i * E], E, h.rms_eps);
+      for (int64_t i = t0; i < t1; ++i)
+        rmsnorm(&x_[i * E], L.ffn_norm.data(), &xn_[i * E], E, h.rms_eps);
     });
     matmul(L.ffn_gate, xn_.data(), E, n, gate_.data(), F, pool_);
     matmul(L.ffn_up, xn_.data(), E, n, up_.data(), F, pool_);

@@ -4,14 +4,17 @@
 
 namespace brisk {
 
-bool arch_supported(const std::string& a) { return a == "llama" || a == "qwen2" || a == "qwen3" || a == "mistral"; }
+bool arch_supported(const std::string& a) {
+  return a == "llama" || a == "qwen2" || a == "qwen3" || a == "mistral";
+}
 
 HParams HParams::from_model(const ModelFile& mf) {
   HParams h;
   h.arch = mf.arch();
   if (h.arch.empty()) fail("{}: general.architecture is missing", mf.path);
   if (!arch_supported(h.arch))
-    fail("{}: architecture '{}' is not supported (supported: llama, mistral, qwen2, qwen3)", mf.path, h.arch);
+    fail("{}: architecture '{}' is not supported (supported: llama, mistral, qwen2, qwen3)",
+         mf.path, h.arch);
   const std::string a = h.arch + ".";
   auto positive = [&](const std::string& key, int64_t v, int64_t max) {
     if (v <= 0 || v > max) fail("{}: {} = {} is out of range (1..{})", mf.path, key, v, max);
@@ -20,23 +23,30 @@ HParams HParams::from_model(const ModelFile& mf) {
   h.n_embd = positive(a + "embedding_length", mf.require_int(a + "embedding_length"), 1 << 16);
   h.n_layer = positive(a + "block_count", mf.require_int(a + "block_count"), 1024);
   h.n_ff = positive(a + "feed_forward_length", mf.require_int(a + "feed_forward_length"), 1 << 18);
-  h.n_head = static_cast<int>(positive(a + "attention.head_count", mf.require_int(a + "attention.head_count"), 1024));
+  h.n_head = static_cast<int>(
+      positive(a + "attention.head_count", mf.require_int(a + "attention.head_count"), 1024));
   h.n_head_kv = static_cast<int>(
-      positive(a + "attention.head_count_kv", mf.get_int(a + "attention.head_count_kv").value_or(h.n_head), 1024));
+      positive(a + "attention.head_count_kv",
+               mf.get_int(a + "attention.head_count_kv").value_or(h.n_head), 1024));
   if (h.n_head % h.n_head_kv != 0)
     fail("{}: head_count {} is not a multiple of head_count_kv {}", mf.path, h.n_head, h.n_head_kv);
   if (h.n_head / h.n_head_kv > 64) fail("{}: more than 64 query heads per KV head", mf.path);
   const int64_t def_hd = h.n_embd % h.n_head == 0 ? h.n_embd / h.n_head : 0;
-  h.head_dim = static_cast<int>(positive(a + "attention.key_length", mf.get_int(a + "attention.key_length").value_or(def_hd), 1024));
+  h.head_dim = static_cast<int>(positive(
+      a + "attention.key_length", mf.get_int(a + "attention.key_length").value_or(def_hd), 1024));
   if (auto vl = mf.get_int(a + "attention.value_length"); vl && *vl != h.head_dim)
-    fail("{}: attention.value_length {} differs from key_length {} (not supported)", mf.path, *vl, h.head_dim);
+    fail("{}: attention.value_length {} differs from key_length {} (not supported)", mf.path, *vl,
+         h.head_dim);
   h.rope_dim = static_cast<int>(mf.get_int(a + "rope.dimension_count").value_or(h.head_dim));
   if (h.rope_dim <= 0 || h.rope_dim > h.head_dim || h.rope_dim % 2 != 0)
-    fail("{}: rope.dimension_count {} must be even and at most the head size {}", mf.path, h.rope_dim, h.head_dim);
+    fail("{}: rope.dimension_count {} must be even and at most the head size {}", mf.path,
+         h.rope_dim, h.head_dim);
   h.n_ctx_train = mf.get_int(a + "context_length").value_or(2048);
   if (h.n_ctx_train <= 0) fail("{}: context_length must be positive", mf.path);
-  h.rms_eps = static_cast<float>(mf.get_float(a + "attention.layer_norm_rms_epsilon").value_or(1e-5));
-  if (!(h.rms_eps > 0 && h.rms_eps < 1)) fail("{}: layer_norm_rms_epsilon {} is out of range", mf.path, h.rms_eps);
+  h.rms_eps =
+      static_cast<float>(mf.get_float(a + "attention.layer_norm_rms_epsilon").value_or(1e-5));
+  if (!(h.rms_eps > 0 && h.rms_eps < 1))
+    fail("{}: layer_norm_rms_epsilon {} is out of range", mf.path, h.rms_eps);
   h.rope_theta = static_cast<float>(mf.get_float(a + "rope.freq_base").value_or(10000.0));
   if (!(h.rope_theta > 1)) fail("{}: rope.freq_base {} is out of range", mf.path, h.rope_theta);
   h.rope_type = (h.arch == "qwen2" || h.arch == "qwen3") ? RopeType::Neox : RopeType::Norm;
@@ -49,11 +59,14 @@ HParams HParams::from_model(const ModelFile& mf) {
     } else if (*st == "llama3") {
       h.rope_scaling.kind = RopeScaling::Kind::Llama3;
       h.rope_scaling.factor = factor;
-      h.rope_scaling.low_freq_factor = static_cast<float>(mf.get_float(a + "rope.scaling.low_freq_factor").value_or(1));
+      h.rope_scaling.low_freq_factor =
+          static_cast<float>(mf.get_float(a + "rope.scaling.low_freq_factor").value_or(1));
       h.rope_scaling.high_freq_factor =
           static_cast<float>(mf.get_float(a + "rope.scaling.high_freq_factor").value_or(4));
-      h.rope_scaling.original_context = mf.get_int(a + "rope.scaling.original_context_length").value_or(8192);
-      if (!(h.rope_scaling.factor >= 1 && h.rope_scaling.high_freq_factor > h.rope_scaling.low_freq_factor &&
+      h.rope_scaling.original_context =
+          mf.get_int(a + "rope.scaling.original_context_length").value_or(8192);
+      if (!(h.rope_scaling.factor >= 1 &&
+            h.rope_scaling.high_freq_factor > h.rope_scaling.low_freq_factor &&
             h.rope_scaling.original_context > 0))
         fail("{}: invalid llama3 rope scaling parameters", mf.path);
     } else if (*st != "none") {

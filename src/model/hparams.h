@@ -18,8 +18,8 @@ struct HParams {
   float rope_theta = 10000.0f;
   RopeType rope_type = RopeType::Norm;
   RopeScaling rope_scaling;
-  bool qkv_bias = false;   // Qwen2
-  bool qk_norm = false;    // Qwen3
+  bool qkv_bias = false;  // Qwen2
+  bool qk_norm = false;   // Qwen3
   bool tied_output = false;
 
   int64_t q_dim() const { return static_cast<int64_t>(n_head) * head_dim; }

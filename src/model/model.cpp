@@ -10,8 +10,9 @@ std::unique_ptr<Model> Model::from_file(ModelFile mf) {
   m->hp = HParams::from_model(m->file);
   m->w = Weights::bind(m->file, m->hp);
   m->tokenizer = Tokenizer::create(m->file);
-  m->rope_inv_freq = brisk::rope_inv_freq(m->hp.rope_dim, m->hp.rope_theta, m->hp.rope_scaling,
-                                   m->w.rope_freqs.empty() ? nullptr : m->w.rope_freqs.data());
+  m->rope_inv_freq =
+      brisk::rope_inv_freq(m->hp.rope_dim, m->hp.rope_theta, m->hp.rope_scaling,
+                           m->w.rope_freqs.empty() ? nullptr : m->w.rope_freqs.data());
   return m;
 }
 

@@ -19,7 +19,8 @@ struct Model {
   std::unique_ptr<Tokenizer> tokenizer;
   std::vector<float> rope_inv_freq;
 
-  static std::unique_ptr<Model> load(const std::string& path, const std::string& tokenizer_path = "");
+  static std::unique_ptr<Model> load(const std::string& path,
+                                     const std::string& tokenizer_path = "");
   static std::unique_ptr<Model> from_file(ModelFile mf);
 };
 

@@ -30,11 +30,15 @@ std::vector<float> ReferenceForward::step(int32_t token, int64_t pos) {
       for (int64_t i = 0; i < KV; ++i) k[i] += L.bk[i], v[i] += L.bv[i];
     }
     if (h.qk_norm) {
-      for (int hh = 0; hh < h.n_head; ++hh) ref::rmsnorm(&q[hh * hd], L.q_norm.data(), &q[hh * hd], hd, h.rms_eps);
-      for (int hh = 0; hh < h.n_head_kv; ++hh) ref::rmsnorm(&k[hh * hd], L.k_norm.data(), &k[hh * hd], hd, h.rms_eps);
+      for (int hh = 0; hh < h.n_head; ++hh)
+        ref::rmsnorm(&q[hh * hd], L.q_norm.data(), &q[hh * hd], hd, h.rms_eps);
+      for (int hh = 0; hh < h.n_head_kv; ++hh)
+        ref::rmsnorm(&k[hh * hd], L.k_norm.data(), &k[hh * hd], hd, h.rms_eps);
     }
-    ref::rope(q.data(), h.n_head, h.head_dim, h.rope_dim, pos, h.rope_type, m_.rope_inv_freq.data());
-    ref::rope(k.data(), h.n_head_kv, h.head_dim, h.rope_dim, pos, h.rope_type, m_.rope_inv_freq.data());
+    ref::rope(q.data(), h.n_head, h.head_dim, h.rope_dim, pos, h.rope_type,
+              m_.rope_inv_freq.data());
+    ref::rope(k.data(), h.n_head_kv, h.head_dim, h.rope_dim, pos, h.rope_type,
+              m_.rope_inv_freq.data());
     auto& kc = k_cache_[l];
     auto& vc = v_cache_[l];
     kc.resize(static_cast<size_t>((pos + 1) * KV));

@@ -14,18 +14,23 @@ const Tensor& need(const ModelFile& mf, const std::string& name) {
 Tensor matrix(const ModelFile& mf, const std::string& name, int64_t cols, int64_t rows) {
   const Tensor& t = need(mf, name);
   if (t.n_dims != 2 || t.ne[0] != cols || t.ne[1] != rows)
-    fail("{}: tensor '{}' has shape {}, expected [{}, {}]", mf.path, name, t.shape_string(), cols, rows);
+    fail("{}: tensor '{}' has shape {}, expected [{}, {}]", mf.path, name, t.shape_string(), cols,
+         rows);
   if (!dtype_is_weight_supported(t.type))
-    fail("{}: tensor '{}' has type {}, which brisk cannot compute with yet (supported: F32, F16, BF16)", mf.path,
-         name, dtype_name(t.type));
+    fail(
+        "{}: tensor '{}' has type {}, which brisk cannot compute with yet (supported: F32, F16, "
+        "BF16)",
+        mf.path, name, dtype_name(t.type));
   return t;
 }
 
 std::vector<float> vec(const ModelFile& mf, const std::string& name, int64_t n) {
   const Tensor& t = need(mf, name);
-  if (t.elements() != n) fail("{}: tensor '{}' has {} elements, expected {}", mf.path, name, t.elements(), n);
+  if (t.elements() != n)
+    fail("{}: tensor '{}' has {} elements, expected {}", mf.path, name, t.elements(), n);
   if (t.type != DType::F32 && t.type != DType::F16 && t.type != DType::BF16)
-    fail("{}: tensor '{}' has type {}; vectors must be F32, F16 or BF16", mf.path, name, dtype_name(t.type));
+    fail("{}: tensor '{}' has type {}; vectors must be F32, F16 or BF16", mf.path, name,
+         dtype_name(t.type));
   std::vector<float> v(static_cast<size_t>(n));
   convert_row_to_f32(t.type, t.data, v.data(), n);
   return v;
@@ -68,8 +73,8 @@ Weights Weights::bind(const ModelFile& mf, const HParams& hp) {
 uint64_t Weights::matrix_bytes() const {
   uint64_t b = output.nbytes;
   for (const auto& L : layers)
-    b += L.wq.nbytes + L.wk.nbytes + L.wv.nbytes + L.wo.nbytes + L.ffn_gate.nbytes + L.ffn_up.nbytes +
-         L.ffn_down.nbytes;
+    b += L.wq.nbytes + L.wk.nbytes + L.wv.nbytes + L.wo.nbytes + L.ffn_gate.nbytes +
+         L.ffn_up.nbytes + L.ffn_down.nbytes;
   return b;
 }
 

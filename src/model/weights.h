@@ -12,8 +12,8 @@ namespace brisk {
 struct LayerWeights {
   std::vector<float> attn_norm, ffn_norm;
   Tensor wq, wk, wv, wo;
-  std::vector<float> bq, bk, bv;            // empty unless hp.qkv_bias
-  std::vector<float> q_norm, k_norm;        // empty unless hp.qk_norm
+  std::vector<float> bq, bk, bv;      // empty unless hp.qkv_bias
+  std::vector<float> q_norm, k_norm;  // empty unless hp.qk_norm
   Tensor ffn_gate, ffn_up, ffn_down;
 };
 
@@ -21,8 +21,8 @@ struct Weights {
   Tensor token_embd;
   std::vector<LayerWeights> layers;
   std::vector<float> output_norm;
-  Tensor output;                 // token_embd when the classifier is tied
-  std::vector<float> rope_freqs; // GGUF rope_freqs (Llama 3.1), empty if absent
+  Tensor output;                  // token_embd when the classifier is tied
+  std::vector<float> rope_freqs;  // GGUF rope_freqs (Llama 3.1), empty if absent
 
   static Weights bind(const ModelFile& mf, const HParams& hp);
   uint64_t matrix_bytes() const;  // bytes of all weight matrices read for one token

@@ -28,7 +28,7 @@ inline constexpr int kAttnChunk = 16;
 // Computes the output of the query heads that share KV head `kv_head` (GQA: n_head / n_head_kv of
 // them, each K/V chunk read once for all of them), attending to positions [0, n_keys).
 // q and out are the token's full rows (n_head * head_dim floats).
-void attention_group(const AttnShape& s, int kv_head, const float* q, int64_t n_keys, const KvSpan* spans,
-                     size_t n_spans, float* out);
+void attention_group(const AttnShape& s, int kv_head, const float* q, int64_t n_keys,
+                     const KvSpan* spans, size_t n_spans, float* out);
 
 }  // namespace brisk

@@ -28,9 +28,12 @@ const CpuFeatures& cpu_features() {
 bool isa_available(Isa isa) {
   const auto& f = cpu_features();
   switch (isa) {
-    case Isa::Generic: return true;
-    case Isa::Avx2: return f.avx2 && f.fma && f.f16c;
-    case Isa::Avx512: return f.avx512f && f.avx512bw && f.avx512vl && f.avx512bf16 && f.fma;
+    case Isa::Generic:
+      return true;
+    case Isa::Avx2:
+      return f.avx2 && f.fma && f.f16c;
+    case Isa::Avx512:
+      return f.avx512f && f.avx512bw && f.avx512vl && f.avx512bf16 && f.fma;
   }
   return false;
 }
@@ -39,8 +42,10 @@ Isa best_isa() {
   static const Isa isa = [] {
     Isa cap = Isa::Avx512;
     if (const char* e = std::getenv("BRISK_ISA")) {
-      if (!std::strcmp(e, "generic")) cap = Isa::Generic;
-      else if (!std::strcmp(e, "avx2")) cap = Isa::Avx2;
+      if (!std::strcmp(e, "generic"))
+        cap = Isa::Generic;
+      else if (!std::strcmp(e, "avx2"))
+        cap = Isa::Avx2;
     }
     for (int i = static_cast<int>(cap); i > 0; --i)
       if (isa_available(static_cast<Isa>(i))) return static_cast<Isa>(i);
@@ -51,9 +56,12 @@ Isa best_isa() {
 
 const char* isa_name(Isa isa) {
   switch (isa) {
-    case Isa::Generic: return "generic";
-    case Isa::Avx2: return "avx2";
-    case Isa::Avx512: return "avx512";
+    case Isa::Generic:
+      return "generic";
+    case Isa::Avx2:
+      return "avx2";
+    case Isa::Avx512:
+      return "avx512";
   }
   return "?";
 }

@@ -16,10 +16,17 @@ Kernel pick(Isa isa, DType t) {
   for (int i = static_cast<int>(isa); i >= 0; --i) {
     Kernel k{};
     switch (t) {
-      case DType::F32: k = kernel_f32(static_cast<Isa>(i)); break;
-      case DType::F16: k = kernel_f16(static_cast<Isa>(i)); break;
-      case DType::BF16: k = kernel_bf16(static_cast<Isa>(i)); break;
-      default: fail("matmul: weight type {} has no kernel yet", dtype_name(t));
+      case DType::F32:
+        k = kernel_f32(static_cast<Isa>(i));
+        break;
+      case DType::F16:
+        k = kernel_f16(static_cast<Isa>(i));
+        break;
+      case DType::BF16:
+        k = kernel_bf16(static_cast<Isa>(i));
+        break;
+      default:
+        fail("matmul: weight type {} has no kernel yet", dtype_name(t));
     }
     if (k.tile) return k;
   }
@@ -28,8 +35,8 @@ Kernel pick(Isa isa, DType t) {
 
 }  // namespace
 
-void matmul_isa(Isa isa, const Tensor& w, const float* x, int64_t ldx, int64_t n, float* y, int64_t ldy,
-                ThreadPool& pool) {
+void matmul_isa(Isa isa, const Tensor& w, const float* x, int64_t ldx, int64_t n, float* y,
+                int64_t ldy, ThreadPool& pool) {
   if (n <= 0) return;
   const int64_t k = w.cols(), rows = w.rows();
   const Kernel kern = pick(isa, w.type);
@@ -61,7 +68,8 @@ void matmul_isa(Isa isa, const Tensor& w, const float* x, int64_t ldx, int64_t n
   });
 }
 
-void matmul(const Tensor& w, const float* x, int64_t ldx, int64_t n, float* y, int64_t ldy, ThreadPool& pool) {
+void matmul(const Tensor& w, const float* x, int64_t ldx, int64_t n, float* y, int64_t ldy,
+            ThreadPool& pool) {
   matmul_isa(best_isa(), w, x, ldx, n, y, ldy, pool);
 }
 

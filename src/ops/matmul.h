@@ -12,9 +12,10 @@
 namespace brisk {
 
 // x: n rows of w.cols() floats (row stride ldx); y: n rows, row stride ldy, w.rows() outputs each.
-void matmul(const Tensor& w, const float* x, int64_t ldx, int64_t n, float* y, int64_t ldy, ThreadPool& pool);
-void matmul_isa(Isa isa, const Tensor& w, const float* x, int64_t ldx, int64_t n, float* y, int64_t ldy,
-                ThreadPool& pool);
+void matmul(const Tensor& w, const float* x, int64_t ldx, int64_t n, float* y, int64_t ldy,
+            ThreadPool& pool);
+void matmul_isa(Isa isa, const Tensor& w, const float* x, int64_t ldx, int64_t n, float* y,
+                int64_t ldy, ThreadPool& pool);
 
 namespace matmul_detail {
 

@@ -12,12 +12,17 @@ namespace brisk::matmul_detail {
 
 using MicroFn = void (*)(const Args&, int64_t r, int64_t t);
 
-#define BRISK_MICRO_ROW(fn, R) {fn<R, 1>, fn<R, 2>, fn<R, 3>, fn<R, 4>, fn<R, 5>, fn<R, 6>}
+#define BRISK_MICRO_ROW(fn, R) \
+  { fn<R, 1>, fn<R, 2>, fn<R, 3>, fn<R, 4>, fn<R, 5>, fn<R, 6> }
 #define BRISK_MICRO_TABLE(fn) \
-  {BRISK_MICRO_ROW(fn, 1), BRISK_MICRO_ROW(fn, 2), BRISK_MICRO_ROW(fn, 3), BRISK_MICRO_ROW(fn, 4)}
-#define BRISK_MICRO_ROW3(fn, R) {fn<R, 1>, fn<R, 2>, fn<R, 3>}
-#define BRISK_MICRO_TABLE3(fn) \
-  {BRISK_MICRO_ROW3(fn, 1), BRISK_MICRO_ROW3(fn, 2), BRISK_MICRO_ROW3(fn, 3), BRISK_MICRO_ROW3(fn, 4)}
+  { BRISK_MICRO_ROW(fn, 1), BRISK_MICRO_ROW(fn, 2), BRISK_MICRO_ROW(fn, 3), BRISK_MICRO_ROW(fn, 4) }
+#define BRISK_MICRO_ROW3(fn, R) \
+  { fn<R, 1>, fn<R, 2>, fn<R, 3> }
+#define BRISK_MICRO_TABLE3(fn)                                                 \
+  {                                                                            \
+    BRISK_MICRO_ROW3(fn, 1), BRISK_MICRO_ROW3(fn, 2), BRISK_MICRO_ROW3(fn, 3), \
+        BRISK_MICRO_ROW3(fn, 4)                                                \
+  }
 
 template <int MaxT, const MicroFn (*Table)[MaxT]>
 void tile_loop(const Args& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {

@@ -1,5 +1,5 @@
-// Measurements of this machine's limits, taken in the same process as a benchmark so that speeds can
-// be quoted as a fraction of what the hardware allows.
+// Measurements of this machine's limits, taken in the same process as a benchmark so that speeds
+// can be quoted as a fraction of what the hardware allows.
 #pragma once
 
 #include "core/thread_pool.h"
@@ -10,7 +10,8 @@ namespace brisk {
 // buffer far larger than the caches.
 double measure_read_bandwidth(ThreadPool& pool, size_t bytes = size_t{1} << 30, int reps = 7);
 
-// Peak f32 FMA and BF16 dot-product rates (FLOP/s) with the pool's threads, from register-only loops.
+// Peak f32 FMA and BF16 dot-product rates (FLOP/s) with the pool's threads, from register-only
+// loops.
 double measure_fma_peak(ThreadPool& pool);
 double measure_bf16_dot_peak(ThreadPool& pool);
 

@@ -5,7 +5,8 @@
 
 namespace brisk {
 
-std::vector<float> rope_inv_freq(int rope_dim, float theta, const RopeScaling& s, const float* freq_factors) {
+std::vector<float> rope_inv_freq(int rope_dim, float theta, const RopeScaling& s,
+                                 const float* freq_factors) {
   std::vector<float> f(static_cast<size_t>(rope_dim / 2));
   for (int i = 0; i < rope_dim / 2; ++i) {
     double inv = std::pow(static_cast<double>(theta), -2.0 * i / rope_dim);
@@ -13,15 +14,16 @@ std::vector<float> rope_inv_freq(int rope_dim, float theta, const RopeScaling& s
     if (s.kind == RopeScaling::Kind::Linear) {
       inv /= s.factor;
     } else if (s.kind == RopeScaling::Kind::Llama3) {
-      // Llama 3.1: long wavelengths are slowed by `factor`, short ones kept, the band between blended.
+      // Llama 3.1: long wavelengths are slowed by `factor`, short ones kept, the band between
+      // blended.
       const double low_wavelen = s.original_context / s.low_freq_factor;
       const double high_wavelen = s.original_context / s.high_freq_factor;
       const double wavelen = 2 * std::numbers::pi / inv;
       if (wavelen > low_wavelen) {
         inv /= s.factor;
       } else if (wavelen >= high_wavelen) {
-        const double smooth =
-            (s.original_context / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+        const double smooth = (s.original_context / wavelen - s.low_freq_factor) /
+                              (s.high_freq_factor - s.low_freq_factor);
         inv = (1 - smooth) * inv / s.factor + smooth * inv;
       }
     }
@@ -30,7 +32,8 @@ std::vector<float> rope_inv_freq(int rope_dim, float theta, const RopeScaling& s
   return f;
 }
 
-void rope(float* x, int n_heads, int head_dim, int rope_dim, int64_t pos, RopeType type, const float* inv_freq) {
+void rope(float* x, int n_heads, int head_dim, int rope_dim, int64_t pos, RopeType type,
+          const float* inv_freq) {
   const int half = rope_dim / 2;
   // Angles in double so long contexts keep full float precision in cos/sin.
   float c[512], s[512];

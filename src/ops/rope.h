@@ -22,6 +22,7 @@ std::vector<float> rope_inv_freq(int rope_dim, float theta, const RopeScaling& s
                                  const float* freq_factors = nullptr);
 
 // Rotates the first rope_dim elements of each of n_heads heads (stride head_dim) at position pos.
-void rope(float* x, int n_heads, int head_dim, int rope_dim, int64_t pos, RopeType type, const float* inv_freq);
+void rope(float* x, int n_heads, int head_dim, int rope_dim, int64_t pos, RopeType type,
+          const float* inv_freq);
 
 }  // namespace brisk

@@ -66,18 +66,23 @@ void SpmTokenizer::emit(std::string_view piece, std::vector<int32_t>& out) const
     return;
   }
   for (unsigned char c : piece) {
-    if (byte_token_[c] >= 0) out.push_back(byte_token_[c]);
-    else if (vocab_.unk >= 0) out.push_back(vocab_.unk);
+    if (byte_token_[c] >= 0)
+      out.push_back(byte_token_[c]);
+    else if (vocab_.unk >= 0)
+      out.push_back(vocab_.unk);
   }
 }
 
-void SpmTokenizer::encode_text(std::string_view raw, bool at_start, std::vector<int32_t>& out) const {
+void SpmTokenizer::encode_text(std::string_view raw, bool at_start,
+                               std::vector<int32_t>& out) const {
   std::string text;
   text.reserve(raw.size() + 8);
   if (at_start && vocab_.add_space_prefix) text += kSpace;
   for (char c : raw) {
-    if (c == ' ') text += kSpace;
-    else text += c;
+    if (c == ' ')
+      text += kSpace;
+    else
+      text += c;
   }
   std::vector<Symbol> sym;
   for (size_t i = 0; i < text.size();) {
@@ -111,7 +116,8 @@ void SpmTokenizer::encode_text(std::string_view raw, bool at_start, std::vector<
     try_add(l.prev, b.left);
     try_add(b.left, l.next);
   }
-  for (int i = 0; i >= 0; i = sym[i].next) emit(std::string_view(text).substr(sym[i].start, sym[i].len), out);
+  for (int i = 0; i >= 0; i = sym[i].next)
+    emit(std::string_view(text).substr(sym[i].start, sym[i].len), out);
 }
 
 }  // namespace brisk

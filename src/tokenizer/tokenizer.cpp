@@ -11,10 +11,12 @@ namespace brisk {
 std::unique_ptr<Tokenizer> Tokenizer::create(const ModelFile& mf) {
   Vocab v = Vocab::from_model(mf);
   if (v.model == "llama") return std::make_unique<SpmTokenizer>(std::move(v));
-  fail("{}: tokenizer kind '{}' is not supported yet (SentencePiece 'llama' vocabularies are)", mf.path, v.model);
+  fail("{}: tokenizer kind '{}' is not supported yet (SentencePiece 'llama' vocabularies are)",
+       mf.path, v.model);
 }
 
-std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, bool parse_special) const {
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special,
+                                       bool parse_special) const {
   std::vector<int32_t> out;
   if (add_special && vocab_.add_bos && vocab_.bos >= 0) out.push_back(vocab_.bos);
   if (!parse_special) {
@@ -26,8 +28,9 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, 
       if ((vocab_.types[i] == TokenType::Control || vocab_.types[i] == TokenType::UserDefined) &&
           !vocab_.tokens[i].empty())
         specials.push_back(i);
-    std::sort(specials.begin(), specials.end(),
-              [&](int32_t a, int32_t b) { return vocab_.tokens[a].size() > vocab_.tokens[b].size(); });
+    std::sort(specials.begin(), specials.end(), [&](int32_t a, int32_t b) {
+      return vocab_.tokens[a].size() > vocab_.tokens[b].size();
+    });
     size_t start = 0, i = 0;
     bool at_start = true;
     while (i < text.size()) {

@@ -20,7 +20,8 @@ class Tokenizer {
 
   // add_special adds BOS/EOS as the vocabulary asks; parse_special matches control and
   // user-defined token texts in `text` (off: such text is tokenized as plain characters).
-  std::vector<int32_t> encode(std::string_view text, bool add_special, bool parse_special = false) const;
+  std::vector<int32_t> encode(std::string_view text, bool add_special,
+                              bool parse_special = false) const;
 
   // The bytes a token stands for (control tokens give "" unless show_special).
   virtual std::string token_bytes(int32_t id, bool show_special = false) const = 0;
@@ -31,14 +32,16 @@ class Tokenizer {
 
  protected:
   // Encodes a run of ordinary text (no special tokens).
-  virtual void encode_text(std::string_view text, bool at_start, std::vector<int32_t>& out) const = 0;
+  virtual void encode_text(std::string_view text, bool at_start,
+                           std::vector<int32_t>& out) const = 0;
   Vocab vocab_;
 };
 
 // Turns a stream of token ids into text, never splitting a UTF-8 character across pushes.
 class StreamDecoder {
  public:
-  explicit StreamDecoder(const Tokenizer& tok, bool show_special = false) : tok_(tok), show_special_(show_special) {}
+  explicit StreamDecoder(const Tokenizer& tok, bool show_special = false)
+      : tok_(tok), show_special_(show_special) {}
   std::string push(int32_t id);
   std::string flush();  // whatever is held back (an incomplete character at the end)
 

@@ -7,7 +7,8 @@ namespace brisk {
 Vocab Vocab::from_model(const ModelFile& mf) {
   Vocab v;
   v.model = mf.get_str("tokenizer.ggml.model").value_or("");
-  if (v.model.empty()) fail("{}: the model has no tokenizer (tokenizer.ggml.model is missing)", mf.path);
+  if (v.model.empty())
+    fail("{}: the model has no tokenizer (tokenizer.ggml.model is missing)", mf.path);
   v.pre = mf.get_str("tokenizer.ggml.pre").value_or("default");
   const Value* toks = mf.find("tokenizer.ggml.tokens");
   if (!toks || toks->type != GgufType::ARRAY || toks->elem_type != GgufType::STRING)

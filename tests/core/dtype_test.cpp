@@ -21,7 +21,9 @@ TEST(DType, InfoMatchesGgufBlockLayouts) {
   EXPECT_EQ(*dtype_from_name("q4_k"), DType::Q4_K);
 }
 
-__attribute__((target("f16c"))) float hw_f16_to_f32(uint16_t h) { return _cvtsh_ss(h); }
+__attribute__((target("f16c"))) float hw_f16_to_f32(uint16_t h) {
+  return _cvtsh_ss(h);
+}
 __attribute__((target("f16c"))) uint16_t hw_f32_to_f16(float f) {
   return static_cast<uint16_t>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT));
 }
@@ -29,7 +31,8 @@ __attribute__((target("f16c"))) uint16_t hw_f32_to_f16(float f) {
 TEST(DType, HalfConversionsMatchHardwareExhaustively) {
   if (!cpu_features().f16c) GTEST_SKIP() << "no F16C to compare against";
   for (uint32_t h = 0; h < 65536; ++h) {
-    const float a = f16_to_f32(static_cast<uint16_t>(h)), b = hw_f16_to_f32(static_cast<uint16_t>(h));
+    const float a = f16_to_f32(static_cast<uint16_t>(h)),
+                b = hw_f16_to_f32(static_cast<uint16_t>(h));
     if (std::isnan(b)) {
       ASSERT_TRUE(std::isnan(a));
       continue;

@@ -7,7 +7,9 @@
 namespace brisk {
 namespace {
 
-std::vector<float> logits() { return {1.0f, 3.0f, 2.5f, -1.0f, 0.0f, 2.9f}; }
+std::vector<float> logits() {
+  return {1.0f, 3.0f, 2.5f, -1.0f, 0.0f, 2.9f};
+}
 
 TEST(Sampler, GreedyPicksTheLargestLogit) {
   SamplingParams p;
@@ -65,7 +67,8 @@ TEST(Sampler, TopPAndMinPCutTheTail) {
   for (int i = 0; i < 2000; ++i) seen[s.sample(logits().data(), 6)]++;
   for (const auto& [id, n] : seen) EXPECT_TRUE(id == 1 || id == 5) << id;
   SamplingParams q;
-  q.temperature = 1.0f, q.top_k = 0, q.top_p = 1, q.min_p = 0.7f;  // keeps p >= 0.7 * p(best): tokens 1, 5
+  q.temperature = 1.0f, q.top_k = 0, q.top_p = 1,
+  q.min_p = 0.7f;  // keeps p >= 0.7 * p(best): tokens 1, 5
   Sampler m(q);
   for (int i = 0; i < 2000; ++i) {
     const int32_t id = m.sample(logits().data(), 6);

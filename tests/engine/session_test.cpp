@@ -1,5 +1,5 @@
-// The single-sequence session: a conversation fed whole each turn reuses the cached prefix, and gives
-// the same logits as processing everything from scratch.
+// The single-sequence session: a conversation fed whole each turn reuses the cached prefix, and
+// gives the same logits as processing everything from scratch.
 #include "engine/session.h"
 
 #include "core/error.h"
@@ -54,7 +54,8 @@ TEST(Session, StopsAtContextAndOnRequest) {
   Session s2(*m, pool, 64);
   s2.feed(m->tokenizer->encode("Once", true));
   n = 0;
-  s2.generate(sampler, 10, true, [&](int32_t) { return ++n > 0; }, &stop);
+  s2.generate(
+      sampler, 10, true, [&](int32_t) { return ++n > 0; }, &stop);
   EXPECT_EQ(n, 0);
   EXPECT_THROW(s.feed(std::vector<int32_t>(40, 5)), Error);
 }

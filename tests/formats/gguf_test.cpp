@@ -22,7 +22,9 @@ struct Bytes {
     s.append(reinterpret_cast<const char*>(&v), sizeof v);
     return *this;
   }
-  Bytes& count(uint64_t n) { return version == 1 ? put<uint32_t>(static_cast<uint32_t>(n)) : put<uint64_t>(n); }
+  Bytes& count(uint64_t n) {
+    return version == 1 ? put<uint32_t>(static_cast<uint32_t>(n)) : put<uint64_t>(n);
+  }
   Bytes& str(const std::string& x) {
     count(x.size());
     s += x;
@@ -32,7 +34,9 @@ struct Bytes {
     put<uint32_t>(0x46554747).put<uint32_t>(version);
     return count(n_tensors).count(n_kv);
   }
-  Bytes& kv_u32(const std::string& k, uint32_t v) { return str(k).put<uint32_t>(4).put<uint32_t>(v); }
+  Bytes& kv_u32(const std::string& k, uint32_t v) {
+    return str(k).put<uint32_t>(4).put<uint32_t>(v);
+  }
   Bytes& tensor(const std::string& name, std::vector<uint64_t> dims, uint32_t type, uint64_t off) {
     str(name).put<uint32_t>(static_cast<uint32_t>(dims.size()));
     for (auto d : dims) version == 1 ? put<uint32_t>(static_cast<uint32_t>(d)) : put<uint64_t>(d);
@@ -65,7 +69,8 @@ class GgufFiles : public ::testing::Test {
   }
   void expect_error(const std::string& bytes, const std::string& fragment) {
     const std::string msg = load_error(bytes);
-    EXPECT_NE(msg.find(fragment), std::string::npos) << "got: '" << msg << "', expected it to mention '" << fragment << "'";
+    EXPECT_NE(msg.find(fragment), std::string::npos)
+        << "got: '" << msg << "', expected it to mention '" << fragment << "'";
   }
   test::TempDir dir_;
 };
@@ -93,8 +98,9 @@ TEST_F(GgufFiles, RoundTripsEveryMetadataTypeAndNestedArrays) {
   scalar("a.f64", GgufType::F64, 0, 0, 3.141592653589793);
   m["a.bool"] = Value::of_bool(true);
   m["a.str"] = Value::of_str("héllo");
-  m["a.nested"] = Value::of_array(GgufType::ARRAY, {Value::of_array(GgufType::I32, {Value::of_i32(1), Value::of_i32(-2)}),
-                                                    Value::of_array(GgufType::STRING, {Value::of_str("x")})});
+  m["a.nested"] = Value::of_array(
+      GgufType::ARRAY, {Value::of_array(GgufType::I32, {Value::of_i32(1), Value::of_i32(-2)}),
+                        Value::of_array(GgufType::STRING, {Value::of_str("x")})});
   std::vector<float> data = {1, 2, 3, 4, 5, 6};
   Tensor t;
   t.name = "t";
@@ -104,7 +110,11 @@ TEST_F(GgufFiles, RoundTripsEveryMetadataTypeAndNestedArrays) {
   t.data = data.data();
   t.nbytes = 24;
   const std::string p = dir_.file("rt.gguf");
-  write_gguf(p, m, {t, [&] { Tensor u = t; u.name = "u"; return u; }()});
+  write_gguf(p, m, {t, [&] {
+                      Tensor u = t;
+                      u.name = "u";
+                      return u;
+                    }()});
   ModelFile f = load_gguf(p);
   EXPECT_EQ(f.format, "GGUF v3");
   EXPECT_EQ(f.find("a.u8")->u, 200u);
@@ -145,21 +155,27 @@ TEST_F(GgufFiles, ReadsVersion1And2) {
 
 TEST_F(GgufFiles, RejectsMalformedHeaders) {
   expect_error("GGUF", "not a GGUF file");
-  expect_error(Bytes{}.put<uint32_t>(0x12345678).put<uint32_t>(3).s + std::string(16, '\0'), "bad magic");
-  expect_error(Bytes{}.put<uint32_t>(0x46554747).put<uint32_t>(7).s + std::string(16, '\0'), "unsupported GGUF version 7");
+  expect_error(Bytes{}.put<uint32_t>(0x12345678).put<uint32_t>(3).s + std::string(16, '\0'),
+               "bad magic");
+  expect_error(Bytes{}.put<uint32_t>(0x46554747).put<uint32_t>(7).s + std::string(16, '\0'),
+               "unsupported GGUF version 7");
   expect_error(Bytes{}.header(1ull << 60, 0).s, "tensor count");
   expect_error(Bytes{}.header(0, 1ull << 60).s, "metadata count");
-  expect_error(Bytes{}.header(0, 1).str("k").put<uint32_t>(8).put<uint64_t>(1ull << 62).s, "runs past the end");
-  expect_error(Bytes{}.header(0, 1).str("k").put<uint32_t>(9).put<uint32_t>(4).put<uint64_t>(1ull << 40).s,
-               "cannot fit");
+  expect_error(Bytes{}.header(0, 1).str("k").put<uint32_t>(8).put<uint64_t>(1ull << 62).s,
+               "runs past the end");
+  expect_error(
+      Bytes{}.header(0, 1).str("k").put<uint32_t>(9).put<uint32_t>(4).put<uint64_t>(1ull << 40).s,
+      "cannot fit");
   {
     Bytes b;
     b.header(0, 1).str("deep").put<uint32_t>(9);
     for (int i = 0; i < 10; ++i) b.put<uint32_t>(9).put<uint64_t>(1);
     expect_error(b.s + std::string(64, '\0'), "nested too deeply");
   }
-  expect_error(Bytes{}.header(0, 1).str("k").put<uint32_t>(13).put<uint32_t>(0).s, "unknown value type 13");
-  expect_error(Bytes{}.header(0, 1).str("bad\xff").put<uint32_t>(4).put<uint32_t>(1).s, "not valid UTF-8");
+  expect_error(Bytes{}.header(0, 1).str("k").put<uint32_t>(13).put<uint32_t>(0).s,
+               "unknown value type 13");
+  expect_error(Bytes{}.header(0, 1).str("bad\xff").put<uint32_t>(4).put<uint32_t>(1).s,
+               "not valid UTF-8");
   expect_error(Bytes{}.header(0, 2).kv_u32("k", 1).kv_u32("k", 2).s, "duplicate metadata key 'k'");
   expect_error(Bytes{}.header(0, 1).str("k").put<uint32_t>(7).put<uint8_t>(2).s, "neither 0 nor 1");
   expect_error(Bytes{}.header(0, 1).kv_u32("general.alignment", 24).s, "power of two");
@@ -167,7 +183,8 @@ TEST_F(GgufFiles, RejectsMalformedHeaders) {
 }
 
 TEST_F(GgufFiles, RejectsMalformedTensors) {
-  auto one = [](const std::string& name, std::vector<uint64_t> dims, uint32_t type, uint64_t off, size_t data) {
+  auto one = [](const std::string& name, std::vector<uint64_t> dims, uint32_t type, uint64_t off,
+                size_t data) {
     return Bytes{}.header(1, 0).tensor(name, dims, type, off).align().zeros(data).s;
   };
   expect_error(one("t", {1, 1, 1, 1, 1}, 0, 0, 32), "5 dimensions");
@@ -217,7 +234,8 @@ TEST_F(GgufFiles, EveryTruncationOfAValidFileIsAnError) {
 // Model-level checks: a structurally valid GGUF that does not describe a usable model.
 class ModelFiles : public GgufFiles {
  protected:
-  std::string model_error(const std::function<void(std::map<std::string, Value>&, std::vector<Tensor>&)>& edit) {
+  std::string model_error(
+      const std::function<void(std::map<std::string, Value>&, std::vector<Tensor>&)>& edit) {
     tools::GenConfig c;
     c.n_vocab = 270, c.n_embd = 32, c.n_layer = 1, c.n_ff = 48, c.n_head = 2, c.n_head_kv = 1;
     c.type = DType::F32;
@@ -238,27 +256,38 @@ class ModelFiles : public GgufFiles {
   }
 };
 
-TEST_F(ModelFiles, ValidModelLoads) { EXPECT_EQ(model_error([](auto&, auto&) {}), ""); }
+TEST_F(ModelFiles, ValidModelLoads) {
+  EXPECT_EQ(model_error([](auto&, auto&) {}), "");
+}
 
 TEST_F(ModelFiles, MissingRequiredKey) {
-  EXPECT_NE(model_error([](auto& m, auto&) { m.erase("llama.block_count"); }).find("'llama.block_count'"), std::string::npos);
+  EXPECT_NE(
+      model_error([](auto& m, auto&) { m.erase("llama.block_count"); }).find("'llama.block_count'"),
+      std::string::npos);
 }
 
 TEST_F(ModelFiles, WrongKeyType) {
-  EXPECT_NE(model_error([](auto& m, auto&) { m["llama.block_count"] = Value::of_str("two"); }).find("should be an integer"),
+  EXPECT_NE(model_error([](auto& m, auto&) {
+              m["llama.block_count"] = Value::of_str("two");
+            }).find("should be an integer"),
             std::string::npos);
 }
 
 TEST_F(ModelFiles, AbsurdHyperParameters) {
-  EXPECT_NE(model_error([](auto& m, auto&) { m["llama.block_count"] = Value::of_u64(1ull << 40); }).find("out of range"),
+  EXPECT_NE(model_error([](auto& m, auto&) {
+              m["llama.block_count"] = Value::of_u64(1ull << 40);
+            }).find("out of range"),
             std::string::npos);
-  EXPECT_NE(model_error([](auto& m, auto&) { m["llama.attention.head_count_kv"] = Value::of_u32(3); }).find("multiple"),
+  EXPECT_NE(model_error([](auto& m, auto&) {
+              m["llama.attention.head_count_kv"] = Value::of_u32(3);
+            }).find("multiple"),
             std::string::npos);
 }
 
 TEST_F(ModelFiles, UnsupportedArchitectureNamed) {
-  EXPECT_NE(model_error([](auto& m, auto&) { m["general.architecture"] = Value::of_str("gpt2"); })
-                .find("architecture 'gpt2' is not supported"),
+  EXPECT_NE(model_error([](auto& m, auto&) {
+              m["general.architecture"] = Value::of_str("gpt2");
+            }).find("architecture 'gpt2' is not supported"),
             std::string::npos);
 }
 
@@ -277,8 +306,9 @@ TEST_F(ModelFiles, QuantizedTensorRefusedByTypeName) {
 }
 
 TEST_F(ModelFiles, MissingOrMisshapenTensor) {
-  EXPECT_NE(model_error([](auto&, auto& ts) { std::erase_if(ts, [](const Tensor& t) { return t.name == "blk.0.attn_k.weight"; }); })
-                .find("'blk.0.attn_k.weight' is missing"),
+  EXPECT_NE(model_error([](auto&, auto& ts) {
+              std::erase_if(ts, [](const Tensor& t) { return t.name == "blk.0.attn_k.weight"; });
+            }).find("'blk.0.attn_k.weight' is missing"),
             std::string::npos);
   EXPECT_NE(model_error([](auto&, auto& ts) {
               for (auto& t : ts)
@@ -288,12 +318,17 @@ TEST_F(ModelFiles, MissingOrMisshapenTensor) {
 }
 
 TEST_F(ModelFiles, TokenizerProblemsNamed) {
-  EXPECT_NE(model_error([](auto& m, auto&) { m["tokenizer.ggml.bos_token_id"] = Value::of_u32(99999); }).find("outside the vocabulary"),
+  EXPECT_NE(model_error([](auto& m, auto&) {
+              m["tokenizer.ggml.bos_token_id"] = Value::of_u32(99999);
+            }).find("outside the vocabulary"),
             std::string::npos);
-  EXPECT_NE(model_error([](auto& m, auto&) { m.erase("tokenizer.ggml.tokens"); }).find("tokenizer.ggml.tokens"),
+  EXPECT_NE(model_error([](auto& m, auto&) {
+              m.erase("tokenizer.ggml.tokens");
+            }).find("tokenizer.ggml.tokens"),
             std::string::npos);
-  EXPECT_NE(model_error([](auto& m, auto&) { m["tokenizer.ggml.scores"] = Value::of_array(GgufType::F32, {}); })
-                .find("tokenizer.ggml.scores"),
+  EXPECT_NE(model_error([](auto& m, auto&) {
+              m["tokenizer.ggml.scores"] = Value::of_array(GgufType::F32, {});
+            }).find("tokenizer.ggml.scores"),
             std::string::npos);
 }
 

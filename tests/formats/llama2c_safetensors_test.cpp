@@ -26,11 +26,11 @@ std::string error_of(const std::function<void()>& f) {
   return "";
 }
 
-#define EXPECT_ERROR(expr, fragment)                                                        \
-  do {                                                                                      \
-    const std::string msg_ = error_of([&] { expr; });                                       \
-    EXPECT_NE(msg_.find(fragment), std::string::npos) << "got '" << msg_ << "', wanted '" \
-                                                      << (fragment) << "'";             \
+#define EXPECT_ERROR(expr, fragment)                              \
+  do {                                                            \
+    const std::string msg_ = error_of([&] { expr; });             \
+    EXPECT_NE(msg_.find(fragment), std::string::npos)             \
+        << "got '" << msg_ << "', wanted '" << (fragment) << "'"; \
   } while (0)
 
 TEST(Llama2c, RejectsBadCheckpoints) {
@@ -68,10 +68,12 @@ TEST(Llama2c, LegacyUnsharedClassifier) {
   for (auto& v : emb) v *= 2;
   bin.append(reinterpret_cast<const char*>(emb.data()), emb.size() * 4);
   test::write_file(d.file("unshared.bin"), bin);
-  ModelFile mf = load_llama2c(d.file("unshared.bin"), test::shared("models/stories260K/tok512.bin"));
+  ModelFile mf =
+      load_llama2c(d.file("unshared.bin"), test::shared("models/stories260K/tok512.bin"));
   const Tensor* out = mf.tensor("output.weight");
   ASSERT_NE(out, nullptr);
-  EXPECT_EQ(static_cast<const float*>(out->data)[5], 2 * static_cast<const float*>(mf.tensor("token_embd.weight")->data)[5]);
+  EXPECT_EQ(static_cast<const float*>(out->data)[5],
+            2 * static_cast<const float*>(mf.tensor("token_embd.weight")->data)[5]);
   EXPECT_FALSE(Model::from_file(std::move(mf))->hp.tied_output);
   // The shared original binds the embedding as the classifier.
   EXPECT_TRUE(Model::load(test::shared("models/stories260K/stories260K.bin"))->hp.tied_output);
@@ -103,7 +105,8 @@ class HfDir : public ::testing::Test {
 TEST_F(HfDir, LoadsBf16ShardsWithPermutedQk) {
   auto m = Model::load(dir_.path());
   EXPECT_EQ(m->w.layers[0].wq.type, DType::BF16);
-  // Rows of Q were un-permuted back to the GGUF layout: row r of the export equals row r of the source.
+  // Rows of Q were un-permuted back to the GGUF layout: row r of the export equals row r of the
+  // source.
   std::vector<float> a(64), b(64);
   for (int64_t r : {0, 1, 2, 7, 8, 63}) {
     convert_row_to_f32(DType::BF16, m->w.layers[3].wq.row(r), a.data(), 64);

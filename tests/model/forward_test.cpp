@@ -34,25 +34,29 @@ std::vector<Config> configs() {
   }
   {  // Llama 3 style: GQA 4:1, llama3 rope scaling, F16, odd FFN width.
     auto c = base();
-    c.n_embd = 96, c.n_head = 8, c.n_head_kv = 2, c.n_ff = 173, c.type = DType::F16, c.embd_type = DType::F16;
+    c.n_embd = 96, c.n_head = 8, c.n_head_kv = 2, c.n_ff = 173, c.type = DType::F16,
+    c.embd_type = DType::F16;
     c.rope_scaling = "llama3", c.rope_factor = 8, c.rope_theta = 500000;
     v.push_back({"llama3_gqa4_f16", c, 2e-4f});
   }
   {  // Qwen2: q/k/v biases, neox rope, head dim 40, GQA 3:1, BF16 (activations rounded to bf16).
     auto c = base();
-    c.arch = "qwen2", c.n_embd = 240, c.n_head = 6, c.n_head_kv = 2, c.qkv_bias = true, c.type = DType::BF16;
+    c.arch = "qwen2", c.n_embd = 240, c.n_head = 6, c.n_head_kv = 2, c.qkv_bias = true,
+    c.type = DType::BF16;
     c.embd_type = DType::BF16, c.n_ff = 200, c.tied = true;
     v.push_back({"qwen2_bias_hd40_bf16", c, 3e-2f});
   }
   {  // Qwen3: per-head q/k RMSNorm, head dim 24 with q dim != n_embd, MQA.
     auto c = base();
-    c.arch = "qwen3", c.n_embd = 80, c.n_head = 5, c.n_head_kv = 1, c.head_dim = 24, c.qk_norm = true;
+    c.arch = "qwen3", c.n_embd = 80, c.n_head = 5, c.n_head_kv = 1, c.head_dim = 24,
+    c.qk_norm = true;
     c.type = DType::F16, c.embd_type = DType::F32;
     v.push_back({"qwen3_qknorm_mqa_hd24_f16", c, 2e-4f});
   }
   {  // Mistral-like: linear rope scaling, untied, 3 layers, head dim 12.
     auto c = base();
-    c.n_embd = 48, c.n_head = 4, c.n_head_kv = 2, c.n_layer = 3, c.rope_scaling = "linear", c.rope_factor = 2;
+    c.n_embd = 48, c.n_head = 4, c.n_head_kv = 2, c.n_layer = 3, c.rope_scaling = "linear",
+    c.rope_factor = 2;
     v.push_back({"llama_linear_rope_hd12_f32", c, 2e-4f});
   }
   return v;
@@ -76,7 +80,8 @@ TEST_P(ForwardVsReference, PrefillAndDecodeMatch) {
   Forward fwd(*m, pool);
   ContiguousKvCache cache(static_cast<int>(m->hp.n_layer), m->hp.kv_dim(), 64);
 
-  const std::vector<int32_t> prompt = {1, 17, 260, 299, 5, 42, 101, 7, 250, 33, 64, 2, 9, 120, 200, 11, 3};
+  const std::vector<int32_t> prompt = {1,  17, 260, 299, 5,   42,  101, 7, 250,
+                                       33, 64, 2,   9,   120, 200, 11,  3};
   Batch b;
   for (size_t i = 0; i < prompt.size(); ++i) b.add(prompt[i], static_cast<int64_t>(i), 0, true);
   const float* logits = fwd.run(b, cache);
@@ -95,7 +100,8 @@ TEST_P(ForwardVsReference, PrefillAndDecodeMatch) {
     const float* l = fwd.run(b, cache);
     const auto r = ref.step(t, pos);
     const float bound = cfg.tol * (1 + max_abs(r));
-    for (int64_t j = 0; j < V; ++j) ASSERT_NEAR(l[j], r[j], bound) << "decode pos " << pos << " logit " << j;
+    for (int64_t j = 0; j < V; ++j)
+      ASSERT_NEAR(l[j], r[j], bound) << "decode pos " << pos << " logit " << j;
     ++pos;
   }
 }
@@ -113,7 +119,8 @@ TEST_P(Determinism, LogitsIndependentOfBatchAndThreads) {
   tools::write_random_model(cfg.gen, dir.file("m.gguf"));
   auto m = Model::load(dir.file("m.gguf"));
   const int64_t V = m->hp.n_vocab;
-  const std::vector<int32_t> seq0 = {1, 40, 41, 42, 260, 261, 262, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19};
+  const std::vector<int32_t> seq0 = {1,  40, 41, 42, 260, 261, 262, 7,  8,  9,
+                                     10, 11, 12, 13, 14,  15,  16,  17, 18, 19};
   const std::vector<int32_t> seq1 = {1, 99, 98, 97, 96};
 
   auto alone_batched = [&](int threads) {
@@ -131,7 +138,8 @@ TEST_P(Determinism, LogitsIndependentOfBatchAndThreads) {
     ContiguousKvCache cache(static_cast<int>(m->hp.n_layer), m->hp.kv_dim(), 64, 2);
     std::vector<float> out;
     Batch b;
-    // Interleave: the other sequence's prompt first, then seq0 in chunks of 3 mixed with seq1 decode.
+    // Interleave: the other sequence's prompt first, then seq0 in chunks of 3 mixed with seq1
+    // decode.
     for (size_t i = 0; i < seq1.size(); ++i) b.add(seq1[i], static_cast<int64_t>(i), 1, false);
     fwd.run(b, cache);
     int64_t p1 = static_cast<int64_t>(seq1.size());

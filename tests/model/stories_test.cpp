@@ -1,4 +1,5 @@
-// The real trained model must reproduce llama2.c's greedy reference text exactly, from every format.
+// The real trained model must reproduce llama2.c's greedy reference text exactly, from every
+// format.
 #include <gtest/gtest.h>
 
 #include "engine/session.h"
@@ -37,14 +38,17 @@ class StoriesGreedy : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(StoriesGreedy, ReproducesReferenceText) {
   auto m = Model::load(test::shared(std::string("models/stories260K/") + GetParam()));
-  EXPECT_EQ(greedy_text(*m, "", 256), test::read_file(test::shared("models/stories260K/expected_greedy_empty_prompt_n256.txt")));
-  EXPECT_EQ(greedy_text(*m, "Once upon a time", 64),
-            test::read_file(test::shared("models/stories260K/expected_greedy_once_upon_a_time_n64.txt")));
+  EXPECT_EQ(
+      greedy_text(*m, "", 256),
+      test::read_file(test::shared("models/stories260K/expected_greedy_empty_prompt_n256.txt")));
+  EXPECT_EQ(
+      greedy_text(*m, "Once upon a time", 64),
+      test::read_file(test::shared("models/stories260K/expected_greedy_once_upon_a_time_n64.txt")));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllFormats, StoriesGreedy,
-                         ::testing::Values("stories260K.gguf", "stories260K.v1.gguf", "stories260K.bin",
-                                           "stories260K_v1.bin"));
+                         ::testing::Values("stories260K.gguf", "stories260K.v1.gguf",
+                                           "stories260K.bin", "stories260K_v1.bin"));
 
 TEST(StoriesGreedy, ReproducesReferenceTextFromSafetensorsExport) {
   auto src = Model::load(test::shared("models/stories260K/stories260K.gguf"));
@@ -52,18 +56,23 @@ TEST(StoriesGreedy, ReproducesReferenceTextFromSafetensorsExport) {
   test::export_hf(*src, dir.path(), DType::F32);
   auto m = Model::load(dir.path());
   EXPECT_EQ(m->file.format, "safetensors");
-  EXPECT_EQ(greedy_text(*m, "", 256), test::read_file(test::shared("models/stories260K/expected_greedy_empty_prompt_n256.txt")));
-  EXPECT_EQ(greedy_text(*m, "Once upon a time", 64),
-            test::read_file(test::shared("models/stories260K/expected_greedy_once_upon_a_time_n64.txt")));
+  EXPECT_EQ(
+      greedy_text(*m, "", 256),
+      test::read_file(test::shared("models/stories260K/expected_greedy_empty_prompt_n256.txt")));
+  EXPECT_EQ(
+      greedy_text(*m, "Once upon a time", 64),
+      test::read_file(test::shared("models/stories260K/expected_greedy_once_upon_a_time_n64.txt")));
   // The tokenizer rebuilt from tokenizer.json's merges tokenizes like the original vocabulary.
-  for (const char* text : {"Once upon a time", "Lily's mom said, \"Hi!\"", "  two  spaces", "café ☕ 日本"})
+  for (const char* text :
+       {"Once upon a time", "Lily's mom said, \"Hi!\"", "  two  spaces", "café ☕ 日本"})
     EXPECT_EQ(m->tokenizer->encode(text, true), src->tokenizer->encode(text, true)) << text;
 }
 
 TEST(StoriesGreedy, SameTextWithOneThread) {
   auto m = Model::load(test::shared("models/stories260K/stories260K.gguf"));
-  EXPECT_EQ(greedy_text(*m, "Once upon a time", 64, 1),
-            test::read_file(test::shared("models/stories260K/expected_greedy_once_upon_a_time_n64.txt")));
+  EXPECT_EQ(
+      greedy_text(*m, "Once upon a time", 64, 1),
+      test::read_file(test::shared("models/stories260K/expected_greedy_once_upon_a_time_n64.txt")));
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // Every matmul kernel (each weight type on each ISA this CPU runs) against the scalar reference,
-// with odd sizes, plus the determinism promise: a (row, token) result is the same bits for any batch
-// size and thread count.
+// with odd sizes, plus the determinism promise: a (row, token) result is the same bits for any
+// batch size and thread count.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -25,7 +25,8 @@ Weights make_weights(DType type, int64_t rows, int64_t cols, uint64_t seed) {
   const size_t es = dtype_info(type).block_bytes;
   w.data.resize(v.size() * es);
   for (size_t i = 0; i < v.size(); ++i) {
-    if (type == DType::F32) std::memcpy(&w.data[i * 4], &v[i], 4);
+    if (type == DType::F32)
+      std::memcpy(&w.data[i * 4], &v[i], 4);
     else {
       const uint16_t h = type == DType::F16 ? f32_to_f16(v[i]) : f32_to_bf16(v[i]);
       std::memcpy(&w.data[i * 2], &h, 2);
@@ -63,14 +64,16 @@ TEST_P(MatmulKernels, MatchReferenceOnOddShapes) {
     for (int64_t cols : {1, 5, 16, 31, 32, 33, 100, 257}) {
       for (int64_t n : {1, 2, 5, 6, 7, 13}) {
         auto w = make_weights(type, rows, cols, static_cast<uint64_t>(rows * 1000 + cols));
-        const auto x = test::random_floats(static_cast<size_t>(n * cols), static_cast<uint64_t>(n + 7));
+        const auto x =
+            test::random_floats(static_cast<size_t>(n * cols), static_cast<uint64_t>(n + 7));
         std::vector<float> y(static_cast<size_t>(n * rows)), yr(y.size());
         matmul_isa(isa, w.t, x.data(), cols, n, y.data(), rows, pool);
         ref::matmul(w.t, x.data(), n, yr.data());
         for (size_t i = 0; i < y.size(); ++i) {
           // Error bound scales with the sum of |products| (at most cols here).
           ASSERT_NEAR(y[i], yr[i], rel * static_cast<double>(cols) + 1e-6)
-              << dtype_name(type) << " " << isa_name(isa) << " rows=" << rows << " cols=" << cols << " n=" << n;
+              << dtype_name(type) << " " << isa_name(isa) << " rows=" << rows << " cols=" << cols
+              << " n=" << n;
         }
       }
     }
@@ -105,9 +108,11 @@ std::vector<Param> params() {
   return v;
 }
 
-INSTANTIATE_TEST_SUITE_P(TypesAndIsas, MatmulKernels, ::testing::ValuesIn(params()), [](const auto& pinfo) {
-  return std::string(dtype_name(pinfo.param.type)) + "_" + isa_name(pinfo.param.isa);
-});
+INSTANTIATE_TEST_SUITE_P(TypesAndIsas, MatmulKernels, ::testing::ValuesIn(params()),
+                         [](const auto& pinfo) {
+                           return std::string(dtype_name(pinfo.param.type)) + "_" +
+                                  isa_name(pinfo.param.isa);
+                         });
 
 TEST(Matmul, RefusesQuantizedWeightsByName) {
   Tensor t;

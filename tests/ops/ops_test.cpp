@@ -28,13 +28,15 @@ TEST(RmsNorm, MatchesReference) {
 TEST(Rope, MatchesReferenceForBothLayoutsAndPartialRotation) {
   for (RopeType type : {RopeType::Norm, RopeType::Neox}) {
     for (auto [head_dim, rope_dim] : {std::pair{8, 8}, {64, 64}, {40, 40}, {128, 64}, {24, 24}}) {
-      for (auto kind : {RopeScaling::Kind::None, RopeScaling::Kind::Linear, RopeScaling::Kind::Llama3}) {
+      for (auto kind :
+           {RopeScaling::Kind::None, RopeScaling::Kind::Linear, RopeScaling::Kind::Llama3}) {
         RopeScaling s;
         s.kind = kind;
         s.factor = 8;
         const auto inv = rope_inv_freq(rope_dim, 500000.0f, s);
         for (int64_t pos : {0, 1, 17, 4095, 100000}) {
-          auto a = test::random_floats(static_cast<size_t>(3 * head_dim), static_cast<uint64_t>(pos + head_dim));
+          auto a = test::random_floats(static_cast<size_t>(3 * head_dim),
+                                       static_cast<uint64_t>(pos + head_dim));
           auto b = a;
           const auto orig = a;
           rope(a.data(), 3, head_dim, rope_dim, pos, type, inv.data());
@@ -42,7 +44,8 @@ TEST(Rope, MatchesReferenceForBothLayoutsAndPartialRotation) {
           for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-5f);
           // Dimensions past rope_dim are untouched.
           for (int h = 0; h < 3; ++h)
-            for (int d = rope_dim; d < head_dim; ++d) ASSERT_EQ(a[h * head_dim + d], orig[h * head_dim + d]);
+            for (int d = rope_dim; d < head_dim; ++d)
+              ASSERT_EQ(a[h * head_dim + d], orig[h * head_dim + d]);
         }
       }
     }
@@ -55,8 +58,8 @@ TEST(Rope, Llama3ScalingKeepsHighFrequenciesAndSlowsLowOnes) {
   s.factor = 32;
   const auto plain = rope_inv_freq(64, 500000.0f, RopeScaling{});
   const auto scaled = rope_inv_freq(64, 500000.0f, s);
-  EXPECT_FLOAT_EQ(scaled[0], plain[0]);          // wavelength 2π: kept
-  EXPECT_FLOAT_EQ(scaled[31], plain[31] / 32);   // longest wavelength: divided by the factor
+  EXPECT_FLOAT_EQ(scaled[0], plain[0]);         // wavelength 2π: kept
+  EXPECT_FLOAT_EQ(scaled[31], plain[31] / 32);  // longest wavelength: divided by the factor
 }
 
 TEST(SiluMul, MatchesReference) {
@@ -78,19 +81,22 @@ TEST(Softmax, SumsToOne) {
 
 // FlashAttention over random span layouts against a naive attention over a contiguous cache.
 TEST(FlashAttention, MatchesNaiveAttentionForAnySpanLayout) {
-  for (auto [n_head, n_kv, hd] : {std::tuple{4, 4, 8}, {8, 2, 64}, {6, 3, 40}, {5, 1, 24}, {4, 2, 16}, {4, 1, 128}}) {
+  for (auto [n_head, n_kv, hd] :
+       {std::tuple{4, 4, 8}, {8, 2, 64}, {6, 3, 40}, {5, 1, 24}, {4, 2, 16}, {4, 1, 128}}) {
     for (int64_t n_keys : {1, 15, 16, 17, 100, 333}) {
       const int64_t kvd = static_cast<int64_t>(n_kv) * hd;
-      const auto k = test::random_floats(static_cast<size_t>(n_keys * kvd), static_cast<uint64_t>(n_keys));
-      const auto v = test::random_floats(static_cast<size_t>(n_keys * kvd), static_cast<uint64_t>(n_keys + 1));
+      const auto k =
+          test::random_floats(static_cast<size_t>(n_keys * kvd), static_cast<uint64_t>(n_keys));
+      const auto v =
+          test::random_floats(static_cast<size_t>(n_keys * kvd), static_cast<uint64_t>(n_keys + 1));
       auto q = test::random_floats(static_cast<size_t>(n_head * hd), 9);
       for (auto& x : q) x *= 4;  // sharper softmax
       const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
       std::vector<float> expect(static_cast<size_t>(n_head * hd));
       const int g = n_head / n_kv;
       for (int h = 0; h < n_head; ++h)
-        ref::attention_head(&q[h * hd], k.data() + (h / g) * hd, v.data() + (h / g) * hd, kvd, n_keys, hd, scale,
-                            &expect[h * hd]);
+        ref::attention_head(&q[h * hd], k.data() + (h / g) * hd, v.data() + (h / g) * hd, kvd,
+                            n_keys, hd, scale, &expect[h * hd]);
       const AttnShape shape{n_head, n_kv, hd, kvd, scale};
       std::vector<float> first;
       // Span layouts: one span; blocks of 16; blocks of 5 (not chunk-aligned), scattered in memory.
@@ -114,9 +120,13 @@ TEST(FlashAttention, MatchesNaiveAttentionForAnySpanLayout) {
         std::vector<float> out(static_cast<size_t>(n_head * hd));
         for (int kvh = 0; kvh < n_kv; ++kvh)
           attention_group(shape, kvh, q.data(), n_keys, spans.data(), spans.size(), out.data());
-        for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], expect[i], 1e-5f) << n_keys << " block " << block;
-        if (first.empty()) first = out;
-        else ASSERT_EQ(std::memcmp(first.data(), out.data(), out.size() * 4), 0) << "layout changed the bits";
+        for (size_t i = 0; i < out.size(); ++i)
+          ASSERT_NEAR(out[i], expect[i], 1e-5f) << n_keys << " block " << block;
+        if (first.empty())
+          first = out;
+        else
+          ASSERT_EQ(std::memcmp(first.data(), out.data(), out.size() * 4), 0)
+              << "layout changed the bits";
       }
     }
   }

@@ -16,10 +16,14 @@ namespace {
 
 std::string hf_name(const std::string& g) {
   static const std::pair<const char*, const char*> kMap[] = {
-      {"attn_norm.weight", "input_layernorm.weight"},   {"ffn_norm.weight", "post_attention_layernorm.weight"},
-      {"attn_q.weight", "self_attn.q_proj.weight"},     {"attn_k.weight", "self_attn.k_proj.weight"},
-      {"attn_v.weight", "self_attn.v_proj.weight"},     {"attn_output.weight", "self_attn.o_proj.weight"},
-      {"ffn_gate.weight", "mlp.gate_proj.weight"},      {"ffn_up.weight", "mlp.up_proj.weight"},
+      {"attn_norm.weight", "input_layernorm.weight"},
+      {"ffn_norm.weight", "post_attention_layernorm.weight"},
+      {"attn_q.weight", "self_attn.q_proj.weight"},
+      {"attn_k.weight", "self_attn.k_proj.weight"},
+      {"attn_v.weight", "self_attn.v_proj.weight"},
+      {"attn_output.weight", "self_attn.o_proj.weight"},
+      {"ffn_gate.weight", "mlp.gate_proj.weight"},
+      {"ffn_up.weight", "mlp.up_proj.weight"},
       {"ffn_down.weight", "mlp.down_proj.weight"},
   };
   if (g == "token_embd.weight") return "model.embed_tokens.weight";
@@ -62,7 +66,8 @@ void export_hf(const Model& m, const std::string& dir, DType type) {
     t.type = src.n_dims == 1 ? DType::F32 : type;
     t.nbytes = static_cast<uint64_t>(t.elements()) * dtype_info(t.type).block_bytes;
     auto buf = std::make_shared<std::vector<uint8_t>>(t.nbytes);
-    const bool is_q = src.name.ends_with("attn_q.weight"), is_k = src.name.ends_with("attn_k.weight");
+    const bool is_q = src.name.ends_with("attn_q.weight"),
+               is_k = src.name.ends_with("attn_k.weight");
     std::vector<float> row(static_cast<size_t>(src.cols()));
     const uint64_t rb = t.nbytes / static_cast<uint64_t>(t.rows());
     for (int64_t r = 0; r < src.rows(); ++r) {
@@ -71,7 +76,8 @@ void export_hf(const Model& m, const std::string& dir, DType type) {
       const int64_t dst = (is_q || is_k) ? hf_row_for_gguf_row(r, h.head_dim) : r;
       uint8_t* out = buf->data() + dst * rb;
       for (int64_t j = 0; j < src.cols(); ++j) {
-        if (t.type == DType::F32) std::memcpy(out + j * 4, &row[j], 4);
+        if (t.type == DType::F32)
+          std::memcpy(out + j * 4, &row[j], 4);
         else {
           const uint16_t v = t.type == DType::F16 ? f32_to_f16(row[j]) : f32_to_bf16(row[j]);
           std::memcpy(out + j * 2, &v, 2);
@@ -80,13 +86,16 @@ void export_hf(const Model& m, const std::string& dir, DType type) {
     }
     t.data = buf->data();
     keep.push_back(buf);
-    const bool second = src.name.rfind("blk.", 0) == 0 && std::stoi(src.name.substr(4)) >= h.n_layer / 2;
+    const bool second =
+        src.name.rfind("blk.", 0) == 0 && std::stoi(src.name.substr(4)) >= h.n_layer / 2;
     shard[second].push_back(t);
-    weight_map[name] = second ? "model-00002-of-00002.safetensors" : "model-00001-of-00002.safetensors";
+    weight_map[name] =
+        second ? "model-00002-of-00002.safetensors" : "model-00001-of-00002.safetensors";
   }
   write_safetensors(dir + "/model-00001-of-00002.safetensors", shard[0], {{"format", "pt"}});
   write_safetensors(dir + "/model-00002-of-00002.safetensors", shard[1], {{"format", "pt"}});
-  std::ofstream(dir + "/model.safetensors.index.json") << json{{"metadata", json::object()}, {"weight_map", weight_map}}.dump(2);
+  std::ofstream(dir + "/model.safetensors.index.json")
+      << json{{"metadata", json::object()}, {"weight_map", weight_map}}.dump(2);
 
   // tokenizer.json: a BPE model with byte fallback whose merges rank pairs as the SentencePiece
   // scores do (higher score, earlier merge), the way Hugging Face converts Llama tokenizers.
@@ -109,14 +118,20 @@ void export_hf(const Model& m, const std::string& dir, DType type) {
   for (int32_t i = 0; i < v.size(); ++i)
     if (v.types[i] == TokenType::Control || v.types[i] == TokenType::Unknown)
       added.push_back({{"id", i}, {"content", v.tokens[i]}, {"special", true}});
-  json tok = {{"version", "1.0"},
-              {"added_tokens", added},
-              {"normalizer", {{"type", "Sequence"}, {"normalizers", {{{"type", "Prepend"}, {"prepend", "\xe2\x96\x81"}},
-                                                                     {{"type", "Replace"}}}}}},
-              {"model", {{"type", "BPE"}, {"byte_fallback", true}, {"vocab", vocab}, {"merges", jm}}}};
+  json tok = {
+      {"version", "1.0"},
+      {"added_tokens", added},
+      {"normalizer",
+       {{"type", "Sequence"},
+        {"normalizers",
+         {{{"type", "Prepend"}, {"prepend", "\xe2\x96\x81"}}, {{"type", "Replace"}}}}}},
+      {"model", {{"type", "BPE"}, {"byte_fallback", true}, {"vocab", vocab}, {"merges", jm}}}};
   std::ofstream(dir + "/tokenizer.json") << tok.dump();
-  json tc = {{"bos_token", v.tokens[v.bos]}, {"eos_token", v.tokens[v.eos]}, {"unk_token", v.tokens[v.unk]},
-             {"add_bos_token", true}, {"add_eos_token", false}};
+  json tc = {{"bos_token", v.tokens[v.bos]},
+             {"eos_token", v.tokens[v.eos]},
+             {"unk_token", v.tokens[v.unk]},
+             {"add_bos_token", true},
+             {"add_eos_token", false}};
   std::ofstream(dir + "/tokenizer_config.json") << tc.dump(2);
 }
 

@@ -12,7 +12,8 @@ namespace fs = std::filesystem;
 std::string shared(const std::string& rel) {
   const fs::path p = fs::path("..") / "shared" / rel;
   if (!fs::exists(p)) {
-    ADD_FAILURE() << "required fixture " << p << " is missing (tests run from the repository root and read "
+    ADD_FAILURE() << "required fixture " << p
+                  << " is missing (tests run from the repository root and read "
                   << "../shared; see README)";
     throw std::runtime_error("missing fixture " + p.string());
   }
@@ -49,7 +50,8 @@ std::vector<float> random_floats(size_t n, uint64_t seed) {
     s ^= s << 13;
     s ^= s >> 7;
     s ^= s << 17;
-    x = static_cast<float>(static_cast<int64_t>(s >> 40) - (int64_t{1} << 23)) / static_cast<float>(1 << 23);
+    x = static_cast<float>(static_cast<int64_t>(s >> 40) - (int64_t{1} << 23)) /
+        static_cast<float>(1 << 23);
   }
   return v;
 }

@@ -33,7 +33,8 @@ TEST(Spm, StoriesVocabularyTokenizesLikeLlama2c) {
   EXPECT_EQ(decode(*t, ids), "Once upon a time");
   // The llama2.c tokenizer file gives the same ids as the GGUF vocabulary.
   auto t2 = load("models/stories260K/stories260K.bin");
-  for (const char* s : {"Once upon a time", "Hello, World!\nNew line", "Ünïcödé → ✓ 🎉", "  leading", "trailing  "})
+  for (const char* s :
+       {"Once upon a time", "Hello, World!\nNew line", "Ünïcödé → ✓ 🎉", "  leading", "trailing  "})
     EXPECT_EQ(t->encode(s, true), t2->encode(s, true)) << s;
 }
 

@@ -24,7 +24,8 @@ void rmsnorm(const float* x, const float* w, float* out, int64_t n, float eps) {
   for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(x[i] * scale * w[i]);
 }
 
-void rope(float* x, int n_heads, int head_dim, int rope_dim, int64_t pos, RopeType type, const float* inv_freq) {
+void rope(float* x, int n_heads, int head_dim, int rope_dim, int64_t pos, RopeType type,
+          const float* inv_freq) {
   for (int h = 0; h < n_heads; ++h) {
     float* v = x + static_cast<int64_t>(h) * head_dim;
     for (int i = 0; i < rope_dim / 2; ++i) {
@@ -45,8 +46,8 @@ void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
   }
 }
 
-void attention_head(const float* q, const float* k, const float* v, int64_t stride, int64_t n_keys, int head_dim,
-                    float scale, float* out) {
+void attention_head(const float* q, const float* k, const float* v, int64_t stride, int64_t n_keys,
+                    int head_dim, float scale, float* out) {
   std::vector<double> s(static_cast<size_t>(n_keys));
   double mx = -1e300;
   for (int64_t j = 0; j < n_keys; ++j) {

@@ -13,11 +13,12 @@ namespace brisk::ref {
 // y[t][r] = sum_k W[r][k] x[t][k]
 void matmul(const Tensor& w, const float* x, int64_t n, float* y);
 void rmsnorm(const float* x, const float* w, float* out, int64_t n, float eps);
-void rope(float* x, int n_heads, int head_dim, int rope_dim, int64_t pos, RopeType type, const float* inv_freq);
+void rope(float* x, int n_heads, int head_dim, int rope_dim, int64_t pos, RopeType type,
+          const float* inv_freq);
 void silu_mul(const float* gate, const float* up, float* out, int64_t n);
 // Causal attention of one query head over keys[0..n_keys) (each key/value row head_dim floats,
 // `stride` floats apart), computed with a materialized score row.
-void attention_head(const float* q, const float* k, const float* v, int64_t stride, int64_t n_keys, int head_dim,
-                    float scale, float* out);
+void attention_head(const float* q, const float* k, const float* v, int64_t stride, int64_t n_keys,
+                    int head_dim, float scale, float* out);
 
 }  // namespace brisk::ref
