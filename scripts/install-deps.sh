@@ -6,6 +6,6 @@ SUDO=""
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
-  g++ cmake ninja-build pkg-config python3 \
+  g++ cmake ninja-build pkg-config python3 clang-format \
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev \
   libcurl4-openssl-dev ca-certificates >/dev/null

@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -d ../shared/models/stories260K ] || { echo "error: ../shared (models and fixtures) is missing beside the checkout" >&2; exit 1; }
 JOBS=$(nproc)
+# Formatting follows the committed .clang-format.
+find src tests tools bench -name '*.cpp' -o -name '*.h' | xargs clang-format --dry-run --Werror
 ./scripts/build.sh
 (cd build && ctest -j"$JOBS" --output-on-failure --timeout 600)
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBRISK_WERROR=ON -DBRISK_SANITIZE=ON \

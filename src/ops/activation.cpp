@@ -2,9 +2,32 @@
 
 #include <cmath>
 
+#include "ops/cpu.h"
+#include "ops/simd_math-inl.h"
+
 namespace brisk {
+namespace {
+
+#if defined(__x86_64__)
+BRISK_AVX512 void silu_mul_avx512(const float* gate, const float* up, float* out, int64_t n) {
+  const __m512 one = _mm512_set1_ps(1.0f);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m =
+        n - i >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512 g = _mm512_maskz_loadu_ps(m, gate + i);
+    const __m512 e = exp16(_mm512_sub_ps(_mm512_setzero_ps(), g));
+    const __m512 s = _mm512_div_ps(g, _mm512_add_ps(one, e));
+    _mm512_mask_storeu_ps(out + i, m, _mm512_mul_ps(s, _mm512_maskz_loadu_ps(m, up + i)));
+  }
+}
+#endif
+
+}  // namespace
 
 void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
+#if defined(__x86_64__)
+  if (best_isa() == Isa::Avx512) return silu_mul_avx512(gate, up, out, n);
+#endif
   for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 

@@ -62,12 +62,19 @@ TEST(Rope, Llama3ScalingKeepsHighFrequenciesAndSlowsLowOnes) {
   EXPECT_FLOAT_EQ(scaled[31], plain[31] / 32);  // longest wavelength: divided by the factor
 }
 
-TEST(SiluMul, MatchesReference) {
-  const auto g = test::random_floats(1000, 1), u = test::random_floats(1000, 2);
-  std::vector<float> a(1000), b(1000);
-  silu_mul(g.data(), u.data(), a.data(), 1000);
-  ref::silu_mul(g.data(), u.data(), b.data(), 1000);
-  for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-6f);
+TEST(SiluMul, MatchesReferenceIncludingLargeInputs) {
+  for (float scale : {1.0f, 10.0f, 120.0f}) {
+    for (int64_t n : {1, 15, 16, 17, 1000}) {
+      auto g = test::random_floats(static_cast<size_t>(n), static_cast<uint64_t>(n));
+      const auto u = test::random_floats(static_cast<size_t>(n), static_cast<uint64_t>(n) + 1);
+      for (auto& v : g) v *= scale;
+      std::vector<float> a(static_cast<size_t>(n)), b(a.size());
+      silu_mul(g.data(), u.data(), a.data(), n);
+      ref::silu_mul(g.data(), u.data(), b.data(), n);
+      for (size_t i = 0; i < a.size(); ++i)
+        ASSERT_NEAR(a[i], b[i], 1e-6f * (1 + std::fabs(b[i]))) << g[i];
+    }
+  }
 }
 
 TEST(Softmax, SumsToOne) {
