@@ -116,6 +116,7 @@ void register_bench(CLI::App& app, Commands& c) {
   auto a = std::make_shared<BenchArgs>();
   CLI::App* s = app.add_subcommand(
       "bench", "Measure prompt and generation speed against this machine's roofline");
+  s->option_defaults()->always_capture_default();  // --help shows each default
   add_model_options(*s, a->model);
   s->add_option("-p,--n-prompt", a->n_prompt, "Prompt length for the prompt-processing test")
       ->check(CLI::Range(1, 65536));

@@ -94,6 +94,7 @@ void register_info(CLI::App& app, Commands& c) {
   auto a = std::make_shared<InfoArgs>();
   CLI::App* s = app.add_subcommand(
       "info", "Describe a model: architecture, hyper-parameters, tokenizer, tensors");
+  s->option_defaults()->always_capture_default();  // --help shows each default
   s->add_option("model", a->positional, "Model file or directory (same as -m)");
   add_model_options(*s, a->model);
   s->add_flag("--all", a->all_meta, "Also list every metadata key and value");

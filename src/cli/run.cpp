@@ -113,6 +113,7 @@ void register_run(CLI::App& app, Commands& c) {
   auto a = std::make_shared<RunArgs>();
   CLI::App* s = app.add_subcommand(
       "run", "Generate text from a prompt (streams to stdout; statistics to stderr)");
+  s->option_defaults()->always_capture_default();  // --help shows each default
   add_model_options(*s, a->model);
   s->add_option("-p,--prompt", a->prompt, "Prompt text");
   s->add_option("-f,--file", a->prompt_file, "Read the prompt from a file")->excludes("-p");
