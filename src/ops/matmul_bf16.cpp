@@ -76,18 +76,10 @@ constexpr MicroFn kAvx512[4][3] = BRISK_MICRO_TABLE3(micro_dpbf16);
 }  // namespace
 
 Kernel kernel_bf16(Isa isa) {
-  switch (isa) {
 #if defined(__x86_64__)
-    case Isa::Avx512:
-      return {tile_loop<3, kAvx512>, XFormat::BF16};
-    case Isa::Avx2:
-      return {tile_loop<6, Widen::kAvx2>, XFormat::F32};
+  if (isa == Isa::Avx512) return {tile_loop<3, kAvx512>, XFormat::BF16};
 #endif
-    case Isa::Generic:
-      return {tile_loop<6, Widen::kGeneric>, XFormat::F32};
-    default:
-      return {nullptr, XFormat::F32};
-  }
+  return Widen::pick(isa);
 }
 
 }  // namespace brisk::matmul_detail

@@ -24,18 +24,7 @@ using Widen = WidenKernels<F32W>;
 }  // namespace
 
 Kernel kernel_f32(Isa isa) {
-  switch (isa) {
-#if defined(__x86_64__)
-    case Isa::Avx512:
-      return {tile_loop<3, Widen::kAvx512>, XFormat::F32};
-    case Isa::Avx2:
-      return {tile_loop<6, Widen::kAvx2>, XFormat::F32};
-#endif
-    case Isa::Generic:
-      return {tile_loop<6, Widen::kGeneric>, XFormat::F32};
-    default:
-      return {nullptr, XFormat::F32};
-  }
+  return Widen::pick(isa);
 }
 
 }  // namespace brisk::matmul_detail

@@ -119,7 +119,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,fma,f16c"))) void mi
 }
 #endif
 
-// Tables of every tile size's instantiation for one policy.
+// Tables of every tile size's instantiation for one policy, and the kernel for an ISA.
 template <class P>
 struct WidenKernels {
   template <int R, int T>
@@ -139,6 +139,24 @@ struct WidenKernels {
   static constexpr MicroFn kAvx2[4][6] = BRISK_MICRO_TABLE(avx2);
   static constexpr MicroFn kAvx512[4][3] = BRISK_MICRO_TABLE3(avx512);
 #endif
+
+  // {nullptr} where the policy has no kernel for the ISA (a type may bring its own instead).
+  static Kernel pick(Isa isa) {
+    switch (isa) {
+#if defined(__x86_64__)
+      case Isa::Avx512:
+        if constexpr (requires { P::load16(nullptr); })
+          return {tile_loop<3, kAvx512>, XFormat::F32};
+        return {nullptr, XFormat::F32};
+      case Isa::Avx2:
+        return {tile_loop<6, kAvx2>, XFormat::F32};
+#endif
+      case Isa::Generic:
+        return {tile_loop<6, kGeneric>, XFormat::F32};
+      default:
+        return {nullptr, XFormat::F32};
+    }
+  }
 };
 
 }  // namespace brisk::matmul_detail
