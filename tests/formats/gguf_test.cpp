@@ -334,3 +334,55 @@ TEST_F(ModelFiles, TokenizerProblemsNamed) {
 
 }  // namespace
 }  // namespace brisk
+
+namespace brisk {
+namespace {
+
+// Random byte mutations of a valid model: loading must either succeed or end in an Error, never a
+// crash, hang or runaway allocation (the sanitizer build checks the memory side).
+TEST(GgufFuzz, MutatedModelsLoadOrFailCleanly) {
+  tools::GenConfig c;
+  c.n_vocab = 270, c.n_embd = 32, c.n_layer = 1, c.n_ff = 48, c.n_head = 2, c.n_head_kv = 1;
+  c.type = DType::F16;
+  test::TempDir dir;
+  tools::write_random_model(c, dir.file("src.gguf"));
+  const std::string good = test::read_file(dir.file("src.gguf"));
+  uint64_t s = 12345;
+  auto next = [&] {
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    return s;
+  };
+  // Most of the file is tensor data; aim most mutations at the header and tables.
+  const size_t header = std::min<size_t>(good.size(), 12000);
+  int loaded = 0, refused = 0;
+  for (int iter = 0; iter < 3000; ++iter) {
+    std::string bad = good;
+    const int edits = 1 + static_cast<int>(next() % 4);
+    for (int e = 0; e < edits; ++e) {
+      const size_t at = next() % header;
+      switch (next() % 3) {
+        case 0:
+          bad[at] = static_cast<char>(next());
+          break;  // random byte
+        case 1:
+          bad[at] = static_cast<char>(0xff);
+          break;  // large values
+        default:
+          bad[at] = static_cast<char>(bad[at] ^ (1 << (next() % 8)));  // bit flip
+      }
+    }
+    const std::string p = dir.file("bad.gguf");
+    test::write_file(p, bad);
+    try {
+      auto m = Model::load(p);
+      ++loaded;
+    } catch (const Error&) {
+      ++refused;
+    }
+  }
+  EXPECT_EQ(loaded + refused, 3000);
+  EXPECT_GT(refused, 0);
+}
+
+}  // namespace
+}  // namespace brisk
