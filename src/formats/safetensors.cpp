@@ -297,18 +297,12 @@ void add_tokenizer(ModelFile& mf, const std::string& dir) {
         if (j.is_object() && j.contains("content")) return j["content"].get<std::string>();
         return "";
       };
-      if (c.contains("bos_token")) {
-        if (auto id = find_id(tok_text(c["bos_token"])); id >= 0)
-          m["tokenizer.ggml.bos_token_id"] = Value::of_u32(static_cast<uint32_t>(id));
-      }
-      if (c.contains("eos_token")) {
-        if (auto id = find_id(tok_text(c["eos_token"])); id >= 0)
-          m["tokenizer.ggml.eos_token_id"] = Value::of_u32(static_cast<uint32_t>(id));
-      }
-      if (c.contains("unk_token")) {
-        if (auto id = find_id(tok_text(c["unk_token"])); id >= 0)
-          m["tokenizer.ggml.unknown_token_id"] = Value::of_u32(static_cast<uint32_t>(id));
-      }
+      for (const auto& [field, key] : {std::pair{"bos_token", "tokenizer.ggml.bos_token_id"},
+                                       std::pair{"eos_token", "tokenizer.ggml.eos_token_id"},
+                                       std::pair{"unk_token", "tokenizer.ggml.unknown_token_id"}})
+        if (c.contains(field))
+          if (auto id = find_id(tok_text(c[field])); id >= 0)
+            m[key] = Value::of_u32(static_cast<uint32_t>(id));
       if (c.contains("add_bos_token") && c["add_bos_token"].is_boolean())
         m["tokenizer.ggml.add_bos_token"] = Value::of_bool(c["add_bos_token"].get<bool>());
       if (c.contains("add_eos_token") && c["add_eos_token"].is_boolean())
@@ -322,38 +316,57 @@ void add_tokenizer(ModelFile& mf, const std::string& dir) {
 }
 
 // GGUF name for a Hugging Face tensor name; "" for tensors brisk does not use.
-std::string gguf_name(const std::string& n) {
-  static const std::pair<const char*, const char*> kLayer[] = {
-      {"input_layernorm.weight", "attn_norm.weight"},
-      {"post_attention_layernorm.weight", "ffn_norm.weight"},
-      {"self_attn.q_proj.weight", "attn_q.weight"},
-      {"self_attn.k_proj.weight", "attn_k.weight"},
-      {"self_attn.v_proj.weight", "attn_v.weight"},
-      {"self_attn.o_proj.weight", "attn_output.weight"},
-      {"self_attn.q_proj.bias", "attn_q.bias"},
-      {"self_attn.k_proj.bias", "attn_k.bias"},
-      {"self_attn.v_proj.bias", "attn_v.bias"},
-      {"self_attn.q_norm.weight", "attn_q_norm.weight"},
-      {"self_attn.k_norm.weight", "attn_k_norm.weight"},
-      {"mlp.gate_proj.weight", "ffn_gate.weight"},
-      {"mlp.up_proj.weight", "ffn_up.weight"},
-      {"mlp.down_proj.weight", "ffn_down.weight"},
-  };
-  if (n == "model.embed_tokens.weight") return "token_embd.weight";
-  if (n == "model.norm.weight") return "output_norm.weight";
-  if (n == "lm_head.weight") return "output.weight";
-  const std::string pre = "model.layers.";
-  if (n.rfind(pre, 0) != 0) return "";
-  const size_t dot = n.find('.', pre.size());
+// Hugging Face name of each per-layer tensor beside its GGUF name (after "model.layers.N." and
+// "blk.N." respectively), and the global ones.
+constexpr std::pair<const char*, const char*> kLayerNames[] = {
+    {"input_layernorm.weight", "attn_norm.weight"},
+    {"post_attention_layernorm.weight", "ffn_norm.weight"},
+    {"self_attn.q_proj.weight", "attn_q.weight"},
+    {"self_attn.k_proj.weight", "attn_k.weight"},
+    {"self_attn.v_proj.weight", "attn_v.weight"},
+    {"self_attn.o_proj.weight", "attn_output.weight"},
+    {"self_attn.q_proj.bias", "attn_q.bias"},
+    {"self_attn.k_proj.bias", "attn_k.bias"},
+    {"self_attn.v_proj.bias", "attn_v.bias"},
+    {"self_attn.q_norm.weight", "attn_q_norm.weight"},
+    {"self_attn.k_norm.weight", "attn_k_norm.weight"},
+    {"mlp.gate_proj.weight", "ffn_gate.weight"},
+    {"mlp.up_proj.weight", "ffn_up.weight"},
+    {"mlp.down_proj.weight", "ffn_down.weight"},
+};
+constexpr std::pair<const char*, const char*> kGlobalNames[] = {
+    {"model.embed_tokens.weight", "token_embd.weight"},
+    {"model.norm.weight", "output_norm.weight"},
+    {"lm_head.weight", "output.weight"},
+};
+
+// Maps "<from_prefix>N.<rest>" to "<to_prefix>N.<rest'>" through one column pair of the table.
+std::string rename(const std::string& n, bool to_gguf) {
+  for (const auto& [hf, gg] : kGlobalNames)
+    if (n == (to_gguf ? hf : gg)) return to_gguf ? gg : hf;
+  const std::string from = to_gguf ? "model.layers." : "blk.",
+                    to = to_gguf ? "blk." : "model.layers.";
+  if (n.rfind(from, 0) != 0) return "";
+  const size_t dot = n.find('.', from.size());
   if (dot == std::string::npos) return "";
-  const std::string idx = n.substr(pre.size(), dot - pre.size()), rest = n.substr(dot + 1);
+  const std::string idx = n.substr(from.size(), dot - from.size()), rest = n.substr(dot + 1);
   if (idx.empty() || idx.size() > 4 || !std::all_of(idx.begin(), idx.end(), ::isdigit)) return "";
-  for (const auto& [h, g] : kLayer)
-    if (rest == h) return "blk." + idx + "." + g;
+  for (const auto& [hf, gg] : kLayerNames)
+    if (rest == (to_gguf ? hf : gg)) return to + idx + "." + (to_gguf ? gg : hf);
   return "";
 }
 
+std::string gguf_name(const std::string& n) {
+  return rename(n, true);
+}
+
 }  // namespace
+
+std::string hf_tensor_name(const std::string& gguf) {
+  return rename(gguf, false);
+}
+
+namespace {}  // namespace
 
 ModelFile load_hf_directory(const std::string& dir) {
   ModelFile mf;

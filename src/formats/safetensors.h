@@ -21,6 +21,9 @@ ModelFile load_safetensors(const std::string& path);
 void write_safetensors(const std::string& path, const std::vector<Tensor>& tensors,
                        const std::map<std::string, std::string>& metadata = {});
 
+// The Hugging Face name of a GGUF-named llama-family tensor ("" if it has none).
+std::string hf_tensor_name(const std::string& gguf);
+
 // Row permutation between Hugging Face and GGUF layouts of a Q or K projection with n_head heads:
 // GGUF row (h*hd + 2i + j) holds Hugging Face row (h*hd + j*hd/2 + i).
 int64_t hf_row_for_gguf_row(int64_t gguf_row, int64_t head_dim);

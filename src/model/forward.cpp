@@ -1,7 +1,7 @@
 #include "model/forward.h"
 
+#include <algorithm>
 #include <cmath>
-#include <map>
 
 #include "core/error.h"
 #include "ops/activation.h"
@@ -39,6 +39,16 @@ const float* Forward::run(const Batch& b, KvCache& cache) {
     cache.reserve(b.seq[i], b.pos[i] + 1);
   }
   ensure(n);
+  seqs_.clear();
+  tok_seq_.resize(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    size_t k = 0;
+    while (k < seqs_.size() && seqs_[k].first != b.seq[i])
+      ++k;  // a batch holds tens of sequences at most
+    if (k == seqs_.size()) seqs_.push_back({b.seq[i], 0});
+    seqs_[k].second = std::max(seqs_[k].second, b.pos[i] + 1);
+    tok_seq_[i] = static_cast<int32_t>(k);
+  }
   const int64_t E = h.n_embd, Q = h.q_dim(), KV = h.kv_dim(), F = h.n_ff;
 
   for (int64_t i = 0; i < n; ++i)
@@ -110,14 +120,12 @@ void Forward::attention(int layer, const Batch& b, KvCache& cache) {
   const int64_t n = b.size();
   // Each token attends to positions [0, pos] of its own sequence; spans are gathered once per
   // sequence (for its largest position in the batch) and shared by its tokens.
-  std::map<int32_t, std::pair<size_t, size_t>> seq_spans;
-  std::map<int32_t, int64_t> seq_len;
-  for (int64_t i = 0; i < n; ++i) seq_len[b.seq[i]] = std::max(seq_len[b.seq[i]], b.pos[i] + 1);
   spans_.clear();
-  for (const auto& [s, len] : seq_len) {
+  seq_spans_.clear();
+  for (const auto& [s, len] : seqs_) {
     const size_t first = spans_.size();
     cache.spans(layer, s, len, spans_);
-    seq_spans[s] = {first, spans_.size() - first};
+    seq_spans_.push_back({first, spans_.size() - first});
   }
   const AttnShape shape{h.n_head, h.n_head_kv, h.head_dim, cache.row_stride(),
                         1.0f / std::sqrt(static_cast<float>(h.head_dim))};
@@ -128,7 +136,7 @@ void Forward::attention(int layer, const Batch& b, KvCache& cache) {
     for (int64_t it = i0; it < i1; ++it) {
       const int64_t i = it / h.n_head_kv;
       const int g = static_cast<int>(it % h.n_head_kv);
-      const auto [first, count] = seq_spans.at(b.seq[i]);
+      const auto [first, count] = seq_spans_[static_cast<size_t>(tok_seq_[i])];
       attention_group(shape, g, &q_[i * h.q_dim()], b.pos[i] + 1, spans_.data() + first, count,
                       &att_[i * h.q_dim()]);
     }

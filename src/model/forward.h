@@ -29,7 +29,12 @@ class Forward {
   ThreadPool& pool_;
   int64_t cap_ = 0;
   std::vector<float> x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, logits_;
+  // The batch's sequences (id, positions they attend over) and each token's index into them,
+  // found once per run; spans_ holds each sequence's KV spans for the current layer.
+  std::vector<std::pair<int32_t, int64_t>> seqs_;
+  std::vector<int32_t> tok_seq_;
   std::vector<KvSpan> spans_;
+  std::vector<std::pair<size_t, size_t>> seq_spans_;
 };
 
 }  // namespace brisk

@@ -30,20 +30,20 @@ std::string greedy_text(const Model& m, const std::string& prompt, int steps, in
   return out + dec.flush() + "\n";
 }
 
-struct Case {
-  const char* file;
-};
+void expect_reference_texts(const Model& m) {
+  EXPECT_EQ(
+      greedy_text(m, "", 256),
+      test::read_file(test::shared("models/stories260K/expected_greedy_empty_prompt_n256.txt")));
+  EXPECT_EQ(
+      greedy_text(m, "Once upon a time", 64),
+      test::read_file(test::shared("models/stories260K/expected_greedy_once_upon_a_time_n64.txt")));
+}
 
 class StoriesGreedy : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(StoriesGreedy, ReproducesReferenceText) {
   auto m = Model::load(test::shared(std::string("models/stories260K/") + GetParam()));
-  EXPECT_EQ(
-      greedy_text(*m, "", 256),
-      test::read_file(test::shared("models/stories260K/expected_greedy_empty_prompt_n256.txt")));
-  EXPECT_EQ(
-      greedy_text(*m, "Once upon a time", 64),
-      test::read_file(test::shared("models/stories260K/expected_greedy_once_upon_a_time_n64.txt")));
+  expect_reference_texts(*m);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllFormats, StoriesGreedy,
@@ -56,12 +56,7 @@ TEST(StoriesGreedy, ReproducesReferenceTextFromSafetensorsExport) {
   test::export_hf(*src, dir.path(), DType::F32);
   auto m = Model::load(dir.path());
   EXPECT_EQ(m->file.format, "safetensors");
-  EXPECT_EQ(
-      greedy_text(*m, "", 256),
-      test::read_file(test::shared("models/stories260K/expected_greedy_empty_prompt_n256.txt")));
-  EXPECT_EQ(
-      greedy_text(*m, "Once upon a time", 64),
-      test::read_file(test::shared("models/stories260K/expected_greedy_once_upon_a_time_n64.txt")));
+  expect_reference_texts(*m);
   // The tokenizer rebuilt from tokenizer.json's merges tokenizes like the original vocabulary.
   for (const char* text :
        {"Once upon a time", "Lily's mom said, \"Hi!\"", "  two  spaces", "café ☕ 日本"})

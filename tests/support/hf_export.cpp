@@ -12,32 +12,6 @@ namespace brisk::test {
 
 using json = nlohmann::json;
 
-namespace {
-
-std::string hf_name(const std::string& g) {
-  static const std::pair<const char*, const char*> kMap[] = {
-      {"attn_norm.weight", "input_layernorm.weight"},
-      {"ffn_norm.weight", "post_attention_layernorm.weight"},
-      {"attn_q.weight", "self_attn.q_proj.weight"},
-      {"attn_k.weight", "self_attn.k_proj.weight"},
-      {"attn_v.weight", "self_attn.v_proj.weight"},
-      {"attn_output.weight", "self_attn.o_proj.weight"},
-      {"ffn_gate.weight", "mlp.gate_proj.weight"},
-      {"ffn_up.weight", "mlp.up_proj.weight"},
-      {"ffn_down.weight", "mlp.down_proj.weight"},
-  };
-  if (g == "token_embd.weight") return "model.embed_tokens.weight";
-  if (g == "output_norm.weight") return "model.norm.weight";
-  if (g == "output.weight") return "lm_head.weight";
-  const size_t d1 = g.find('.'), d2 = g.find('.', d1 + 1);
-  const std::string idx = g.substr(d1 + 1, d2 - d1 - 1), rest = g.substr(d2 + 1);
-  for (const auto& [a, b] : kMap)
-    if (rest == a) return "model.layers." + idx + "." + b;
-  return "";
-}
-
-}  // namespace
-
 void export_hf(const Model& m, const std::string& dir, DType type) {
   const HParams& h = m.hp;
   json cfg = {{"architectures", {"LlamaForCausalLM"}},
@@ -59,7 +33,7 @@ void export_hf(const Model& m, const std::string& dir, DType type) {
   std::vector<Tensor> shard[2];
   json weight_map = json::object();
   for (const Tensor& src : m.file.tensors) {
-    const std::string name = hf_name(src.name);
+    const std::string name = hf_tensor_name(src.name);
     if (name.empty()) continue;
     Tensor t = src;
     t.name = name;
