@@ -64,7 +64,8 @@ int bench(BenchArgs& a) {
     const double fma = a.no_peaks ? 0 : measure_fma_peak(pool);
     const double bf16 = a.no_peaks ? 0 : measure_bf16_dot_peak(pool);
     Forward fwd(*m, pool);
-    ContiguousKvCache cache(static_cast<int>(hp.n_layer), hp.kv_dim(), a.n_prompt + a.n_gen + 1);
+    ContiguousKvCache cache(static_cast<int>(hp.n_layer), hp.n_head_kv, hp.head_dim,
+                            a.n_prompt + a.n_gen + 1);
     Batch b;
     // Prompt processing: the whole prompt in one batch.
     std::vector<double> pp, tg;

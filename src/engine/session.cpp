@@ -16,7 +16,7 @@ Session::Session(const Model& m, ThreadPool& pool, int64_t n_ctx, int64_t n_batc
     : m_(m),
       n_ctx_(n_ctx),
       n_batch_(n_batch),
-      cache_(static_cast<int>(m.hp.n_layer), m.hp.kv_dim(), n_ctx),
+      cache_(static_cast<int>(m.hp.n_layer), m.hp.n_head_kv, m.hp.head_dim, n_ctx),
       forward_(m, pool) {}
 
 void Session::truncate(int64_t n) {

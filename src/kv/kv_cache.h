@@ -1,5 +1,5 @@
 // The interface the forward pass uses to store and read keys and values. The contiguous cache here
-// serves single sequences; the paged cache implements the same calls over a shared block pool.
+// serves a single conversation; the paged cache implements the same calls over a shared block pool.
 #pragma once
 
 #include <cstdint>
@@ -12,12 +12,13 @@ namespace brisk {
 class KvCache {
  public:
   virtual ~KvCache() = default;
-  // Writable K and V rows (all KV heads, kv_dim floats) of a sequence's position in a layer.
-  virtual float* k_row(int layer, int32_t seq, int64_t pos) = 0;
-  virtual float* v_row(int layer, int32_t seq, int64_t pos) = 0;
+  // Stores the K and V rows (kv_dim floats each, all KV heads) of a sequence's position in a
+  // layer. A sequence's positions are stored in increasing order, one thread per sequence.
+  virtual void store(int layer, int32_t seq, int64_t pos, const float* k, const float* v) = 0;
   // Appends spans that cover positions [0, n) of the sequence in the layer, in position order.
   virtual void spans(int layer, int32_t seq, int64_t n, std::vector<KvSpan>& out) const = 0;
-  virtual int64_t row_stride() const = 0;  // floats between consecutive positions inside a span
+  virtual int64_t row_stride() const = 0;  // elements between consecutive positions in a span
+  virtual KvType type() const = 0;
   // Positions [0, n) of seq must be storable; throws if the cache cannot hold them.
   virtual void reserve(int32_t seq, int64_t n) = 0;
 };
@@ -25,22 +26,29 @@ class KvCache {
 // One [n_ctx x kv_dim] K and V array per layer and sequence slot, allocated up front.
 class ContiguousKvCache : public KvCache {
  public:
-  ContiguousKvCache(int n_layer, int64_t kv_dim, int64_t n_ctx, int n_seq = 1);
-  float* k_row(int layer, int32_t seq, int64_t pos) override { return at(k_, layer, seq, pos); }
-  float* v_row(int layer, int32_t seq, int64_t pos) override { return at(v_, layer, seq, pos); }
+  ContiguousKvCache(int n_layer, int n_head_kv, int head_dim, int64_t n_ctx, int n_seq = 1,
+                    KvType type = KvType::F32);
+  void store(int layer, int32_t seq, int64_t pos, const float* k, const float* v) override;
   void spans(int layer, int32_t seq, int64_t n, std::vector<KvSpan>& out) const override;
   int64_t row_stride() const override { return kv_dim_; }
+  KvType type() const override { return type_; }
   void reserve(int32_t seq, int64_t n) override;
   int64_t n_ctx() const { return n_ctx_; }
-  uint64_t bytes() const { return (k_.size() + v_.size()) * sizeof(float); }
+  uint64_t bytes() const {
+    return k_.size() + v_.size() + (k_scale_.size() + v_scale_.size()) * sizeof(float);
+  }
 
  private:
-  float* at(std::vector<float>& a, int layer, int32_t seq, int64_t pos) {
-    return a.data() + ((static_cast<int64_t>(layer) * n_seq_ + seq) * n_ctx_ + pos) * kv_dim_;
+  // Index of a position's row among all rows.
+  size_t row_index(int layer, int32_t seq, int64_t pos) const {
+    return static_cast<size_t>((static_cast<int64_t>(layer) * n_seq_ + seq) * n_ctx_ + pos);
   }
-  int n_layer_, n_seq_;
+  int n_layer_, n_seq_, n_head_kv_, head_dim_;
   int64_t kv_dim_, n_ctx_;
-  std::vector<float> k_, v_;
+  KvType type_;
+  size_t row_bytes_;
+  std::vector<uint8_t> k_, v_;
+  std::vector<float> k_scale_, v_scale_;  // Q8: n_head_kv per row
 };
 
 }  // namespace brisk

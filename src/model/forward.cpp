@@ -49,6 +49,15 @@ const float* Forward::run(const Batch& b, KvCache& cache) {
     seqs_[k].second = std::max(seqs_[k].second, b.pos[i] + 1);
     tok_seq_[i] = static_cast<int32_t>(k);
   }
+  // Token indices grouped by sequence (batch order within each): seq_first_[k] .. seq_first_[k+1].
+  seq_first_.assign(seqs_.size() + 1, 0);
+  for (int64_t i = 0; i < n; ++i) ++seq_first_[static_cast<size_t>(tok_seq_[i]) + 1];
+  for (size_t k = 0; k < seqs_.size(); ++k) seq_first_[k + 1] += seq_first_[k];
+  by_seq_.resize(static_cast<size_t>(n));
+  {
+    std::vector<int32_t> fill(seq_first_.begin(), seq_first_.end() - 1);
+    for (int64_t i = 0; i < n; ++i) by_seq_[static_cast<size_t>(fill[tok_seq_[i]]++)] = i;
+  }
   const int64_t E = h.n_embd, Q = h.q_dim(), KV = h.kv_dim(), F = h.n_ff;
 
   for (int64_t i = 0; i < n; ++i)
@@ -84,9 +93,17 @@ const float* Forward::run(const Batch& b, KvCache& cache) {
         rope(q, h.n_head, h.head_dim, h.rope_dim, b.pos[i], h.rope_type, m_.rope_inv_freq.data());
         rope(k, h.n_head_kv, h.head_dim, h.rope_dim, b.pos[i], h.rope_type,
              m_.rope_inv_freq.data());
-        std::copy(k, k + KV, cache.k_row(l, b.seq[i], b.pos[i]));
-        std::copy(v, v + KV, cache.v_row(l, b.seq[i], b.pos[i]));
       }
+    });
+    // Each sequence's rows are stored in batch order by one thread: a cache may rescale a block
+    // as rows arrive (8-bit KV), which needs them in order.
+    pool_.parallel_for(static_cast<int64_t>(seqs_.size()), 1, [&](int64_t s0, int64_t s1) {
+      for (int64_t s = s0; s < s1; ++s)
+        for (int32_t j = seq_first_[static_cast<size_t>(s)];
+             j < seq_first_[static_cast<size_t>(s) + 1]; ++j) {
+          const int64_t i = by_seq_[static_cast<size_t>(j)];
+          cache.store(l, b.seq[i], b.pos[i], &k_[i * KV], &v_[i * KV]);
+        }
     });
     attention(l, b, cache);
     matmul(L.wo, att_.data(), Q, n, tmp_.data(), E, pool_);
@@ -127,8 +144,12 @@ void Forward::attention(int layer, const Batch& b, KvCache& cache) {
     cache.spans(layer, s, len, spans_);
     seq_spans_.push_back({first, spans_.size() - first});
   }
-  const AttnShape shape{h.n_head, h.n_head_kv, h.head_dim, cache.row_stride(),
-                        1.0f / std::sqrt(static_cast<float>(h.head_dim))};
+  const AttnShape shape{h.n_head,
+                        h.n_head_kv,
+                        h.head_dim,
+                        cache.row_stride(),
+                        1.0f / std::sqrt(static_cast<float>(h.head_dim)),
+                        cache.type()};
   // Small chunks claimed in order: causal attention costs more for later tokens, so equal halves
   // would leave one thread idle.
   const int64_t items = n * h.n_head_kv;

@@ -32,7 +32,8 @@ class Forward {
   // The batch's sequences (id, positions they attend over) and each token's index into them,
   // found once per run; spans_ holds each sequence's KV spans for the current layer.
   std::vector<std::pair<int32_t, int64_t>> seqs_;
-  std::vector<int32_t> tok_seq_;
+  std::vector<int32_t> tok_seq_, seq_first_;
+  std::vector<int64_t> by_seq_;
   std::vector<KvSpan> spans_;
   std::vector<std::pair<size_t, size_t>> seq_spans_;
 };

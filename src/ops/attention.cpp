@@ -1,9 +1,13 @@
 #include "ops/attention.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
+#include "core/dtype.h"
+#include "core/error.h"
 #include "ops/cpu.h"
 #include "ops/simd_math-inl.h"
 
@@ -17,21 +21,28 @@
 namespace brisk {
 namespace {
 
-// Gathers the K/V row pointers of positions [p0, p0 + n) of one KV head from the spans.
+// Gathers the K/V row pointers (and, for Q8, scales) of positions [p0, p0 + n) of one KV head.
 struct ChunkRows {
-  const float* k[kAttnChunk];
-  const float* v[kAttnChunk];
+  const void* k[kAttnChunk];
+  const void* v[kAttnChunk];
+  float ks[kAttnChunk];
+  float vs[kAttnChunk];
 };
 
-inline void gather(const AttnShape& s, int64_t koff, const KvSpan* spans, size_t n_spans,
+inline void gather(const AttnShape& s, int kv_head, const KvSpan* spans, size_t n_spans,
                    size_t& span, int64_t p0, int n, ChunkRows& c) {
+  const size_t eb = kv_elem_bytes(s.kv_type);
+  const int64_t koff = static_cast<int64_t>(kv_head) * s.head_dim;
   for (int j = 0; j < n; ++j) {
     const int64_t pos = p0 + j;
     while (span + 1 < n_spans && pos >= spans[span].pos0 + spans[span].n) ++span;
     const KvSpan& sp = spans[span];
-    const int64_t off = (pos - sp.pos0) * s.kv_stride + koff;
-    c.k[j] = sp.k + off;
-    c.v[j] = sp.v + off;
+    const size_t off = static_cast<size_t>((pos - sp.pos0) * s.kv_stride + koff) * eb;
+    c.k[j] = static_cast<const char*>(sp.k) + off;
+    c.v[j] = static_cast<const char*>(sp.v) + off;
+    const int64_t si = (pos - sp.pos0) * s.n_head_kv + kv_head;
+    c.ks[j] = sp.k_scale ? sp.k_scale[si] : 1.0f;
+    c.vs[j] = sp.v_scale ? sp.v_scale[si] : 1.0f;
   }
 }
 
@@ -52,17 +63,25 @@ void attend_generic(const AttnShape& s, int kv_head, const float* q, int64_t n_k
   acc.assign(static_cast<size_t>(gq) * hd, 0.0f);
   float m[64], l[64];
   for (int h = 0; h < gq; ++h) m[h] = -std::numeric_limits<float>::infinity(), l[h] = 0;
+  thread_local std::vector<float> kf, vf;
+  kf.resize(static_cast<size_t>(kAttnChunk) * hd);
+  vf.resize(kf.size());
   ChunkRows c;
   size_t span = 0;
   for (int64_t p0 = 0; p0 < n_keys; p0 += kAttnChunk) {
     const int n = static_cast<int>(std::min<int64_t>(kAttnChunk, n_keys - p0));
-    gather(s, static_cast<int64_t>(kv_head) * hd, spans, n_spans, span, p0, n, c);
+    gather(s, kv_head, spans, n_spans, span, p0, n, c);
+    for (int j = 0; j < n; ++j)
+      for (int d = 0; d < hd; ++d) {
+        kf[static_cast<size_t>(j * hd + d)] = load_kv_elem(s.kv_type, c.k[j], d);
+        vf[static_cast<size_t>(j * hd + d)] = load_kv_elem(s.kv_type, c.v[j], d);
+      }
     for (int h = 0; h < gq; ++h) {
       const float* qh = q + static_cast<int64_t>(kv_head * gq + h) * hd;
       float sc[kAttnChunk];
       float mx = m[h];
       for (int j = 0; j < n; ++j) {
-        sc[j] = dot(qh, c.k[j], hd) * s.scale;
+        sc[j] = dot(qh, &kf[static_cast<size_t>(j * hd)], hd) * c.ks[j] * s.scale;
         mx = sc[j] > mx ? sc[j] : mx;
       }
       const float corr = std::exp(m[h] - mx);  // exp(-inf) = 0 on the first chunk
@@ -72,7 +91,9 @@ void attend_generic(const AttnShape& s, int kv_head, const float* q, int64_t n_k
       for (int j = 0; j < n; ++j) {
         const float pj = std::exp(sc[j] - mx);
         sum += pj;
-        for (int d = 0; d < hd; ++d) a[d] += pj * c.v[j][d];
+        const float w = pj * c.vs[j];
+        const float* vr = &vf[static_cast<size_t>(j * hd)];
+        for (int d = 0; d < hd; ++d) a[d] += w * vr[d];
       }
       l[h] = sum;
       m[h] = mx;
@@ -107,9 +128,36 @@ BRISK_AVX512 inline __m512 reduce16x16(const __m512 (&v)[16]) {
   return _mm512_add_ps(_mm512_shuffle_f32x4(u01, u23, 0x88), _mm512_shuffle_f32x4(u01, u23, 0xdd));
 }
 
+// Widen 16 stored elements to floats.
+struct LoadF32 {
+  BRISK_AVX512 static __m512 at(const void* p, int i) {
+    return _mm512_loadu_ps(static_cast<const float*>(p) + i);
+  }
+};
+struct LoadF16 {
+  BRISK_AVX512 static __m512 at(const void* p, int i) {
+    return _mm512_cvtph_ps(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(p) + i)));
+  }
+};
+struct LoadBF16 {
+  BRISK_AVX512 static __m512 at(const void* p, int i) {
+    const __m256i h =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(p) + i));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  }
+};
+struct LoadQ8 {
+  BRISK_AVX512 static __m512 at(const void* p, int i) {
+    const __m128i b =
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const int8_t*>(p) + i));
+    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b));
+  }
+};
+
 // Head sizes that are multiples of 16 (up to 256). Each chunk of K/V rows is gathered once and used
 // by all the group's query heads; a head's 16 scores come out as one vector.
-template <int HD>
+template <int HD, class Load>
 BRISK_AVX512 void attend_avx512(const AttnShape& s, int kv_head, const float* q, int64_t n_keys,
                                 const KvSpan* spans, size_t n_spans, float* out) {
   constexpr int V = HD / 16;
@@ -123,7 +171,8 @@ BRISK_AVX512 void attend_avx512(const AttnShape& s, int kv_head, const float* q,
   size_t span = 0;
   for (int64_t p0 = 0; p0 < n_keys; p0 += kAttnChunk) {
     const int n = static_cast<int>(std::min<int64_t>(kAttnChunk, n_keys - p0));
-    gather(s, static_cast<int64_t>(kv_head) * HD, spans, n_spans, span, p0, n, c);
+    gather(s, kv_head, spans, n_spans, span, p0, n, c);
+    const __m512 kscale = _mm512_mul_ps(_mm512_loadu_ps(c.ks), scale);
     const __mmask16 live = static_cast<__mmask16>((1u << n) - 1);
     for (int h = 0; h < gq; ++h) {
       const float* qh = q + static_cast<int64_t>(kv_head * gq + h) * HD;
@@ -134,16 +183,16 @@ BRISK_AVX512 void attend_avx512(const AttnShape& s, int kv_head, const float* q,
         part[j] = _mm512_setzero_ps();
         if (j < n)
           for (int d = 0; d < V; ++d)
-            part[j] = _mm512_fmadd_ps(qv[d], _mm512_loadu_ps(c.k[j] + 16 * d), part[j]);
+            part[j] = _mm512_fmadd_ps(qv[d], Load::at(c.k[j], 16 * d), part[j]);
       }
       const __m512 scores =
           _mm512_mask_blend_ps(live, _mm512_set1_ps(-std::numeric_limits<float>::infinity()),
-                               _mm512_mul_ps(reduce16x16(part), scale));
+                               _mm512_mul_ps(reduce16x16(part), kscale));
       const float mx = std::max(m[h], _mm512_reduce_max_ps(scores));
       const float corr = std::exp(m[h] - mx);  // exp(-inf) = 0 on the first chunk
       const __m512 pv = _mm512_maskz_mov_ps(live, exp16(_mm512_sub_ps(scores, _mm512_set1_ps(mx))));
       alignas(64) float p[kAttnChunk];
-      _mm512_store_ps(p, pv);
+      _mm512_store_ps(p, _mm512_mul_ps(pv, _mm512_loadu_ps(c.vs)));
       l[h] = l[h] * corr + _mm512_reduce_add_ps(pv);
       m[h] = mx;
       float* a = acc_buf.data() + static_cast<int64_t>(h) * HD;
@@ -152,8 +201,7 @@ BRISK_AVX512 void attend_avx512(const AttnShape& s, int kv_head, const float* q,
       for (int d = 0; d < V; ++d) acc[d] = _mm512_mul_ps(_mm512_loadu_ps(a + 16 * d), cv);
       for (int j = 0; j < n; ++j) {
         const __m512 pj = _mm512_set1_ps(p[j]);
-        for (int d = 0; d < V; ++d)
-          acc[d] = _mm512_fmadd_ps(pj, _mm512_loadu_ps(c.v[j] + 16 * d), acc[d]);
+        for (int d = 0; d < V; ++d) acc[d] = _mm512_fmadd_ps(pj, Load::at(c.v[j], 16 * d), acc[d]);
       }
       for (int d = 0; d < V; ++d) _mm512_storeu_ps(a + 16 * d, acc[d]);
     }
@@ -166,34 +214,134 @@ BRISK_AVX512 void attend_avx512(const AttnShape& s, int kv_head, const float* q,
       _mm512_storeu_ps(o + 16 * d, _mm512_mul_ps(_mm512_loadu_ps(a + 16 * d), inv));
   }
 }
+
+using AttendFn = void (*)(const AttnShape&, int, const float*, int64_t, const KvSpan*, size_t,
+                          float*);
+
+template <class Load>
+AttendFn pick_avx512(int head_dim) {
+  switch (head_dim) {
+    case 16:
+      return attend_avx512<16, Load>;
+    case 32:
+      return attend_avx512<32, Load>;
+    case 48:
+      return attend_avx512<48, Load>;
+    case 64:
+      return attend_avx512<64, Load>;
+    case 80:
+      return attend_avx512<80, Load>;
+    case 96:
+      return attend_avx512<96, Load>;
+    case 128:
+      return attend_avx512<128, Load>;
+    case 256:
+      return attend_avx512<256, Load>;
+    default:
+      return nullptr;
+  }
+}
 #endif
 
 }  // namespace
+
+const char* kv_type_name(KvType t) {
+  switch (t) {
+    case KvType::F32:
+      return "f32";
+    case KvType::F16:
+      return "f16";
+    case KvType::BF16:
+      return "bf16";
+    case KvType::Q8:
+      return "q8_0";
+  }
+  return "?";
+}
+
+KvType parse_kv_type(const std::string& s) {
+  if (s == "f32") return KvType::F32;
+  if (s == "f16") return KvType::F16;
+  if (s == "bf16") return KvType::BF16;
+  if (s == "q8_0" || s == "q8") return KvType::Q8;
+  fail("unknown KV cache type '{}' (expected f32, f16, bf16 or q8_0)", s);
+}
+
+size_t kv_elem_bytes(KvType t) {
+  switch (t) {
+    case KvType::F32:
+      return 4;
+    case KvType::F16:
+    case KvType::BF16:
+      return 2;
+    case KvType::Q8:
+      return 1;
+  }
+  return 4;
+}
+
+void store_kv_row(KvType t, const float* src, void* dst, int n_head, int head_dim, float* scales) {
+  const int64_t n = static_cast<int64_t>(n_head) * head_dim;
+  switch (t) {
+    case KvType::F32:
+      std::memcpy(dst, src, static_cast<size_t>(n) * 4);
+      return;
+    case KvType::F16:
+      for (int64_t i = 0; i < n; ++i) static_cast<uint16_t*>(dst)[i] = f32_to_f16(src[i]);
+      return;
+    case KvType::BF16:
+      for (int64_t i = 0; i < n; ++i) static_cast<uint16_t*>(dst)[i] = f32_to_bf16(src[i]);
+      return;
+    case KvType::Q8:
+      for (int h = 0; h < n_head; ++h) {
+        const float* x = src + static_cast<int64_t>(h) * head_dim;
+        int8_t* q = static_cast<int8_t*>(dst) + static_cast<int64_t>(h) * head_dim;
+        float amax = 0;
+        for (int d = 0; d < head_dim; ++d) amax = std::max(amax, std::fabs(x[d]));
+        const float scale = amax / 127.0f;
+        const float inv = scale > 0 ? 1.0f / scale : 0.0f;
+        for (int d = 0; d < head_dim; ++d)
+          q[d] = static_cast<int8_t>(std::clamp(std::lrintf(x[d] * inv), -127L, 127L));
+        scales[h] = scale;
+      }
+      return;
+  }
+}
+
+float load_kv_elem(KvType t, const void* row, int64_t i) {
+  switch (t) {
+    case KvType::F32:
+      return static_cast<const float*>(row)[i];
+    case KvType::F16:
+      return f16_to_f32(static_cast<const uint16_t*>(row)[i]);
+    case KvType::BF16:
+      return bf16_to_f32(static_cast<const uint16_t*>(row)[i]);
+    case KvType::Q8:
+      return static_cast<float>(static_cast<const int8_t*>(row)[i]);
+  }
+  return 0.0f;
+}
 
 void attention_group(const AttnShape& s, int kv_head, const float* q, int64_t n_keys,
                      const KvSpan* spans, size_t n_spans, float* out) {
 #if defined(__x86_64__)
   if (best_isa() == Isa::Avx512) {
-    switch (s.head_dim) {
-      case 16:
-        return attend_avx512<16>(s, kv_head, q, n_keys, spans, n_spans, out);
-      case 32:
-        return attend_avx512<32>(s, kv_head, q, n_keys, spans, n_spans, out);
-      case 48:
-        return attend_avx512<48>(s, kv_head, q, n_keys, spans, n_spans, out);
-      case 64:
-        return attend_avx512<64>(s, kv_head, q, n_keys, spans, n_spans, out);
-      case 80:
-        return attend_avx512<80>(s, kv_head, q, n_keys, spans, n_spans, out);
-      case 96:
-        return attend_avx512<96>(s, kv_head, q, n_keys, spans, n_spans, out);
-      case 128:
-        return attend_avx512<128>(s, kv_head, q, n_keys, spans, n_spans, out);
-      case 256:
-        return attend_avx512<256>(s, kv_head, q, n_keys, spans, n_spans, out);
-      default:
+    AttendFn f = nullptr;
+    switch (s.kv_type) {
+      case KvType::F32:
+        f = pick_avx512<LoadF32>(s.head_dim);
+        break;
+      case KvType::F16:
+        f = pick_avx512<LoadF16>(s.head_dim);
+        break;
+      case KvType::BF16:
+        f = pick_avx512<LoadBF16>(s.head_dim);
+        break;
+      case KvType::Q8:
+        f = pick_avx512<LoadQ8>(s.head_dim);
         break;
     }
+    if (f) return f(s, kv_head, q, n_keys, spans, n_spans, out);
   }
 #endif
   attend_generic(s, kv_head, q, n_keys, spans, n_spans, out);

@@ -2,25 +2,40 @@
 // softmax (running max, running sum, rescaled accumulator), so no score row is ever stored. The
 // kernel reads K/V rows through spans, so a contiguous cache and a paged one (one span per block)
 // share it; chunks are aligned to absolute positions, so results do not depend on the span layout.
+// K/V elements are read in the cache's own type (f32, f16, bf16, or int8 with a scale per position
+// and KV head) and widened in registers.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace brisk {
 
-// K and V rows of positions [pos0, pos0 + n), `stride` floats apart; each row holds all KV heads.
+enum class KvType : uint8_t { F32, F16, BF16, Q8 };
+
+const char* kv_type_name(KvType t);
+// Parses f32, f16, bf16, q8_0 (also q8); throws naming the value otherwise.
+KvType parse_kv_type(const std::string& s);
+size_t kv_elem_bytes(KvType t);
+
+// K and V rows of positions [pos0, pos0 + n), `kv_stride` elements apart; each row holds all KV
+// heads. For Q8, k_scale/v_scale hold n_head_kv scales per position (a value is scale * int8);
+// other types leave them null.
 struct KvSpan {
-  const float* k;
-  const float* v;
+  const void* k;
+  const void* v;
   int64_t pos0;
   int64_t n;
+  const float* k_scale = nullptr;
+  const float* v_scale = nullptr;
 };
 
 struct AttnShape {
   int n_head, n_head_kv, head_dim;
-  int64_t kv_stride;  // floats between consecutive positions' rows
+  int64_t kv_stride;  // elements between consecutive positions' rows
   float scale;        // usually 1/sqrt(head_dim)
+  KvType kv_type = KvType::F32;
 };
 
 inline constexpr int kAttnChunk = 16;
@@ -30,5 +45,12 @@ inline constexpr int kAttnChunk = 16;
 // q and out are the token's full rows (n_head * head_dim floats).
 void attention_group(const AttnShape& s, int kv_head, const float* q, int64_t n_keys,
                      const KvSpan* spans, size_t n_spans, float* out);
+
+// Stores a row of n_head * head_dim floats in type t; for Q8 also one scale per head into `scales`
+// (each head's values over 127 steps of its largest magnitude).
+void store_kv_row(KvType t, const float* src, void* dst, int n_head, int head_dim,
+                  float* scales = nullptr);
+// Reads element i of a row of type t (Q8 gives the raw int8 value).
+float load_kv_elem(KvType t, const void* row, int64_t i);
 
 }  // namespace brisk

@@ -78,7 +78,7 @@ TEST_P(ForwardVsReference, PrefillAndDecodeMatch) {
   ReferenceForward ref(*m);
   ThreadPool pool(2);
   Forward fwd(*m, pool);
-  ContiguousKvCache cache(static_cast<int>(m->hp.n_layer), m->hp.kv_dim(), 64);
+  ContiguousKvCache cache(static_cast<int>(m->hp.n_layer), m->hp.n_head_kv, m->hp.head_dim, 64);
 
   const std::vector<int32_t> prompt = {1,  17, 260, 299, 5,   42,  101, 7, 250,
                                        33, 64, 2,   9,   120, 200, 11,  3};
@@ -126,7 +126,8 @@ TEST_P(Determinism, LogitsIndependentOfBatchAndThreads) {
   auto alone_batched = [&](int threads) {
     ThreadPool pool(threads);
     Forward fwd(*m, pool);
-    ContiguousKvCache cache(static_cast<int>(m->hp.n_layer), m->hp.kv_dim(), 64, 2);
+    ContiguousKvCache cache(static_cast<int>(m->hp.n_layer), m->hp.n_head_kv, m->hp.head_dim, 64,
+                            2);
     Batch b;
     for (size_t i = 0; i < seq0.size(); ++i) b.add(seq0[i], static_cast<int64_t>(i), 0, true);
     const float* l = fwd.run(b, cache);
@@ -135,7 +136,8 @@ TEST_P(Determinism, LogitsIndependentOfBatchAndThreads) {
   auto token_by_token_mixed = [&](int threads) {
     ThreadPool pool(threads);
     Forward fwd(*m, pool);
-    ContiguousKvCache cache(static_cast<int>(m->hp.n_layer), m->hp.kv_dim(), 64, 2);
+    ContiguousKvCache cache(static_cast<int>(m->hp.n_layer), m->hp.n_head_kv, m->hp.head_dim, 64,
+                            2);
     std::vector<float> out;
     Batch b;
     // Interleave: the other sequence's prompt first, then seq0 in chunks of 3 mixed with seq1

@@ -1,0 +1,291 @@
+#include "engine/engine.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/error.h"
+
+namespace brisk {
+
+namespace {
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// What, besides the tokens, decides a block's keys and values: the model and the KV format.
+uint64_t model_salt(const Model& m, const KvGeometry& g) {
+  const std::string key = m.file.path + "|" + std::to_string(m.hp.n_layer) + "|" +
+                          std::to_string(m.hp.n_embd) + "|" + std::to_string(m.hp.n_vocab) + "|" +
+                          kv_type_name(g.type);
+  std::vector<int32_t> bytes(key.begin(), key.end());
+  return block_hash(0x5eed, bytes, 0);
+}
+}  // namespace
+
+const char* finish_reason_name(FinishReason r) {
+  switch (r) {
+    case FinishReason::None:
+      return "";
+    case FinishReason::Stop:
+      return "stop";
+    case FinishReason::Length:
+      return "length";
+    case FinishReason::Abort:
+      return "abort";
+  }
+  return "";
+}
+
+struct Engine::Seq : SchedSeq {
+  Seq(Req* r, int idx, const Tokenizer& tok, const SamplingParams& sp)
+      : req(r), index(idx), sampler(sp), dec(tok), stop() {}
+  Req* req;
+  int index;
+  int64_t n_prompt = 0, n_generated = 0;
+  Sampler sampler;
+  StreamDecoder dec;
+  StopMatcher stop;
+  bool done = false;
+  bool forked = false;  // children of an n > 1 request were created from it
+};
+
+struct Engine::Req {
+  RequestId id;
+  Request r;
+  OutputFn fn;
+  std::vector<std::unique_ptr<Seq>> seqs;
+  bool aborted = false;
+  bool all_done() const {
+    for (const auto& s : seqs)
+      if (!s->done) return false;
+    return static_cast<int>(seqs.size()) == r.n || aborted;
+  }
+};
+
+Engine::Engine(const Model& m, ThreadPool& pool, const EngineConfig& c)
+    : m_(m), pool_(pool), c_(c), forward_(m, pool) {
+  if (c.block_size < 1 || c.block_size > 1024)
+    fail("block size {} is not in 1..1024", c.block_size);
+  geom_.n_layer = static_cast<int>(m.hp.n_layer);
+  geom_.n_head_kv = m.hp.n_head_kv;
+  geom_.head_dim = m.hp.head_dim;
+  geom_.block_size = c.block_size;
+  geom_.type = c.kv_type;
+  int64_t model_len =
+      c.max_model_len > 0 ? c.max_model_len : (m.hp.n_ctx_train > 0 ? m.hp.n_ctx_train : 4096);
+  uint64_t budget = c.kv_cache_bytes;
+  if (budget == 0) {
+    const uint64_t per_seq = geom_.bytes_per_block() *
+                             static_cast<uint64_t>((model_len + c.block_size - 1) / c.block_size);
+    budget = std::min<uint64_t>(per_seq * static_cast<uint64_t>(std::max(c.max_seqs, 1)),
+                                uint64_t{2} << 30);
+  }
+  n_blocks_ = geom_.blocks_for(budget);
+  if (n_blocks_ < 1)
+    fail("a KV cache of {} bytes holds no block ({} bytes each)", budget, geom_.bytes_per_block());
+  max_len_ = std::min<int64_t>(model_len, capacity_tokens());
+  bm_ = std::make_unique<BlockManager>(n_blocks_, c.block_size, model_salt(m, geom_),
+                                       c.prefix_caching);
+  cache_ = std::make_unique<PagedKvCache>(geom_, *bm_);
+  sched_ = std::make_unique<Scheduler>(SchedulerConfig{c.max_batched_tokens, c.max_seqs}, *bm_);
+}
+
+Engine::~Engine() = default;
+
+RequestId Engine::submit(Request r, OutputFn fn) {
+  if (r.prompt.empty()) fail("the prompt is empty");
+  for (int32_t t : r.prompt)
+    if (t < 0 || t >= m_.hp.n_vocab)
+      fail("prompt token id {} is outside the vocabulary (0..{})", t, m_.hp.n_vocab - 1);
+  if (r.n < 1 || r.n > 128) fail("n = {} completions: must be between 1 and 128", r.n);
+  const int64_t len = static_cast<int64_t>(r.prompt.size());
+  if (len >= max_len_)
+    fail(
+        "the prompt has {} tokens but at most {} fit (the maximum model length leaves room for "
+        "one generated token)",
+        len, max_len_ - 1);
+  if (r.max_tokens == 0) fail("max_tokens must be at least 1");
+  if (r.max_tokens > 0 && len + r.max_tokens > max_len_)
+    fail("prompt ({} tokens) + max_tokens ({}) exceeds the maximum model length {}", len,
+         r.max_tokens, max_len_);
+  for (int32_t t : r.stop_token_ids)
+    if (t < 0 || t >= m_.hp.n_vocab) fail("stop token id {} is outside the vocabulary", t);
+  auto req = std::make_unique<Req>();
+  req->id = next_id_++;
+  req->r = std::move(r);
+  req->fn = std::move(fn);
+  const RequestId id = req->id;
+  std::lock_guard lk(inbox_mu_);
+  inbox_.push_back(std::move(req));
+  return id;
+}
+
+void Engine::abort(RequestId id) {
+  std::lock_guard lk(inbox_mu_);
+  aborts_.push_back(id);
+}
+
+bool Engine::idle() const {
+  std::lock_guard lk(inbox_mu_);
+  return inbox_.empty() && aborts_.empty() && sched_->idle();
+}
+
+void Engine::take_inbox() {
+  std::vector<std::unique_ptr<Req>> in;
+  std::vector<RequestId> ab;
+  {
+    std::lock_guard lk(inbox_mu_);
+    in.swap(inbox_);
+    ab.swap(aborts_);
+  }
+  for (auto& rq : in) {
+    Req* r = rq.get();
+    reqs_.emplace(r->id, std::move(rq));
+    auto s = std::make_unique<Seq>(r, 0, *m_.tokenizer, r->r.sampling);
+    s->id = free_ids_.empty() ? next_seq_id_++ : free_ids_.back();
+    if (!free_ids_.empty()) free_ids_.pop_back();
+    s->tokens = r->r.prompt;
+    s->n_prompt = static_cast<int64_t>(s->tokens.size());
+    s->stop = StopMatcher(r->r.stop);
+    for (int32_t t : s->tokens) s->sampler.accept(t);
+    // After a lone BOS the first word's leading space is dropped, as when decoding the whole.
+    if (s->tokens.back() == m_.tokenizer->vocab().bos) (void)s->dec.push(s->tokens.back());
+    sched_->add(s.get());
+    r->seqs.push_back(std::move(s));
+  }
+  for (RequestId id : ab) {
+    auto it = reqs_.find(id);
+    if (it == reqs_.end() || it->second->aborted) continue;
+    it->second->aborted = true;
+    for (auto& s : it->second->seqs)
+      if (!s->done) finish(*s, FinishReason::Abort, "");
+  }
+}
+
+void Engine::finish(Seq& s, FinishReason r, std::string text) {
+  s.done = true;
+  sched_->remove(&s);
+  free_ids_.push_back(s.id);
+  s.req->fn(Output{s.req->id, s.index, r == FinishReason::Abort ? -1 : s.tokens.back(),
+                   std::move(text), r});
+}
+
+void Engine::emit_token(Seq& s, int32_t tok) {
+  s.tokens.push_back(tok);
+  ++s.n_generated;
+  ++generated_;
+  const Request& r = s.req->r;
+  const bool eog =
+      (!r.ignore_eos && m_.tokenizer->vocab().is_eog(tok)) ||
+      std::find(r.stop_token_ids.begin(), r.stop_token_ids.end(), tok) != r.stop_token_ids.end();
+  if (eog) {
+    bool stopped = false;
+    std::string text = s.stop.push(s.dec.flush(), stopped);
+    finish(s, FinishReason::Stop, stopped ? text : text + s.stop.flush());
+    return;
+  }
+  bool stopped = false;
+  std::string text = s.stop.push(s.dec.push(tok), stopped);
+  if (stopped) return finish(s, FinishReason::Stop, std::move(text));
+  const bool length = (r.max_tokens > 0 && s.n_generated >= r.max_tokens) ||
+                      static_cast<int64_t>(s.tokens.size()) >= max_len_;
+  if (length) {
+    text += s.stop.push(s.dec.flush(), stopped);
+    if (stopped) return finish(s, FinishReason::Stop, std::move(text));
+    return finish(s, FinishReason::Length, text + s.stop.flush());
+  }
+  s.req->fn(Output{s.req->id, s.index, tok, std::move(text), FinishReason::None});
+}
+
+void Engine::fork_children(Seq& parent, const float* logits) {
+  parent.forked = true;
+  Req* r = parent.req;
+  const SchedSeq* after = &parent;
+  for (int i = 1; i < r->r.n; ++i) {
+    SamplingParams sp = r->r.sampling;
+    sp.seed += static_cast<uint64_t>(i);
+    auto c = std::make_unique<Seq>(r, i, *m_.tokenizer, sp);
+    c->id = free_ids_.empty() ? next_seq_id_++ : free_ids_.back();
+    if (!free_ids_.empty()) free_ids_.pop_back();
+    c->tokens = parent.tokens;
+    c->n_computed = parent.n_computed;
+    c->n_prompt = parent.n_prompt;
+    c->forked = true;
+    c->stop = StopMatcher(r->r.stop);
+    for (int32_t t : c->tokens) c->sampler.accept(t);
+    if (c->tokens.back() == m_.tokenizer->vocab().bos) (void)c->dec.push(c->tokens.back());
+    bm_->fork(parent.id, c->id);
+    sched_->add_forked(c.get(), after);
+    after = c.get();
+    Seq& ref = *c;
+    r->seqs.push_back(std::move(c));
+    const int32_t tok = ref.sampler.sample(logits, m_.hp.n_vocab);
+    ref.sampler.accept(tok);
+    emit_token(ref, tok);
+  }
+}
+
+bool Engine::step() {
+  take_inbox();
+  if (sched_->idle()) return false;
+  const StepPlan plan = sched_->schedule();
+  for (const auto& [src, dst] : plan.copies) cache_->copy_block(src, dst);
+  if (!plan.chunks.empty()) {
+    batch_.clear();
+    for (const auto& ch : plan.chunks) {
+      const Seq& s = static_cast<const Seq&>(*ch.seq);
+      for (int64_t p = ch.start; p < ch.start + ch.count; ++p)
+        batch_.add(s.tokens[static_cast<size_t>(p)], p, s.id,
+                   ch.logits && p + 1 == ch.start + ch.count);
+      prompt_tokens_ += std::max<int64_t>(0, std::min(ch.start + ch.count, s.n_prompt) - ch.start);
+    }
+    const double t0 = now();
+    const float* logits = forward_.run(batch_, *cache_);
+    forward_seconds_ += now() - t0;
+    sched_->computed(plan);
+    int64_t row = 0;
+    for (const auto& ch : plan.chunks) {
+      if (!ch.logits) continue;
+      Seq& s = static_cast<Seq&>(*ch.seq);
+      const float* lg = logits + row++ * m_.hp.n_vocab;
+      if (s.req->r.n > 1 && !s.forked) fork_children(s, lg);
+      const int32_t tok = s.sampler.sample(lg, m_.hp.n_vocab);
+      s.sampler.accept(tok);
+      emit_token(s, tok);
+    }
+  }
+  ++steps_;
+  for (auto it = reqs_.begin(); it != reqs_.end();)
+    it = it->second->all_done() ? reqs_.erase(it) : std::next(it);
+  return true;
+}
+
+void Engine::run_until_idle() {
+  while (step()) {
+  }
+}
+
+EngineStats Engine::stats() const {
+  EngineStats st;
+  st.prompt_tokens = prompt_tokens_;
+  st.generated_tokens = generated_;
+  st.steps = steps_;
+  st.preemptions = sched_->n_preemptions();
+  st.cache_queries = bm_->cache_queries();
+  st.cache_hits = bm_->cache_hits();
+  const BlockPool& p = bm_->pool();
+  st.blocks_total = p.n_blocks();
+  st.blocks_in_use = p.n_in_use();
+  st.blocks_cached = p.n_cached();
+  st.peak_blocks_in_use = p.peak_in_use();
+  st.running = sched_->n_running();
+  st.waiting = sched_->n_waiting();
+  st.forward_seconds = forward_seconds_;
+  return st;
+}
+
+void Engine::check() const {
+  bm_->check();
+}
+
+}  // namespace brisk

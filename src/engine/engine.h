@@ -1,0 +1,132 @@
+// The serving engine: requests in, streamed tokens and text out. Owns the paged KV cache, the
+// scheduler and the model runner; each step() runs one ragged batch (decode tokens of running
+// sequences plus prefill chunks of new ones) and delivers every new token through its request's
+// callback. submit() and abort() may be called from any thread; step() from one thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "engine/sampler.h"
+#include "engine/scheduler.h"
+#include "engine/stop.h"
+#include "kv/block_manager.h"
+#include "kv/paged_kv_cache.h"
+#include "model/forward.h"
+#include "model/model.h"
+
+namespace brisk {
+
+using RequestId = uint64_t;
+
+struct EngineConfig {
+  uint64_t kv_cache_bytes = 0;  // 0: enough for max_seqs full-length sequences, at most 2 GiB
+  int block_size = 16;
+  KvType kv_type = KvType::F16;
+  bool prefix_caching = true;
+  int64_t max_batched_tokens = 512;
+  int max_seqs = 64;
+  int64_t max_model_len = 0;  // 0: the model's training context (capped by the pool)
+};
+
+struct Request {
+  std::vector<int32_t> prompt;
+  SamplingParams sampling;
+  int64_t max_tokens = -1;  // -1: until the model's context is full
+  int n = 1;                // completions of the prompt (they share its KV blocks)
+  std::vector<std::string> stop;
+  std::vector<int32_t> stop_token_ids;
+  bool ignore_eos = false;
+};
+
+enum class FinishReason { None, Stop, Length, Abort };
+const char* finish_reason_name(FinishReason r);
+
+// One event of one completion: a new token and the text it releases (possibly empty while a
+// character or a possible stop string is incomplete), and on the last event the reason.
+struct Output {
+  RequestId id;
+  int index;      // which of the request's n completions
+  int32_t token;  // -1 on an event that only finishes (abort)
+  std::string text;
+  FinishReason finish = FinishReason::None;
+};
+using OutputFn = std::function<void(const Output&)>;
+
+struct EngineStats {
+  int64_t prompt_tokens = 0;     // prompt (and recomputed) tokens run through the model
+  int64_t generated_tokens = 0;  // tokens sampled
+  int64_t steps = 0;
+  int64_t preemptions = 0;
+  int64_t cache_queries = 0, cache_hits = 0;  // prefix cache, in tokens
+  int32_t blocks_total = 0, blocks_in_use = 0, blocks_cached = 0, peak_blocks_in_use = 0;
+  size_t running = 0, waiting = 0;
+  double forward_seconds = 0;
+};
+
+class Engine {
+ public:
+  Engine(const Model& m, ThreadPool& pool, const EngineConfig& c);
+  ~Engine();
+
+  // Queues a request; its callback runs on the step() thread. Throws an Error (and queues
+  // nothing) for a request that is malformed or could never fit in the KV pool.
+  RequestId submit(Request r, OutputFn on_output);
+  // Ends a request wherever it is (its blocks are freed); its callback gets a final Abort event.
+  void abort(RequestId id);
+
+  // Runs one batch. Returns false when there was nothing to do.
+  bool step();
+  void run_until_idle();
+  bool idle() const;
+
+  EngineStats stats() const;
+  const KvGeometry& kv_geometry() const { return geom_; }
+  int32_t n_blocks() const { return n_blocks_; }
+  int64_t capacity_tokens() const { return static_cast<int64_t>(n_blocks_) * geom_.block_size; }
+  uint64_t kv_bytes() const { return cache_->bytes(); }
+  int64_t max_model_len() const { return max_len_; }
+  const Model& model() const { return m_; }
+  // Throws unless block accounting is exact (free + in use + cached = total, ref counts match).
+  void check() const;
+
+ private:
+  struct Req;
+  struct Seq;
+  void take_inbox();
+  void finish(Seq& s, FinishReason r, std::string text);
+  void emit_token(Seq& s, int32_t tok);
+  void fork_children(Seq& parent, const float* logits);
+
+  const Model& m_;
+  ThreadPool& pool_;
+  EngineConfig c_;
+  KvGeometry geom_;
+  int32_t n_blocks_;
+  int64_t max_len_;
+  std::unique_ptr<BlockManager> bm_;
+  std::unique_ptr<PagedKvCache> cache_;
+  std::unique_ptr<Scheduler> sched_;
+  Forward forward_;
+  Batch batch_;
+
+  std::unordered_map<RequestId, std::unique_ptr<Req>> reqs_;
+  std::vector<int32_t> free_ids_;
+  int32_t next_seq_id_ = 0;
+  int64_t generated_ = 0, prompt_tokens_ = 0, steps_ = 0;
+  double forward_seconds_ = 0;
+
+  mutable std::mutex inbox_mu_;
+  std::vector<std::unique_ptr<Req>> inbox_;
+  std::vector<RequestId> aborts_;
+  std::atomic<RequestId> next_id_{1};
+};
+
+}  // namespace brisk

@@ -1,0 +1,101 @@
+#include "engine/scheduler.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace brisk {
+
+int64_t StepPlan::n_tokens() const {
+  int64_t n = 0;
+  for (const auto& c : chunks) n += c.count;
+  return n;
+}
+
+Scheduler::Scheduler(const SchedulerConfig& c, BlockManager& bm) : c_(c), bm_(bm) {
+  if (c.max_batched_tokens < 1) fail("max batched tokens must be at least 1");
+  if (c.max_seqs < 1) fail("max sequences must be at least 1");
+}
+
+void Scheduler::add(SchedSeq* s) {
+  waiting_.push_back(s);
+}
+
+void Scheduler::add_forked(SchedSeq* child, const SchedSeq* parent) {
+  auto it = std::find(running_.begin(), running_.end(), parent);
+  if (it == running_.end()) fail("scheduler: forked from a sequence that is not running");
+  running_.insert(it + 1, child);
+}
+
+void Scheduler::remove(SchedSeq* s) {
+  running_.erase(std::remove(running_.begin(), running_.end(), s), running_.end());
+  waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), s), waiting_.end());
+  bm_.free(s->id);
+}
+
+void Scheduler::preempt(SchedSeq* s, StepPlan& plan) {
+  running_.erase(std::remove(running_.begin(), running_.end(), s), running_.end());
+  bm_.free(s->id);
+  s->n_computed = 0;
+  ++s->n_preempted;
+  ++n_preemptions_;
+  waiting_.push_front(s);
+  plan.preempted.push_back(s);
+}
+
+StepPlan Scheduler::schedule() {
+  StepPlan plan;
+  int64_t budget = c_.max_batched_tokens;
+
+  // Running sequences, oldest first; the newest give up their blocks when the pool runs dry.
+  std::vector<SchedSeq*> order = running_;
+  for (SchedSeq* s : order) {
+    if (budget == 0) break;
+    if (std::find(running_.begin(), running_.end(), s) == running_.end()) continue;  // preempted
+    const int64_t n_left = static_cast<int64_t>(s->tokens.size()) - s->n_computed;
+    if (n_left <= 0) continue;
+    const int64_t count = std::min(n_left, budget);
+    bool ok = true;
+    while (!bm_.grow(s->id, s->n_computed, s->n_computed + count, plan.copies)) {
+      SchedSeq* victim = running_.back();
+      preempt(victim, plan);
+      if (victim == s) {
+        ok = false;
+        break;
+      }
+    }
+    if (!ok) continue;
+    plan.chunks.push_back(
+        {s, s->n_computed, count, s->n_computed + count == static_cast<int64_t>(s->tokens.size())});
+    budget -= count;
+  }
+
+  // Admission, unless this step already had to preempt (the pool is short).
+  while (plan.preempted.empty() && budget > 0 && !waiting_.empty() &&
+         static_cast<int>(running_.size()) < c_.max_seqs) {
+    SchedSeq* s = waiting_.front();
+    const int64_t n = static_cast<int64_t>(s->tokens.size());
+    const int64_t cached = bm_.begin(s->id, s->tokens);
+    const int64_t count = std::min(n - cached, budget);
+    if (!bm_.grow(s->id, cached, cached + count, plan.copies)) {
+      bm_.free(s->id);
+      break;
+    }
+    bm_.record_lookup(n, cached);
+    waiting_.pop_front();
+    running_.push_back(s);
+    s->n_computed = cached;
+    plan.chunks.push_back({s, cached, count, cached + count == n});
+    budget -= count;
+  }
+  return plan;
+}
+
+void Scheduler::computed(const StepPlan& plan) {
+  for (const auto& c : plan.chunks) {
+    c.seq->n_computed = c.start + c.count;
+    bm_.computed(c.seq->id, c.seq->tokens, c.seq->n_computed);
+  }
+}
+
+}  // namespace brisk
