@@ -127,7 +127,12 @@ void register_bench(CLI::App& app, Commands& c) {
   s->add_option("-r,--repetitions", a->reps, "Runs per test (the median is reported)")
       ->check(CLI::Range(1, 100));
   s->add_flag("--no-peaks", a->no_peaks, "Skip measuring the compute peaks");
-  s->callback([a, &c] { c.selected = [a] { return bench(*a); }; });
+  register_bench_throughput(*s, c);
+  s->require_subcommand(0, 1);
+  s->callback([a, s, &c] {
+    if (s->got_subcommand("throughput")) return;  // its own callback chose the action
+    c.selected = [a] { return bench(*a); };
+  });
 }
 
 }  // namespace brisk::cli

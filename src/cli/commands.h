@@ -13,5 +13,6 @@ struct Commands {
 void register_run(CLI::App& app, Commands& c);
 void register_info(CLI::App& app, Commands& c);
 void register_bench(CLI::App& app, Commands& c);
+void register_bench_throughput(CLI::App& bench, Commands& c);  // brisk bench throughput
 
 }  // namespace brisk::cli

@@ -229,6 +229,7 @@ bool Engine::step() {
   take_inbox();
   if (sched_->idle()) return false;
   const StepPlan plan = sched_->schedule();
+  peak_running_ = std::max(peak_running_, sched_->n_running());
   for (const auto& [src, dst] : plan.copies) cache_->copy_block(src, dst);
   if (!plan.chunks.empty()) {
     batch_.clear();
@@ -280,6 +281,7 @@ EngineStats Engine::stats() const {
   st.peak_blocks_in_use = p.peak_in_use();
   st.running = sched_->n_running();
   st.waiting = sched_->n_waiting();
+  st.peak_running = peak_running_;
   st.forward_seconds = forward_seconds_;
   return st;
 }

@@ -67,7 +67,7 @@ struct EngineStats {
   int64_t preemptions = 0;
   int64_t cache_queries = 0, cache_hits = 0;  // prefix cache, in tokens
   int32_t blocks_total = 0, blocks_in_use = 0, blocks_cached = 0, peak_blocks_in_use = 0;
-  size_t running = 0, waiting = 0;
+  size_t running = 0, waiting = 0, peak_running = 0;
   double forward_seconds = 0;
 };
 
@@ -121,6 +121,7 @@ class Engine {
   std::vector<int32_t> free_ids_;
   int32_t next_seq_id_ = 0;
   int64_t generated_ = 0, prompt_tokens_ = 0, steps_ = 0;
+  size_t peak_running_ = 0;
   double forward_seconds_ = 0;
 
   mutable std::mutex inbox_mu_;

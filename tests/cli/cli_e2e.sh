@@ -58,6 +58,19 @@ rc=$?
 check "Ctrl-C exits with 130" '[ $rc -eq 130 ]'
 check "Ctrl-C still prints statistics" 'grep -q "interrupted" "$T/e" && grep -q "generation:" "$T/e"'
 
+# Offline throughput through the batching engine: every request completes, the shared prefix hits
+# the cache, a tiny KV pool forces preemptions, and no block is left over (the command checks).
+"$BRISK" bench throughput -m "$M/stories260K.gguf" --num-prompts 12 --input-len 20 --output-len 16 \
+  --shared-prefix-len 48 --prime-prefix -t 2 >"$T/o" 2>"$T/e"
+rc=$?
+check "bench throughput runs" '[ $rc -eq 0 ] && grep -q "requests/s" "$T/o"'
+check "bench throughput reports the KV pool" 'grep -q "KV cache: .* blocks of 16 tokens" "$T/e"'
+check "bench throughput: shared prefix hits" 'grep -q "prefix cache: 576 of 816 prompt tokens hit" "$T/o"'
+"$BRISK" bench throughput -m "$M/stories260K.gguf" --num-prompts 8 --input-len 40 --output-len 30 \
+  --kv-cache-size 64KiB --kv-cache-dtype q8_0 --max-batched-tokens 32 >"$T/o" 2>"$T/e"
+rc=$?
+check "bench throughput with a tiny pool" '[ $rc -eq 0 ] && ! grep -q " 0 preemptions" "$T/o"'
+
 # Bad input: a one-line error naming the problem and a non-zero exit, never a crash.
 bad() {  # $1: description, $2: expected fragment, rest: command
   local what=$1 frag=$2; shift 2
@@ -75,6 +88,9 @@ bad "unknown format" "unrecognized model format" "$BRISK" run -m "$T/junk.bin" -
 bad "negative temperature" "temp" "$BRISK" run -m "$M/stories260K.gguf" --temp -1
 bad "prompt over the context" "context size" "$BRISK" run -m "$M/stories260K.gguf" -c 4 -p "Once upon a time there was"
 bad "unknown flag" "--bogus" "$BRISK" run --bogus
+bad "bad KV size" "kv-cache-size" "$BRISK" bench throughput -m "$M/stories260K.gguf" --kv-cache-size 12XB
+bad "bad KV type" "KV cache type" "$BRISK" bench throughput -m "$M/stories260K.gguf" --kv-cache-dtype q3
+bad "prompt longer than the model" "maximum model length" "$BRISK" bench throughput -m "$M/stories260K.gguf" --input-len 600
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,158 @@
+// brisk bench throughput: offline serving throughput (like vLLM's benchmark_throughput): N
+// requests of random tokens, all submitted at once, run through the engine to the end.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "cli/engine_options.h"
+#include "core/error.h"
+#include "ops/cpu.h"
+
+namespace brisk::cli {
+namespace {
+
+struct ThroughputArgs {
+  ModelArgs model;
+  EngineArgs engine;
+  int num_prompts = 64;
+  int input_len = 128, output_len = 128, shared_prefix_len = 0;
+  bool prime_prefix = false;
+  int threads = 0;
+  uint64_t seed = 1;
+};
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+int throughput(ThroughputArgs& a) {
+  double load_s = 0;
+  auto m = load_model(a.model, &load_s);
+  const int threads = a.threads > 0 ? a.threads : ThreadPool::default_threads();
+  ThreadPool pool(threads);
+  Engine e(*m, pool, engine_config(a.engine));
+  std::fprintf(stderr, "%s\n", describe_kv(e).c_str());
+
+  std::mt19937_64 rng(a.seed);
+  // Ids from 3 up: clear of the usual BOS/EOS/UNK ids, so no request ends early.
+  std::uniform_int_distribution<int32_t> tok(3, static_cast<int32_t>(m->hp.n_vocab - 1));
+  std::vector<int32_t> prefix(static_cast<size_t>(a.shared_prefix_len));
+  for (auto& t : prefix) t = tok(rng);
+  auto make = [&](int input_len, int output_len) {
+    Request r;
+    r.prompt = prefix;
+    for (int i = 0; i < input_len; ++i) r.prompt.push_back(tok(rng));
+    r.sampling.temperature = 0;
+    r.max_tokens = output_len;
+    r.ignore_eos = true;
+    return r;
+  };
+  if (a.prime_prefix) {
+    if (a.shared_prefix_len == 0) fail("--prime-prefix needs --shared-prefix-len");
+    e.submit(make(1, 1), [](const Output&) {});
+    e.run_until_idle();
+  }
+  const EngineStats before = e.stats();
+
+  struct Timing {
+    double first = 0, last = 0;
+    int64_t n = 0;
+  };
+  std::vector<Timing> tm(static_cast<size_t>(a.num_prompts));
+  const double t0 = now();
+  for (int i = 0; i < a.num_prompts; ++i)
+    e.submit(make(a.input_len, a.output_len), [&tm, i, t0](const Output&) {
+      Timing& t = tm[static_cast<size_t>(i)];
+      const double tn = now() - t0;
+      if (t.n++ == 0) t.first = tn;
+      t.last = tn;
+    });
+  e.run_until_idle();
+  const double elapsed = now() - t0;
+  const EngineStats st = e.stats();
+
+  std::vector<double> ttft, tpot;
+  for (const auto& t : tm) {
+    ttft.push_back(t.first);
+    if (t.n > 1) tpot.push_back((t.last - t.first) / static_cast<double>(t.n - 1));
+  }
+  const int64_t prompt_len = a.shared_prefix_len + a.input_len;
+  const double in_tokens = static_cast<double>(prompt_len) * a.num_prompts;
+  const double out_tokens = static_cast<double>(st.generated_tokens - before.generated_tokens);
+  const int64_t queries = st.cache_queries - before.cache_queries;
+  const int64_t hits = st.cache_hits - before.cache_hits;
+  const auto& g = e.kv_geometry();
+  const double block_mib = static_cast<double>(g.bytes_per_block()) / 1048576;
+  const double per_seq_paged =
+      st.peak_running ? st.peak_blocks_in_use * block_mib / static_cast<double>(st.peak_running)
+                      : 0;
+  const double per_seq_contig = static_cast<double>(e.max_model_len()) * block_mib / g.block_size;
+
+  std::printf("model: %s, %d threads, kernels: %s, load %.0f ms\n", m->file.path.c_str(), threads,
+              isa_name(best_isa()), load_s * 1e3);
+  std::printf("requests: %d x (%lld prompt tokens%s, %d output tokens), max %d running\n",
+              a.num_prompts, static_cast<long long>(prompt_len),
+              a.shared_prefix_len ? fmt::format(", {} shared", a.shared_prefix_len).c_str() : "",
+              a.output_len, a.engine.max_seqs);
+  std::printf("elapsed: %.2f s in %lld steps\n", elapsed,
+              static_cast<long long>(st.steps - before.steps));
+  std::printf("throughput: %.2f requests/s, %.1f total tokens/s, %.1f output tokens/s\n",
+              a.num_prompts / elapsed, (in_tokens + out_tokens) / elapsed, out_tokens / elapsed);
+  std::printf(
+      "latency: time to first token median %.1f ms (max %.1f), time per output token "
+      "median %.1f ms\n",
+      median(ttft) * 1e3, ttft.empty() ? 0 : *std::max_element(ttft.begin(), ttft.end()) * 1e3,
+      median(tpot) * 1e3);
+  std::printf(
+      "KV: peak %d of %d blocks in use (%.1f MiB), peak %zu sequences running, %lld "
+      "preemptions\n",
+      st.peak_blocks_in_use, st.blocks_total, st.peak_blocks_in_use * block_mib, st.peak_running,
+      static_cast<long long>(st.preemptions - before.preemptions));
+  std::printf(
+      "KV per sequence: %.2f MiB paged at peak vs %.2f MiB for a contiguous %lld-token "
+      "allocation\n",
+      per_seq_paged, per_seq_contig, static_cast<long long>(e.max_model_len()));
+  std::printf("prefix cache: %lld of %lld prompt tokens hit (%.1f%%)\n",
+              static_cast<long long>(hits), static_cast<long long>(queries),
+              queries ? 100.0 * static_cast<double>(hits) / static_cast<double>(queries) : 0.0);
+  e.check();
+  return 0;
+}
+
+}  // namespace
+
+void register_bench_throughput(CLI::App& bench, Commands& c) {
+  auto a = std::make_shared<ThroughputArgs>();
+  CLI::App* s = bench.add_subcommand(
+      "throughput",
+      "Offline serving throughput: many random-token requests through the batching engine");
+  s->option_defaults()->always_capture_default();
+  add_model_options(*s, a->model);
+  s->add_option("--num-prompts", a->num_prompts, "Requests to run")->check(CLI::Range(1, 100000));
+  s->add_option("--input-len", a->input_len,
+                "Random prompt tokens per request (after the shared prefix)")
+      ->check(CLI::Range(1, 1 << 20));
+  s->add_option("--output-len", a->output_len, "Tokens generated per request (EOS ignored)")
+      ->check(CLI::Range(1, 1 << 20));
+  s->add_option("--shared-prefix-len", a->shared_prefix_len,
+                "Tokens every prompt starts with (a common system prompt)")
+      ->check(CLI::Range(0, 1 << 20));
+  s->add_flag("--prime-prefix", a->prime_prefix,
+              "Run one request with the shared prefix first, so timing starts with it cached");
+  s->add_option("-t,--threads", a->threads, "Threads to compute with (default: all cores)")
+      ->check(CLI::Range(0, 1024));
+  s->add_option("-s,--seed", a->seed, "Seed of the random prompts");
+  add_engine_options(*s, a->engine);
+  s->callback([a, &c] { c.selected = [a] { return throughput(*a); }; });
+}
+
+}  // namespace brisk::cli

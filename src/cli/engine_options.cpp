@@ -1,0 +1,86 @@
+#include "cli/engine_options.h"
+
+#include <cctype>
+#include <cmath>
+
+#include "core/error.h"
+
+namespace brisk::cli {
+
+uint64_t parse_size(const std::string& s, const std::string& what) {
+  size_t i = 0;
+  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.' ||
+                          s[i] == 'e' || s[i] == 'E'))
+    ++i;
+  double v = 0;
+  try {
+    size_t used = 0;
+    v = std::stod(s.substr(0, i), &used);
+    if (used != i) throw std::invalid_argument("");
+  } catch (const std::exception&) {
+    fail("{}: '{}' is not a size (examples: 2GiB, 512MiB, 1500000000)", what, s);
+  }
+  std::string unit = s.substr(i);
+  for (auto& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  double mul = 1;
+  if (unit.empty() || unit == "b")
+    mul = 1;
+  else if (unit == "k" || unit == "kb" || unit == "kib")
+    mul = 1024.0;
+  else if (unit == "m" || unit == "mb" || unit == "mib")
+    mul = 1024.0 * 1024;
+  else if (unit == "g" || unit == "gb" || unit == "gib")
+    mul = 1024.0 * 1024 * 1024;
+  else
+    fail("{}: unknown unit '{}' in '{}' (B, KiB, MiB or GiB)", what, s.substr(i), s);
+  const double bytes = v * mul;
+  if (!(bytes >= 1) || bytes > 1e15) fail("{}: '{}' is out of range", what, s);
+  return static_cast<uint64_t>(bytes);
+}
+
+void add_engine_options(CLI::App& app, EngineArgs& a) {
+  app.add_option("--kv-cache-size", a.kv_cache_size,
+                 "Memory for the paged KV cache, e.g. 2GiB or 512MiB (default: enough for "
+                 "--max-seqs sequences of --max-model-len tokens, at most 2 GiB)");
+  app.add_option("--kv-cache-dtype", a.kv_dtype,
+                 "KV cache element type: f16, bf16, f32 or q8_0 (8-bit, a scale per position "
+                 "and head)");
+  app.add_option("--block-size", a.block_size, "Tokens per KV cache block")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--max-batched-tokens,--max-num-batched-tokens", a.max_batched_tokens,
+                 "Token budget of one forward pass; longer prompts are prefilled in chunks")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  app.add_option("--max-seqs,--max-num-seqs", a.max_seqs,
+                 "Sequences running at once (more wait their turn)")
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--max-model-len", a.max_model_len,
+                 "Longest sequence, prompt plus output (0: the model's training context)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
+  app.add_flag("--no-prefix-caching,--no-enable-prefix-caching", a.no_prefix_caching,
+               "Compute every prompt in full instead of reusing cached KV blocks of prefixes "
+               "seen before");
+}
+
+EngineConfig engine_config(const EngineArgs& a) {
+  EngineConfig c;
+  if (!a.kv_cache_size.empty()) c.kv_cache_bytes = parse_size(a.kv_cache_size, "--kv-cache-size");
+  c.kv_type = parse_kv_type(a.kv_dtype);
+  c.block_size = a.block_size;
+  c.max_batched_tokens = a.max_batched_tokens;
+  c.max_seqs = a.max_seqs;
+  c.max_model_len = a.max_model_len;
+  c.prefix_caching = !a.no_prefix_caching;
+  return c;
+}
+
+std::string describe_kv(const Engine& e) {
+  const auto& g = e.kv_geometry();
+  return fmt::format(
+      "KV cache: {} blocks of {} tokens = {} tokens in {:.1f} MiB ({}, {:.1f} KiB per token); "
+      "max model length {}",
+      e.n_blocks(), g.block_size, e.capacity_tokens(), static_cast<double>(e.kv_bytes()) / 1048576,
+      kv_type_name(g.type), static_cast<double>(g.bytes_per_block()) / g.block_size / 1024,
+      e.max_model_len());
+}
+
+}  // namespace brisk::cli

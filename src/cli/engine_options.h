@@ -1,0 +1,32 @@
+// The serving engine's options (KV pool, batching, prefix caching), shared by every subcommand
+// that runs the engine, with vLLM's spellings accepted beside brisk's.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "engine/engine.h"
+
+namespace brisk::cli {
+
+struct EngineArgs {
+  std::string kv_cache_size;  // "2GiB", "512MiB", "1e9", ... ("" : automatic)
+  std::string kv_dtype = "f16";
+  int block_size = 16;
+  int64_t max_batched_tokens = 512;
+  int max_seqs = 64;
+  int64_t max_model_len = 0;
+  bool no_prefix_caching = false;
+};
+
+void add_engine_options(CLI::App& app, EngineArgs& a);
+EngineConfig engine_config(const EngineArgs& a);
+
+// Parses a byte size: a number with an optional unit (B, K/KB/KiB, M/MB/MiB, G/GB/GiB; the
+// decimal and binary units alike mean powers of 1024, as memory sizes usually do).
+uint64_t parse_size(const std::string& s, const std::string& what);
+
+// One line for stderr: how many blocks and tokens the pool holds, in what memory.
+std::string describe_kv(const Engine& e);
+
+}  // namespace brisk::cli
