@@ -56,9 +56,13 @@ int throughput(ThroughputArgs& a) {
     r.ignore_eos = true;
     return r;
   };
-  if (a.prime_prefix) {
-    if (a.shared_prefix_len == 0) fail("--prime-prefix needs --shared-prefix-len");
-    e.submit(make(1, 1), [](const Output&) {});
+  if (a.prime_prefix && a.shared_prefix_len == 0) fail("--prime-prefix needs --shared-prefix-len");
+  // Warm-up (weights paged in, buffers grown): one short request, with the shared prefix only if
+  // it is to be cached before timing starts.
+  {
+    Request w = make(1, 1);
+    if (!a.prime_prefix) w.prompt.erase(w.prompt.begin(), w.prompt.begin() + a.shared_prefix_len);
+    e.submit(std::move(w), [](const Output&) {});
     e.run_until_idle();
   }
   const EngineStats before = e.stats();
