@@ -1,0 +1,217 @@
+// GGUF quantized blocks: hand-built blocks whose values are worked out by hand from the layout,
+// and quantize → dequantize round trips of every type with error bounds.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "core/error.h"
+#include "core/quant.h"
+#include "support/test_util.h"
+
+namespace brisk {
+namespace {
+
+std::vector<float> deq(DType t, const void* blk, int n) {
+  std::vector<float> y(static_cast<size_t>(n));
+  dequantize_row(t, blk, y.data(), n);
+  return y;
+}
+
+TEST(Quant, HandBuiltLegacyBlocks) {
+  {  // Q4_0: x = d * (q - 8); byte j holds element j (low nibble) and j + 16 (high).
+    BlockQ4_0 b{};
+    b.d = f32_to_f16(0.5f);
+    b.qs[0] = 0x3F;  // element 0: 15 → 3.5, element 16: 3 → -2.5
+    b.qs[5] = 0x80;  // element 5: 0 → -4, element 21: 8 → 0
+    const auto y = deq(DType::Q4_0, &b, 32);
+    EXPECT_EQ(y[0], 3.5f);
+    EXPECT_EQ(y[16], -2.5f);
+    EXPECT_EQ(y[5], -4.0f);
+    EXPECT_EQ(y[21], 0.0f);
+    EXPECT_EQ(y[1], -4.0f);  // q = 0
+  }
+  {  // Q4_1: x = d * q + m.
+    BlockQ4_1 b{};
+    b.d = f32_to_f16(0.25f), b.m = f32_to_f16(-1.0f);
+    b.qs[2] = 0xA4;  // element 2: 4 → 0, element 18: 10 → 1.5
+    const auto y = deq(DType::Q4_1, &b, 32);
+    EXPECT_EQ(y[2], 0.0f);
+    EXPECT_EQ(y[18], 1.5f);
+    EXPECT_EQ(y[0], -1.0f);
+  }
+  {  // Q5_0: x = d * (q - 16); bit i of qh (little-endian) is element i's fifth bit.
+    BlockQ5_0 b{};
+    b.d = f32_to_f16(2.0f);
+    b.qs[3] = 0x21;    // element 3: low 1, element 19: low 2
+    b.qh[0] = 1 << 3;  // element 3's fifth bit → q = 17 → 2
+    b.qh[2] = 1 << 3;  // bit 19: element 19 → q = 18 → 4
+    const auto y = deq(DType::Q5_0, &b, 32);
+    EXPECT_EQ(y[3], 2.0f);
+    EXPECT_EQ(y[19], 4.0f);
+    EXPECT_EQ(y[0], -32.0f);
+  }
+  {  // Q5_1: x = d * q + m.
+    BlockQ5_1 b{};
+    b.d = f32_to_f16(1.0f), b.m = f32_to_f16(0.5f);
+    b.qs[15] = 0xF0;  // element 31: low 15
+    b.qh[3] = 0x80;   // bit 31: element 31 → q = 31 → 31.5
+    const auto y = deq(DType::Q5_1, &b, 32);
+    EXPECT_EQ(y[31], 31.5f);
+    EXPECT_EQ(y[15], 0.5f);
+  }
+  {  // Q8_0: x = d * q.
+    BlockQ8_0 b{};
+    b.d = f32_to_f16(0.125f);
+    b.qs[7] = -100;
+    EXPECT_EQ(deq(DType::Q8_0, &b, 32)[7], -12.5f);
+  }
+}
+
+TEST(Quant, HandBuiltKQuantBlocks) {
+  {  // Q2_K: 16 groups of 16, scale (low nibble) and min (high nibble) per group;
+     // x = d * scale * q - dmin * min; byte b of qs holds elements 32k + b (bits 2k, 2k+1) of
+     // the first 128, bytes 32.. the same for the second 128.
+    BlockQ2_K b{};
+    b.d = f32_to_f16(1.0f), b.dmin = f32_to_f16(0.5f);
+    b.qs[0] = 0b11100100;   // elements 0: 0, 32: 1, 64: 2, 96: 3
+    b.qs[33] = 0b00000011;  // element 128 + 1 = 129: 3
+    b.scales[0] = 0x21;     // group 0 (elements 0..15): scale 1, min 2
+    b.scales[2] = 0x03;     // group 2 (32..47): scale 3, min 0
+    b.scales[4] = 0x12;     // group 4 (64..79): scale 2, min 1
+    b.scales[6] = 0xF5;     // group 6 (96..111): scale 5, min 15
+    b.scales[8] = 0x04;     // group 8 (128..143): scale 4
+    const auto y = deq(DType::Q2_K, &b, 256);
+    EXPECT_EQ(y[0], -1.0f);    // 1*1*0 - 0.5*2
+    EXPECT_EQ(y[32], 3.0f);    // 3*1
+    EXPECT_EQ(y[64], 3.5f);    // 2*2 - 0.5
+    EXPECT_EQ(y[96], 7.5f);    // 5*3 - 7.5
+    EXPECT_EQ(y[129], 12.0f);  // 4*3
+  }
+  {  // Q3_K: values (2 bits in qs as Q2_K, third bit in hmask: byte e%32, bit 4*(e/128) +
+     // (e%128)/32; a clear bit subtracts 4), 16 signed 6-bit scales minus 32 (low nibbles in
+     // bytes 0..7 — groups 8..15 in the high nibbles — and the top 2 bits in bytes 8..11).
+    BlockQ3_K b{};
+    b.d = f32_to_f16(0.5f);
+    // Group 0 scale: 6-bit 40 → 8: low nibble 8 in byte 0, top bits 2 in byte 8 bits 0-1.
+    b.scales[0] = 0x08, b.scales[8] = 0x02;
+    // Group 9 scale: 6-bit 29 → -3: low nibble 13 in the high nibble of byte 1, top bits 1 in
+    // byte 8 + 9%4 = 9, at bits 2*(9/4) = 4.
+    b.scales[1] = 0xD0, b.scales[9] = 0x01 << 4;
+    b.qs[3] = 0x02;        // element 3: 2 low bits = 2
+    b.hmask[3] = 0x01;     // its high bit set: q = 2
+    b.qs[32 + 17] = 0x01;  // element 128 + 17 = 145 (group 9): low bits 1, high bit clear: -3
+    const auto y = deq(DType::Q3_K, &b, 256);
+    EXPECT_EQ(y[3], 8.0f);    // 0.5 * 8 * 2
+    EXPECT_EQ(y[145], 4.5f);  // 0.5 * -3 * -3
+    EXPECT_EQ(y[0], -16.0f);  // q = 0 - 4 with scale 8
+  }
+  {  // Q4_K: 8 groups of 32 with 6-bit scale/min: groups 0..3 in the low 6 bits of bytes 0..3
+     // (scales) and 4..7 (mins); groups 4..7 in bytes 8..11 (low nibble scale, high nibble min)
+     // plus the top 2 bits of bytes 0..3 (scale) and 4..7 (min). Byte c*32 + l of qs: element
+     // 64c + l (low nibble) and 64c + 32 + l (high).
+    BlockQ4_K b{};
+    b.d = f32_to_f16(0.25f), b.dmin = f32_to_f16(1.0f);
+    b.scales[1] = 4, b.scales[5] = 3;  // group 1: scale 4, min 3
+    // Group 6: scale 0b100101 = 37, min 0b010010 = 18.
+    b.scales[10] = (37 & 0xF) | (18 & 0xF) << 4;
+    b.scales[2] |= (37 >> 4) << 6;
+    b.scales[6] |= (18 >> 4) << 6;
+    b.qs[0 * 32 + 5] = 0x90;  // element 32 + 5 = 37 (group 1): 9
+    b.qs[3 * 32 + 1] = 0x06;  // element 193 (group 6): 6
+    const auto y = deq(DType::Q4_K, &b, 256);
+    EXPECT_EQ(y[37], 6.0f);    // 0.25*4*9 - 3
+    EXPECT_EQ(y[193], 37.5f);  // 0.25*37*6 - 18
+  }
+  {  // Q5_K: as Q4_K, fifth bit of element 64c + l in qh[l] bit 2c, of 64c + 32 + l in bit 2c+1.
+    BlockQ5_K b{};
+    b.d = f32_to_f16(1.0f), b.dmin = f32_to_f16(0.0f);
+    b.scales[0] = 1, b.scales[3] = 2;  // groups 0 and 3
+    b.qs[2] = 0x03;                    // element 2: low 3
+    b.qh[2] = 1 << 0;                  // fifth bit: 19
+    b.qs[32 + 7] = 0x10;               // element 64 + 32 + 7 = 103 (group 3): low 1
+    b.qh[7] = 1 << 3;                  // fifth bit: 17
+    const auto y = deq(DType::Q5_K, &b, 256);
+    EXPECT_EQ(y[2], 19.0f);
+    EXPECT_EQ(y[103], 34.0f);
+  }
+  {  // Q6_K: per half of 128: ql bytes 0..63, qh bytes 0..31; element 32q + l of the half takes
+     // the low or high nibble (q >= 2) of ql[l + 32*(q%2)] and bits 2q..2q+1 of qh[l]; minus 32;
+     // signed 8-bit scale per group of 16.
+    BlockQ6_K b{};
+    b.d = f32_to_f16(0.5f);
+    b.scales[0] = -2, b.scales[6] = 3, b.scales[12] = 1;
+    b.ql[4] = 0x0A;       // element 4 (group 0): low 10
+    b.qh[4] = 0x02;       // bits 0-1 = 2: q = 42 → 10
+    b.ql[32 + 9] = 0x50;  // element 96 + 9 = 105 (group 6): high nibble 5
+    b.qh[9] = 0x03 << 6;  // bits 6-7 = 3: q = 53 → 21
+    b.ql[64 + 0] = 0x00;  // element 128 + 64 = 192 (group 12): 0 - 32 = -32
+    const auto y = deq(DType::Q6_K, &b, 256);
+    EXPECT_EQ(y[4], -10.0f);    // 0.5 * -2 * 10
+    EXPECT_EQ(y[105], 31.5f);   // 0.5 * 3 * 21
+    EXPECT_EQ(y[192], -16.0f);  // 0.5 * 1 * -32
+  }
+}
+
+TEST(Quant, RoundTripsWithinEachTypesError) {
+  const int n = 256 * 8;
+  auto x = test::random_floats(n, 3);
+  // Outliers, as real weights have: they cost the 32-element types with one scale the most.
+  for (int i = 0; i < n; i += 97) x[static_cast<size_t>(i)] *= 6;
+  double rms = 0;
+  for (float v : x) rms += v * v;
+  rms = std::sqrt(rms / n);
+  const std::pair<DType, double> cases[] = {
+      {DType::Q8_0, 0.01}, {DType::Q6_K, 0.025}, {DType::Q5_0, 0.07}, {DType::Q5_1, 0.05},
+      {DType::Q5_K, 0.05}, {DType::Q4_0, 0.14},  {DType::Q4_1, 0.10}, {DType::Q4_K, 0.10},
+      {DType::Q3_K, 0.20}, {DType::Q2_K, 0.40},  {DType::F16, 1e-3},  {DType::BF16, 5e-3}};
+  for (auto [t, bound] : cases) {
+    std::vector<uint8_t> q(*dtype_row_bytes(t, n));
+    quantize_row(t, x.data(), q.data(), n);
+    std::vector<float> y(static_cast<size_t>(n));
+    dequantize_row(t, q.data(), y.data(), n);
+    double err = 0;
+    for (int i = 0; i < n; ++i)
+      err += (x[static_cast<size_t>(i)] - y[static_cast<size_t>(i)]) *
+             (x[static_cast<size_t>(i)] - y[static_cast<size_t>(i)]);
+    err = std::sqrt(err / n);
+    EXPECT_LT(err / rms, bound) << dtype_name(t);
+    // A zero row stays zero.
+    std::vector<float> z(static_cast<size_t>(n), 0.0f);
+    quantize_row(t, z.data(), q.data(), n);
+    dequantize_row(t, q.data(), y.data(), n);
+    for (float v : y) ASSERT_EQ(v, 0.0f) << dtype_name(t);
+  }
+}
+
+TEST(Quant, ImportanceLowersTheErrorWhereItIsHigh) {
+  const int n = 256 * 4;
+  const auto x = test::random_floats(n, 8);
+  std::vector<float> w(static_cast<size_t>(n), 1.0f);
+  for (int i = 0; i < n; i += 8) w[static_cast<size_t>(i)] = 100.0f;
+  for (DType t : {DType::Q4_0, DType::Q4_K, DType::Q3_K, DType::Q6_K}) {
+    std::vector<uint8_t> q(*dtype_row_bytes(t, n));
+    std::vector<float> y(static_cast<size_t>(n));
+    auto werr = [&](const float* imp) {
+      quantize_row(t, x.data(), q.data(), n, imp);
+      dequantize_row(t, q.data(), y.data(), n);
+      double e = 0;
+      for (int i = 0; i < n; ++i) {
+        const double d = x[static_cast<size_t>(i)] - y[static_cast<size_t>(i)];
+        e += w[static_cast<size_t>(i)] * d * d;
+      }
+      return e;
+    };
+    EXPECT_LT(werr(w.data()), werr(nullptr)) << dtype_name(t);
+  }
+}
+
+TEST(Quant, RejectsPartialBlocks) {
+  std::vector<float> x(100, 1.0f);
+  std::vector<uint8_t> q(1024);
+  EXPECT_THROW(quantize_row(DType::Q4_K, x.data(), q.data(), 100), Error);
+  EXPECT_THROW(quantize_row(DType::IQ2_XXS, x.data(), q.data(), 256), Error);
+}
+
+}  // namespace
+}  // namespace brisk
