@@ -5,6 +5,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "core/quant.h"
 #include "formats/gguf.h"
 
 namespace brisk::tools {
@@ -163,26 +164,12 @@ void write_random_model(const GenConfig& c, const std::string& path) {
   write_gguf_streaming(path, m, ts, [&](size_t i, uint8_t* dst) {
     const Tensor& t = ts[i];
     uint64_t s = c.seed * 0x100000001b3ull + i * 0x9e3779b97f4a7c15ull;
-    const int64_t n = t.elements();
-    for (int64_t j = 0; j < n; ++j) {
-      const float v = scale[i] == 0 ? 1.0f + uniform(s, 0.1f) : uniform(s, scale[i]);
-      switch (t.type) {
-        case DType::F32:
-          std::memcpy(dst + j * 4, &v, 4);
-          break;
-        case DType::F16: {
-          const uint16_t h = f32_to_f16(v);
-          std::memcpy(dst + j * 2, &h, 2);
-          break;
-        }
-        case DType::BF16: {
-          const uint16_t h = f32_to_bf16(v);
-          std::memcpy(dst + j * 2, &h, 2);
-          break;
-        }
-        default:
-          fail("model generator: type {} is not supported yet", dtype_name(t.type));
-      }
+    const int64_t cols = t.ne[0], rows = t.elements() / cols;
+    const uint64_t row_bytes = *dtype_row_bytes(t.type, static_cast<uint64_t>(cols));
+    std::vector<float> row(static_cast<size_t>(cols));
+    for (int64_t r = 0; r < rows; ++r) {
+      for (auto& v : row) v = scale[i] == 0 ? 1.0f + uniform(s, 0.1f) : uniform(s, scale[i]);
+      quantize_row(t.type, row.data(), dst + static_cast<uint64_t>(r) * row_bytes, cols);
     }
   });
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/quant.h"
 #include "ops/activation.h"
 #include "ops/matmul.h"
 #include "ops/norm.h"
@@ -61,7 +62,7 @@ const float* Forward::run(const Batch& b, KvCache& cache) {
   const int64_t E = h.n_embd, Q = h.q_dim(), KV = h.kv_dim(), F = h.n_ff;
 
   for (int64_t i = 0; i < n; ++i)
-    convert_row_to_f32(W.token_embd.type, W.token_embd.row(b.token[i]), &x_[i * E], E);
+    dequantize_row(W.token_embd.type, W.token_embd.row(b.token[i]), &x_[i * E], E);
 
   for (int l = 0; l < h.n_layer; ++l) {
     const LayerWeights& L = W.layers[l];

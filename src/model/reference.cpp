@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/quant.h"
 #include "ops/ref/ref_ops.h"
 
 namespace brisk {
@@ -17,7 +18,7 @@ std::vector<float> ReferenceForward::step(int32_t token, int64_t pos) {
   const int64_t E = h.n_embd, hd = h.head_dim, KV = h.kv_dim();
   std::vector<float> x(E), xn(E), q(h.q_dim()), k(KV), v(KV), att(h.q_dim()), o(E);
   std::vector<float> gate(h.n_ff), up(h.n_ff), ff(h.n_ff);
-  convert_row_to_f32(W.token_embd.type, W.token_embd.row(token), x.data(), E);
+  dequantize_row(W.token_embd.type, W.token_embd.row(token), x.data(), E);
 
   for (int l = 0; l < h.n_layer; ++l) {
     const LayerWeights& L = W.layers[l];

@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/quant.h"
+#include "ops/matmul_q8.h"
 
 namespace brisk {
 
@@ -26,7 +28,8 @@ Kernel pick(Isa isa, DType t) {
         k = kernel_bf16(static_cast<Isa>(i));
         break;
       default:
-        fail("matmul: weight type {} has no kernel yet", dtype_name(t));
+        if (!dtype_is_quantized(t)) fail("matmul: weight type {} has no kernel", dtype_name(t));
+        k = kernel_quant(static_cast<Isa>(i), t);
     }
     if (k.tile) return k;
   }
@@ -42,15 +45,31 @@ void matmul_isa(Isa isa, const Tensor& w, const float* x, int64_t ldx, int64_t n
   const Kernel kern = pick(isa, w.type);
   Args a{static_cast<const uint8_t*>(w.data), w.row_bytes(), k, nullptr, 0, y, ldy};
   thread_local std::vector<uint16_t> xb;
+  thread_local std::vector<uint8_t> xq;
   if (kern.x_format == XFormat::BF16) {
     // Padded so kernels may read whole 32-element steps, plus one cache line so rows do not all map
     // to the same L1 set when k is a power of two.
     const int64_t kp = (k + 31) / 32 * 32 + 32;
-    xb.assign(static_cast<size_t>(n * kp), 0);
-    for (int64_t t = 0; t < n; ++t)
-      for (int64_t j = 0; j < k; ++j) xb[t * kp + j] = f32_to_bf16(x[t * ldx + j]);
+    xb.resize(static_cast<size_t>(n * kp));
+    uint16_t* dst = xb.data();  // (the workers have thread_locals of their own)
+    pool.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        for (int64_t j = 0; j < k; ++j) dst[t * kp + j] = f32_to_bf16(x[t * ldx + j]);
+        std::fill(dst + t * kp + k, dst + (t + 1) * kp, 0);
+      }
+    });
     a.x = reinterpret_cast<const uint8_t*>(xb.data());
     a.x_stride = static_cast<uint64_t>(kp) * 2;
+  } else if (kern.x_format == XFormat::Q8) {
+    const Q8Layout L(k);
+    xq.resize(static_cast<size_t>(n) * L.stride);
+    uint8_t* dst = xq.data();
+    pool.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t)
+        quantize_activation_row(x + t * ldx, k, dst + static_cast<size_t>(t) * L.stride);
+    });
+    a.x = xq.data();
+    a.x_stride = L.stride;
   } else {
     a.x = reinterpret_cast<const uint8_t*>(x);
     a.x_stride = static_cast<uint64_t>(ldx) * 4;

@@ -30,7 +30,7 @@ struct Args {
   int64_t ldy;
 };
 using TileFn = void (*)(const Args&, int64_t r0, int64_t r1, int64_t t0, int64_t t1);
-enum class XFormat { F32, BF16 };
+enum class XFormat { F32, BF16, Q8 };  // Q8: see matmul_q8.h
 struct Kernel {
   TileFn tile;
   XFormat x_format;
@@ -40,6 +40,7 @@ struct Kernel {
 Kernel kernel_f32(Isa isa);
 Kernel kernel_f16(Isa isa);
 Kernel kernel_bf16(Isa isa);
+Kernel kernel_quant(Isa isa, DType t);  // the GGUF quantized types
 
 }  // namespace matmul_detail
 }  // namespace brisk

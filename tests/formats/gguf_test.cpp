@@ -291,17 +291,18 @@ TEST_F(ModelFiles, UnsupportedArchitectureNamed) {
             std::string::npos);
 }
 
-TEST_F(ModelFiles, QuantizedTensorRefusedByTypeName) {
+// IQ4_NL has the byte size of Q4_0 but no kernel: refused by name, not misread.
+TEST_F(ModelFiles, QuantTypeWithoutKernelRefusedByTypeName) {
   std::vector<uint8_t> q(18 * 48);
   const std::string msg = model_error([&](auto&, auto& ts) {
     for (auto& t : ts)
       if (t.name == "blk.0.ffn_up.weight") {
-        t.type = DType::Q4_0;
+        t.type = DType::IQ4_NL;
         t.nbytes = q.size();
         t.data = q.data();
       }
   });
-  EXPECT_NE(msg.find("Q4_0"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("IQ4_NL"), std::string::npos) << msg;
   EXPECT_NE(msg.find("blk.0.ffn_up.weight"), std::string::npos) << msg;
 }
 

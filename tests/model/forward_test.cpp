@@ -59,6 +59,24 @@ std::vector<Config> configs() {
     c.rope_factor = 2;
     v.push_back({"llama_linear_rope_hd12_f32", c, 2e-4f});
   }
+  // Quantized weights: both forwards round activations to int8 blocks, but their inputs differ in
+  // the last float bits, which can flip a rounding: a looser bound.
+  {  // Q8_0 with an FFN of 3 blocks of 32 (an odd count), F16 embeddings.
+    auto c = base();
+    c.type = DType::Q8_0, c.embd_type = DType::F16;
+    v.push_back({"llama_q8_0", c, 2e-2f});
+  }
+  {  // Q4_K matrices and Q6_K embeddings (tied), GQA 2:1.
+    auto c = base();
+    c.n_embd = 256, c.n_ff = 512, c.n_head = 4, c.n_head_kv = 2, c.tied = true;
+    c.type = DType::Q4_K, c.embd_type = DType::Q6_K;
+    v.push_back({"llama_q4_k_q6_k", c, 2e-2f});
+  }
+  {  // Q5_0 matrices, Q4_1 embeddings.
+    auto c = base();
+    c.type = DType::Q5_0, c.embd_type = DType::Q4_1;
+    v.push_back({"llama_q5_0", c, 2e-2f});
+  }
   return v;
 }
 

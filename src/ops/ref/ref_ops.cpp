@@ -1,17 +1,30 @@
 #include "ops/ref/ref_ops.h"
 
+#include <algorithm>
 #include <cmath>
+
+#include "core/quant.h"
 
 namespace brisk::ref {
 
 void matmul(const Tensor& w, const float* x, int64_t n, float* y) {
   const int64_t k = w.cols(), rows = w.rows();
   std::vector<float> row(static_cast<size_t>(k));
+  std::vector<double> xq(static_cast<size_t>(n * k));
+  for (int64_t i = 0; i < n * k; ++i) xq[static_cast<size_t>(i)] = x[i];
+  if (dtype_is_quantized(w.type))
+    for (int64_t b = 0; b < n * k; b += 32) {
+      float amax = 0;
+      for (int64_t i = b; i < b + 32; ++i) amax = std::max(amax, std::fabs(x[i]));
+      const float d = amax / 127.0f, id = d > 0 ? 1.0f / d : 0.0f;
+      for (int64_t i = b; i < b + 32; ++i)
+        xq[static_cast<size_t>(i)] = static_cast<double>(d) * std::lrintf(x[i] * id);
+    }
   for (int64_t r = 0; r < rows; ++r) {
-    convert_row_to_f32(w.type, w.row(r), row.data(), k);
+    dequantize_row(w.type, w.row(r), row.data(), k);
     for (int64_t t = 0; t < n; ++t) {
       double s = 0;
-      for (int64_t j = 0; j < k; ++j) s += static_cast<double>(row[j]) * x[t * k + j];
+      for (int64_t j = 0; j < k; ++j) s += static_cast<double>(row[j]) * xq[t * k + j];
       y[t * rows + r] = static_cast<float>(s);
     }
   }

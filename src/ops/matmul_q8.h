@@ -1,0 +1,27 @@
+// Activations for the integer kernels: each row quantized to int8 in blocks of 32 (a scale per
+// block, like GGUF's Q8_0), laid out for the kernels that pair blocks into 64-byte vectors.
+// Internal to ops/ (the driver prepares these rows; matmul_quant.cpp and the reference read them).
+#pragma once
+
+#include <cstdint>
+
+namespace brisk::matmul_detail {
+
+// One activation row of k elements (a multiple of 32):
+//   qs:  int8[np * 64]        the values, zero-padded to whole pairs of blocks
+//   dxv: float[np * 16]       per pair: 8 copies of block 2p's scale, then 8 of block 2p+1's
+//   xs:  float[np * 4]        per 16 values: scale * sum of the 16 int8 values
+struct Q8Layout {
+  int64_t np;
+  uint64_t dxv_off, xs_off, stride;
+  explicit Q8Layout(int64_t k)
+      : np((k / 32 + 1) / 2),
+        dxv_off(static_cast<uint64_t>(np) * 64),
+        xs_off(dxv_off + static_cast<uint64_t>(np) * 64),
+        stride((xs_off + static_cast<uint64_t>(np) * 16 + 63) / 64 * 64) {}
+};
+
+// Quantizes one row into the layout (dst: stride bytes).
+void quantize_activation_row(const float* x, int64_t k, uint8_t* dst);
+
+}  // namespace brisk::matmul_detail

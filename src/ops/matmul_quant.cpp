@@ -1,0 +1,546 @@
+// Matmul kernels for GGUF's quantized weight types: integer dot products of the weights with
+// activations quantized to int8 blocks of 32 on the fly.
+//
+// Every type is brought, 64 values (a pair of 32-blocks) at a time, to one shape:
+//   value = a[s] * u + b[s]    with u an unsigned byte, a and b per 16 values (slot s of 4)
+// so one kernel serves all types: VPDPBUSD multiplies the u bytes with the int8 activations
+// (16 lanes, each the sum of 4 products), the lanes are scaled by a[s] * (activation block scale)
+// and accumulated in f32; the b terms are summed separately against each slot's activation sum.
+// Each output has its own accumulators walked over the pairs in order, so its bits do not depend on
+// the tile it is computed in, the batch or the thread count.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "core/quant.h"
+#include "ops/cpu.h"
+#include "ops/matmul_q8.h"
+#include "ops/matmul_tile.h"
+
+// GCC 12 reports its own AVX-512 intrinsic headers as using uninitialized values.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#define BRISK_VNNI                                                                 \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq,fma,f16c"), \
+                 always_inline)) inline
+
+namespace brisk::matmul_detail {
+
+void quantize_activation_row(const float* x, int64_t k, uint8_t* dst) {
+  const Q8Layout L(k);
+  auto* qs = reinterpret_cast<int8_t*>(dst);
+  auto* dxv = reinterpret_cast<float*>(dst + L.dxv_off);
+  auto* xs = reinterpret_cast<float*>(dst + L.xs_off);
+  for (int64_t b = 0; b < L.np * 2; ++b) {
+    const int64_t k0 = b * 32;
+    float d = 0;
+    if (k0 < k) {
+      float amax = 0;
+      for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[k0 + i]));
+      d = amax / 127.0f;
+      const float id = d > 0 ? 1.0f / d : 0.0f;
+      for (int i = 0; i < 32; ++i) qs[k0 + i] = static_cast<int8_t>(std::lrintf(x[k0 + i] * id));
+    } else {
+      for (int i = 0; i < 32; ++i) qs[k0 + i] = 0;
+    }
+    for (int i = 0; i < 8; ++i) dxv[(b / 2) * 16 + (b % 2) * 8 + i] = d;
+    for (int s = 0; s < 2; ++s) {
+      int sum = 0;
+      for (int i = 0; i < 16; ++i) sum += qs[k0 + s * 16 + i];
+      xs[b * 2 + s] = d * static_cast<float>(sum);
+    }
+  }
+}
+
+namespace {
+
+float h2f(uint16_t h) {
+  return f16_to_f32(h);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The 32-element types: one block gives 32 u bytes, one a and one b.
+
+struct Q4_0P {
+  using B = BlockQ4_0;
+  static void scales(const B& b, float& a, float& c) { a = h2f(b.d), c = -8 * a; }
+  static void block(const B& b, uint8_t* u, float& a, float& c) {
+    for (int j = 0; j < 16; ++j) u[j] = b.qs[j] & 0xF, u[j + 16] = b.qs[j] >> 4;
+    scales(b, a, c);
+  }
+#if defined(__x86_64__)
+  BRISK_VNNI static __m256i block256(const B& b) {
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
+    const __m128i m = _mm_set1_epi8(0x0F);
+    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m), _mm_and_si128(q, m));
+  }
+#endif
+};
+
+struct Q4_1P {
+  using B = BlockQ4_1;
+  static void scales(const B& b, float& a, float& c) { a = h2f(b.d), c = h2f(b.m); }
+  static void block(const B& b, uint8_t* u, float& a, float& c) {
+    for (int j = 0; j < 16; ++j) u[j] = b.qs[j] & 0xF, u[j + 16] = b.qs[j] >> 4;
+    scales(b, a, c);
+  }
+#if defined(__x86_64__)
+  BRISK_VNNI static __m256i block256(const B& b) {
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
+    const __m128i m = _mm_set1_epi8(0x0F);
+    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m), _mm_and_si128(q, m));
+  }
+#endif
+};
+
+template <class Blk>
+uint32_t qh32(const Blk& b) {
+  uint32_t v;
+  std::memcpy(&v, b.qh, 4);
+  return v;
+}
+
+struct Q5_0P {
+  using B = BlockQ5_0;
+  static void scales(const B& b, float& a, float& c) { a = h2f(b.d), c = -16 * a; }
+  static void block(const B& b, uint8_t* u, float& a, float& c) {
+    const uint32_t qh = qh32(b);
+    for (int j = 0; j < 16; ++j) {
+      u[j] = static_cast<uint8_t>((b.qs[j] & 0xF) | ((qh >> j) & 1) << 4);
+      u[j + 16] = static_cast<uint8_t>((b.qs[j] >> 4) | ((qh >> (j + 16)) & 1) << 4);
+    }
+    a = h2f(b.d), c = -16 * a;
+  }
+#if defined(__x86_64__)
+  BRISK_VNNI static __m256i block256(const B& b) {
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
+    const __m128i m = _mm_set1_epi8(0x0F);
+    const __m256i u = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m), _mm_and_si128(q, m));
+    return _mm256_mask_add_epi8(u, qh32(b), u, _mm256_set1_epi8(16));
+  }
+#endif
+};
+
+struct Q5_1P {
+  using B = BlockQ5_1;
+  static void scales(const B& b, float& a, float& c) { a = h2f(b.d), c = h2f(b.m); }
+  static void block(const B& b, uint8_t* u, float& a, float& c) {
+    const uint32_t qh = qh32(b);
+    for (int j = 0; j < 16; ++j) {
+      u[j] = static_cast<uint8_t>((b.qs[j] & 0xF) | ((qh >> j) & 1) << 4);
+      u[j + 16] = static_cast<uint8_t>((b.qs[j] >> 4) | ((qh >> (j + 16)) & 1) << 4);
+    }
+    a = h2f(b.d), c = h2f(b.m);
+  }
+#if defined(__x86_64__)
+  BRISK_VNNI static __m256i block256(const B& b) {
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
+    const __m128i m = _mm_set1_epi8(0x0F);
+    const __m256i u = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m), _mm_and_si128(q, m));
+    return _mm256_mask_add_epi8(u, qh32(b), u, _mm256_set1_epi8(16));
+  }
+#endif
+};
+
+struct Q8_0P {
+  using B = BlockQ8_0;
+  static void scales(const B& b, float& a, float& c) { a = h2f(b.d), c = -128 * a; }
+  static void block(const B& b, uint8_t* u, float& a, float& c) {
+    for (int j = 0; j < 32; ++j) u[j] = static_cast<uint8_t>(b.qs[j] + 128);
+    scales(b, a, c);
+  }
+#if defined(__x86_64__)
+  BRISK_VNNI static __m256i block256(const B& b) {
+    return _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)),
+                            _mm256_set1_epi8(static_cast<char>(0x80)));
+  }
+#endif
+};
+
+// A pair of 32-blocks (the second absent at the end of an odd row: zeros).
+template <class P>
+struct Legacy {
+  static void pair(const uint8_t* row, int64_t p, int64_t nb, uint8_t* u, float* a, float* b) {
+    const auto* blk = reinterpret_cast<const typename P::B*>(row);
+    float a0, b0, a1 = 0, b1 = 0;
+    P::block(blk[2 * p], u, a0, b0);
+    if (2 * p + 1 < nb)
+      P::block(blk[2 * p + 1], u + 32, a1, b1);
+    else
+      std::fill(u + 32, u + 64, 0);
+    a[0] = a[1] = a0, a[2] = a[3] = a1;
+    b[0] = b[1] = b0, b[2] = b[3] = b1;
+  }
+#if defined(__x86_64__)
+  BRISK_VNNI static void pair512(const uint8_t* row, int64_t p, int64_t nb, __m512i& u, __m512& a,
+                                 float* b) {
+    const auto* blk = reinterpret_cast<const typename P::B*>(row);
+    float a0, b0, a1 = 0, b1 = 0;
+    P::scales(blk[2 * p], a0, b0);
+    __m256i hi = _mm256_setzero_si256();
+    if (2 * p + 1 < nb) {
+      P::scales(blk[2 * p + 1], a1, b1);
+      hi = P::block256(blk[2 * p + 1]);
+    }
+    u = _mm512_inserti64x4(_mm512_castsi256_si512(P::block256(blk[2 * p])), hi, 1);
+    a = _mm512_insertf32x8(_mm512_set1_ps(a0), _mm256_set1_ps(a1), 1);
+    b[0] = b[1] = b0, b[2] = b[3] = b1;
+  }
+#endif
+};
+
+// ---------------------------------------------------------------------------------------------
+// The k-quants: pair p of a row is quarter p % 4 of super-block p / 4.
+
+// Scales of quarter c of a Q4_K/Q5_K super-block: its two 32-groups' a and b, each for 2 slots.
+template <class B>
+void k4_pair_scales(const B& s, int c, float* a, float* b) {
+  const float d = h2f(s.d), dmin = h2f(s.dmin);
+  for (int h = 0; h < 2; ++h) {
+    uint8_t sc, m;
+    k4_scale_min(2 * c + h, s.scales, sc, m);
+    a[2 * h] = a[2 * h + 1] = d * sc;
+    b[2 * h] = b[2 * h + 1] = -dmin * m;
+  }
+}
+
+struct Q4_KP {
+  using B = BlockQ4_K;
+  static void pair(const uint8_t* row, int64_t p, int64_t, uint8_t* u, float* a, float* b) {
+    const B& s = reinterpret_cast<const B*>(row)[p / 4];
+    const int c = static_cast<int>(p % 4);
+    k4_pair_scales(s, c, a, b);
+    for (int l = 0; l < 32; ++l)
+      u[l] = s.qs[c * 32 + l] & 0xF, u[32 + l] = static_cast<uint8_t>(s.qs[c * 32 + l] >> 4);
+  }
+#if defined(__x86_64__)
+  BRISK_VNNI static __m512i nibbles(const uint8_t* q) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
+    const __m256i m = _mm256_set1_epi8(0x0F);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_and_si256(v, m)),
+                              _mm256_and_si256(_mm256_srli_epi16(v, 4), m), 1);
+  }
+  BRISK_VNNI static void pair512(const uint8_t* row, int64_t p, int64_t, __m512i& u, __m512& a,
+                                 float* b) {
+    const B& s = reinterpret_cast<const B*>(row)[p / 4];
+    float av[4];
+    k4_pair_scales(s, static_cast<int>(p % 4), av, b);
+    u = nibbles(s.qs + (p % 4) * 32);
+    a = _mm512_insertf32x8(_mm512_set1_ps(av[0]), _mm256_set1_ps(av[2]), 1);
+  }
+#endif
+};
+
+struct Q5_KP {
+  using B = BlockQ5_K;
+  static void pair(const uint8_t* row, int64_t p, int64_t, uint8_t* u, float* a, float* b) {
+    const B& s = reinterpret_cast<const B*>(row)[p / 4];
+    const int c = static_cast<int>(p % 4);
+    k4_pair_scales(s, c, a, b);
+    for (int l = 0; l < 32; ++l) {
+      u[l] = static_cast<uint8_t>((s.qs[c * 32 + l] & 0xF) | ((s.qh[l] >> (2 * c)) & 1) << 4);
+      u[32 + l] =
+          static_cast<uint8_t>((s.qs[c * 32 + l] >> 4) | ((s.qh[l] >> (2 * c + 1)) & 1) << 4);
+    }
+  }
+#if defined(__x86_64__)
+  BRISK_VNNI static void pair512(const uint8_t* row, int64_t p, int64_t, __m512i& u, __m512& a,
+                                 float* b) {
+    const B& s = reinterpret_cast<const B*>(row)[p / 4];
+    const int c = static_cast<int>(p % 4);
+    float av[4];
+    k4_pair_scales(s, c, av, b);
+    const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.qh));
+    const __mmask64 hm = static_cast<__mmask64>(_mm256_test_epi8_mask(
+                             qh, _mm256_set1_epi8(static_cast<char>(1 << (2 * c))))) |
+                         static_cast<__mmask64>(_mm256_test_epi8_mask(
+                             qh, _mm256_set1_epi8(static_cast<char>(2 << (2 * c)))))
+                             << 32;
+    const __m512i lo = Q4_KP::nibbles(s.qs + c * 32);
+    u = _mm512_mask_add_epi8(lo, hm, lo, _mm512_set1_epi8(16));
+    a = _mm512_insertf32x8(_mm512_set1_ps(av[0]), _mm256_set1_ps(av[2]), 1);
+  }
+#endif
+};
+
+struct Q6_KP {
+  using B = BlockQ6_K;
+  static void pair(const uint8_t* row, int64_t p, int64_t, uint8_t* u, float* a, float* b) {
+    const B& s = reinterpret_cast<const B*>(row)[p / 4];
+    const int q = static_cast<int>(p % 4), h = q / 2, nib = q % 2;
+    const float d = h2f(s.d);
+    for (int k = 0; k < 4; ++k) {
+      a[k] = d * s.scales[4 * q + k];
+      b[k] = -32 * a[k];
+    }
+    for (int half = 0; half < 2; ++half) {
+      const int quarter = 2 * nib + half;
+      for (int l = 0; l < 32; ++l) {
+        const uint8_t ql = s.ql[h * 64 + half * 32 + l];
+        const int lo = nib ? ql >> 4 : ql & 0xF;
+        const int hi = (s.qh[h * 32 + l] >> (2 * quarter)) & 3;
+        u[half * 32 + l] = static_cast<uint8_t>(lo | hi << 4);
+      }
+    }
+  }
+#if defined(__x86_64__)
+  BRISK_VNNI static void pair512(const uint8_t* row, int64_t p, int64_t, __m512i& u, __m512& a,
+                                 float* b) {
+    const B& s = reinterpret_cast<const B*>(row)[p / 4];
+    const int q = static_cast<int>(p % 4), h = q / 2, nib = q % 2;
+    const float d = h2f(s.d);
+    alignas(16) float av[4];
+    for (int k = 0; k < 4; ++k) av[k] = d * s.scales[4 * q + k], b[k] = -32 * av[k];
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    __m512i ql = _mm512_loadu_si512(s.ql + h * 64);
+    if (nib) ql = _mm512_srli_epi16(ql, 4);
+    ql = _mm512_and_si512(ql, m4);
+    const __m512i qh =
+        _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.qh + h * 32)));
+    // Bits 2*quarter..+1 of each qh byte, quarter 2*nib in the low half, 2*nib+1 in the high.
+    const __m512i shift = _mm512_inserti64x4(_mm512_set1_epi16(static_cast<short>(4 * nib)),
+                                             _mm256_set1_epi16(static_cast<short>(4 * nib + 2)), 1);
+    const __m512i hb = _mm512_and_si512(_mm512_srlv_epi16(qh, shift), _mm512_set1_epi8(3));
+    u = _mm512_or_si512(ql, _mm512_slli_epi16(hb, 4));
+    a = _mm512_permutexvar_ps(_mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0),
+                              _mm512_castps128_ps512(_mm_load_ps(av)));
+  }
+#endif
+};
+
+// Q2_K and Q3_K share the 2-bit layout: pair p % 4 = (half of 128, which two of its 32-groups).
+struct Q2_KP {
+  using B = BlockQ2_K;
+  static void pair(const uint8_t* row, int64_t p, int64_t, uint8_t* u, float* a, float* b) {
+    const B& s = reinterpret_cast<const B*>(row)[p / 4];
+    const int q = static_cast<int>(p % 4), h = q / 2, j0 = 2 * (q % 2);
+    const float d = h2f(s.d), dmin = h2f(s.dmin);
+    for (int k = 0; k < 4; ++k) {
+      const uint8_t sc = s.scales[4 * q + k];
+      a[k] = d * static_cast<float>(sc & 0xF);
+      b[k] = -dmin * static_cast<float>(sc >> 4);
+    }
+    for (int half = 0; half < 2; ++half)
+      for (int l = 0; l < 32; ++l) u[half * 32 + l] = (s.qs[h * 32 + l] >> (2 * (j0 + half))) & 3;
+  }
+#if defined(__x86_64__)
+  BRISK_VNNI static __m512i crumbs(const uint8_t* qs, int j0) {
+    const __m512i v =
+        _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs)));
+    const __m512i shift = _mm512_inserti64x4(_mm512_set1_epi16(static_cast<short>(2 * j0)),
+                                             _mm256_set1_epi16(static_cast<short>(2 * j0 + 2)), 1);
+    return _mm512_and_si512(_mm512_srlv_epi16(v, shift), _mm512_set1_epi8(3));
+  }
+  BRISK_VNNI static __m512 quads(const float* av) {
+    return _mm512_permutexvar_ps(_mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0),
+                                 _mm512_castps128_ps512(_mm_loadu_ps(av)));
+  }
+  BRISK_VNNI static void pair512(const uint8_t* row, int64_t p, int64_t, __m512i& u, __m512& a,
+                                 float* b) {
+    const B& s = reinterpret_cast<const B*>(row)[p / 4];
+    const int q = static_cast<int>(p % 4);
+    const float d = h2f(s.d), dmin = h2f(s.dmin);
+    float av[4];
+    for (int k = 0; k < 4; ++k) {
+      const uint8_t sc = s.scales[4 * q + k];
+      av[k] = d * static_cast<float>(sc & 0xF);
+      b[k] = -dmin * static_cast<float>(sc >> 4);
+    }
+    u = crumbs(s.qs + (q / 2) * 32, 2 * (q % 2));
+    a = quads(av);
+  }
+#endif
+};
+
+struct Q3_KP {
+  using B = BlockQ3_K;
+  static void pair(const uint8_t* row, int64_t p, int64_t, uint8_t* u, float* a, float* b) {
+    const B& s = reinterpret_cast<const B*>(row)[p / 4];
+    const int q = static_cast<int>(p % 4), h = q / 2, j0 = 2 * (q % 2);
+    const float d = h2f(s.d);
+    int8_t sc[16];
+    q3k_scales(s.scales, sc);
+    for (int k = 0; k < 4; ++k) a[k] = d * sc[4 * q + k], b[k] = -4 * a[k];
+    for (int half = 0; half < 2; ++half) {
+      const int j = j0 + half;
+      for (int l = 0; l < 32; ++l)
+        u[half * 32 + l] = static_cast<uint8_t>(((s.qs[h * 32 + l] >> (2 * j)) & 3) |
+                                                ((s.hmask[l] >> (4 * h + j)) & 1) << 2);
+    }
+  }
+#if defined(__x86_64__)
+  BRISK_VNNI static void pair512(const uint8_t* row, int64_t p, int64_t, __m512i& u, __m512& a,
+                                 float* b) {
+    const B& s = reinterpret_cast<const B*>(row)[p / 4];
+    const int q = static_cast<int>(p % 4), h = q / 2, j0 = 2 * (q % 2);
+    const float d = h2f(s.d);
+    int8_t sc[16];
+    q3k_scales(s.scales, sc);
+    float av[4];
+    for (int k = 0; k < 4; ++k) av[k] = d * sc[4 * q + k], b[k] = -4 * av[k];
+    const __m256i hm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.hmask));
+    const int bit = 4 * h + j0;
+    const __mmask64 m = static_cast<__mmask64>(_mm256_test_epi8_mask(
+                            hm, _mm256_set1_epi8(static_cast<char>(1 << bit)))) |
+                        static_cast<__mmask64>(_mm256_test_epi8_mask(
+                            hm, _mm256_set1_epi8(static_cast<char>(2 << bit))))
+                            << 32;
+    const __m512i lo = Q2_KP::crumbs(s.qs + h * 32, j0);
+    u = _mm512_mask_add_epi8(lo, m, lo, _mm512_set1_epi8(4));
+    a = Q2_KP::quads(av);
+  }
+#endif
+};
+
+// ---------------------------------------------------------------------------------------------
+// Kernels
+
+// Portable: the same arithmetic in scalar code, one slot (16 values) at a time.
+template <class P, int R, int T>
+void micro_generic(const Args& a, int64_t r, int64_t t) {
+  const Q8Layout L(a.k);
+  const int64_t nb = a.k / 32;
+  float acc[R][T] = {};
+  thread_local std::vector<float> bbuf;
+  bbuf.resize(static_cast<size_t>(R * L.np * 4));
+  for (int64_t p = 0; p < L.np; ++p) {
+    uint8_t u[R][64];
+    float av[R][4];
+    for (int i = 0; i < R; ++i)
+      P::pair(a.w + (r + i) * a.w_stride, p, nb, u[i], av[i],
+              &bbuf[static_cast<size_t>(i * L.np * 4 + p * 4)]);
+    for (int j = 0; j < T; ++j) {
+      const uint8_t* xr = a.x + (t + j) * a.x_stride;
+      const auto* qx = reinterpret_cast<const int8_t*>(xr) + p * 64;
+      const auto* dxv = reinterpret_cast<const float*>(xr + L.dxv_off) + p * 16;
+      for (int i = 0; i < R; ++i)
+        for (int s = 0; s < 4; ++s) {
+          int32_t dot = 0;
+          for (int l = 0; l < 16; ++l) dot += u[i][s * 16 + l] * qx[s * 16 + l];
+          acc[i][j] += static_cast<float>(dot) * (av[i][s] * dxv[(s / 2) * 8]);
+        }
+    }
+  }
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < T; ++j) {
+      const auto* xs = reinterpret_cast<const float*>(a.x + (t + j) * a.x_stride + L.xs_off);
+      const float* bb = &bbuf[static_cast<size_t>(i * L.np * 4)];
+      float bsum = 0;
+      for (int64_t s = 0; s < L.np * 4; ++s) bsum += bb[s] * xs[s];
+      a.y[(t + j) * a.ldy + r + i] = acc[i][j] + bsum;
+    }
+}
+
+#if defined(__x86_64__)
+template <class P, int R, int T>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq,fma,f16c"))) void micro_vnni(
+    const Args& a, int64_t r, int64_t t) {
+  const Q8Layout L(a.k);
+  const int64_t nb = a.k / 32;
+  __m512 acc[R][T];
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < T; ++j) acc[i][j] = _mm512_setzero_ps();
+  thread_local std::vector<float> bbuf;
+  const size_t nbb = static_cast<size_t>(L.np * 4 + 16) / 16 * 16;  // whole vectors, zero tail
+  bbuf.assign(R * nbb, 0.0f);
+  const uint8_t* xr[T];
+  for (int j = 0; j < T; ++j) xr[j] = a.x + (t + j) * a.x_stride;
+  for (int64_t p = 0; p < L.np; ++p) {
+    __m512i u[R];
+    __m512 av[R];
+    for (int i = 0; i < R; ++i)
+      P::pair512(a.w + (r + i) * a.w_stride, p, nb, u[i], av[i], &bbuf[i * nbb + p * 4]);
+    for (int j = 0; j < T; ++j) {
+      const __m512i qx = _mm512_loadu_si512(xr[j] + p * 64);
+      const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float*>(xr[j] + L.dxv_off) + p * 16);
+      for (int i = 0; i < R; ++i) {
+        const __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u[i], qx);
+        acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(av[i], dx), acc[i][j]);
+      }
+    }
+  }
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < T; ++j) {
+      const auto* xs = reinterpret_cast<const float*>(xr[j] + L.xs_off);
+      const float* bb = &bbuf[i * nbb];
+      __m512 bacc = _mm512_setzero_ps();
+      const int64_t ns = L.np * 4;
+      int64_t s = 0;
+      for (; s + 16 <= ns; s += 16)
+        bacc = _mm512_fmadd_ps(_mm512_loadu_ps(bb + s), _mm512_loadu_ps(xs + s), bacc);
+      if (s < ns) {
+        const __mmask16 m = static_cast<__mmask16>((1u << (ns - s)) - 1);
+        bacc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, bb + s), _mm512_maskz_loadu_ps(m, xs + s),
+                               bacc);
+      }
+      a.y[(t + j) * a.ldy + r + i] = _mm512_reduce_add_ps(acc[i][j]) + _mm512_reduce_add_ps(bacc);
+    }
+}
+#endif
+
+#define BRISK_MICRO_ROW4(fn, R) \
+  { fn<R, 1>, fn<R, 2>, fn<R, 3>, fn<R, 4> }
+#define BRISK_MICRO_TABLE4(fn)                                                 \
+  {                                                                            \
+    BRISK_MICRO_ROW4(fn, 1), BRISK_MICRO_ROW4(fn, 2), BRISK_MICRO_ROW4(fn, 3), \
+        BRISK_MICRO_ROW4(fn, 4)                                                \
+  }
+
+template <class P>
+struct Kernels {
+  template <int R, int T>
+  static void gen(const Args& a, int64_t r, int64_t t) {
+    micro_generic<P, R, T>(a, r, t);
+  }
+  static constexpr MicroFn kGeneric[4][4] = BRISK_MICRO_TABLE4(gen);
+#if defined(__x86_64__)
+  template <int R, int T>
+  static void vnni(const Args& a, int64_t r, int64_t t) {
+    micro_vnni<P, R, T>(a, r, t);
+  }
+  static constexpr MicroFn kVnni[4][4] = BRISK_MICRO_TABLE4(vnni);
+#endif
+  static Kernel pick(Isa isa) {
+#if defined(__x86_64__)
+    if (isa == Isa::Avx512 && cpu_features().avx512vnni) return {tile_loop<4, kVnni>, XFormat::Q8};
+#endif
+    if (isa == Isa::Generic) return {tile_loop<4, kGeneric>, XFormat::Q8};
+    return {nullptr, XFormat::Q8};
+  }
+};
+
+}  // namespace
+
+Kernel kernel_quant(Isa isa, DType t) {
+  switch (t) {
+    case DType::Q4_0:
+      return Kernels<Legacy<Q4_0P>>::pick(isa);
+    case DType::Q4_1:
+      return Kernels<Legacy<Q4_1P>>::pick(isa);
+    case DType::Q5_0:
+      return Kernels<Legacy<Q5_0P>>::pick(isa);
+    case DType::Q5_1:
+      return Kernels<Legacy<Q5_1P>>::pick(isa);
+    case DType::Q8_0:
+      return Kernels<Legacy<Q8_0P>>::pick(isa);
+    case DType::Q2_K:
+      return Kernels<Q2_KP>::pick(isa);
+    case DType::Q3_K:
+      return Kernels<Q3_KP>::pick(isa);
+    case DType::Q4_K:
+      return Kernels<Q4_KP>::pick(isa);
+    case DType::Q5_K:
+      return Kernels<Q5_KP>::pick(isa);
+    case DType::Q6_K:
+      return Kernels<Q6_KP>::pick(isa);
+    default:
+      return {nullptr, XFormat::Q8};
+  }
+}
+
+}  // namespace brisk::matmul_detail
