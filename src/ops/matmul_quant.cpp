@@ -446,8 +446,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq,fma,f16c"))
   for (int i = 0; i < R; ++i)
     for (int j = 0; j < T; ++j) acc[i][j] = _mm512_setzero_ps();
   thread_local std::vector<float> bbuf;
-  const size_t nbb = static_cast<size_t>(L.np * 4 + 16) / 16 * 16;  // whole vectors, zero tail
-  bbuf.assign(R * nbb, 0.0f);
+  const size_t nbb = static_cast<size_t>(L.np * 4 + 15) / 16 * 16;  // whole vectors
+  if (bbuf.size() < R * nbb) bbuf.resize(R * nbb);
   const uint8_t* xr[T];
   for (int j = 0; j < T; ++j) xr[j] = a.x + (t + j) * a.x_stride;
   for (int64_t p = 0; p < L.np; ++p) {
@@ -473,7 +473,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq,fma,f16c"))
       int64_t s = 0;
       for (; s + 16 <= ns; s += 16)
         bacc = _mm512_fmadd_ps(_mm512_loadu_ps(bb + s), _mm512_loadu_ps(xs + s), bacc);
-      if (s < ns) {
+      if (s < ns) {  // the tail of bb holds stale values: masked out
         const __mmask16 m = static_cast<__mmask16>((1u << (ns - s)) - 1);
         bacc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, bb + s), _mm512_maskz_loadu_ps(m, xs + s),
                                bacc);
