@@ -9,8 +9,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "core/error.h"
+#include "core/progress.h"
 
 namespace brisk {
 namespace fs = std::filesystem;
@@ -47,7 +49,7 @@ struct Transfer {
   uint64_t offset = 0;
   bool progress = false;
   std::string name;
-  std::chrono::steady_clock::time_point last{};
+  std::optional<ProgressBar> bar;  // created once the size is known
 };
 
 size_t on_data(char* p, size_t sz, size_t n, void* ud) {
@@ -62,16 +64,10 @@ size_t on_data(char* p, size_t sz, size_t n, void* ud) {
 int on_progress(void* ud, curl_off_t total, curl_off_t now, curl_off_t, curl_off_t) {
   auto* t = static_cast<Transfer*>(ud);
   if (!t->progress || total <= 0) return 0;
-  const auto tp = std::chrono::steady_clock::now();
-  if (now < total && tp - t->last < std::chrono::milliseconds(200)) return 0;
-  t->last = tp;
   const double done = static_cast<double>(t->offset + static_cast<uint64_t>(now));
   const double all = static_cast<double>(t->offset + static_cast<uint64_t>(total));
-  const int width = 30, fill = static_cast<int>(width * done / all);
-  std::fprintf(stderr, "\r%s [%.*s%*s] %5.1f%% %.1f/%.1f MiB", t->name.c_str(), fill,
-               "##############################", width - fill, "", 100.0 * done / all,
-               done / 1048576.0, all / 1048576.0);
-  if (now == total) std::fputc('\n', stderr);
+  if (!t->bar) t->bar.emplace(t->name, all);
+  t->bar->update(done, fmt::format("{:.1f}/{:.1f} MiB", done / 1048576.0, all / 1048576.0));
   return 0;
 }
 
@@ -128,7 +124,7 @@ void download_file(const std::string& url, const std::string& dest, bool progres
   Transfer t;
   t.out = f;
   t.offset = have;
-  t.progress = progress && isatty(2);
+  t.progress = progress;
   t.name = fs::path(dest).filename().string();
   long status;
   try {

@@ -1,0 +1,70 @@
+// brisk quantize: writes a model (GGUF or a Hugging Face directory) as a GGUF in a quantized type
+// mix, like llama-quantize, optionally with activation-aware scaling (AWQ).
+#include <chrono>
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "formats/loader.h"
+#include "model/quantize.h"
+
+namespace brisk::cli {
+namespace {
+
+struct QuantizeArgs {
+  std::string in, out, type, type_pos;
+  int threads = 0;
+};
+
+int quantize(QuantizeArgs& a) {
+  const std::string tname = !a.type.empty() ? a.type : a.type_pos;
+  if (tname.empty()) fail("no target type: give --type TYPE ({})", quant_target_names());
+  const QuantTarget target = parse_quant_target(tname);
+  const auto t0 = std::chrono::steady_clock::now();
+  ModelFile mf = load_model_file(a.in);
+  ThreadPool pool(a.threads > 0 ? a.threads : ThreadPool::default_threads());
+  QuantizeJob job;
+  job.in = &mf;
+  job.out_path = a.out;
+  job.target = target;
+  const auto report = quantize_model(job, pool);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  uint64_t in_bytes = 0, out_bytes = 0, elems = 0, fallbacks = 0;
+  std::printf("%-32s %-22s %-6s    %-6s %10s\n", "tensor", "shape", "from", "to", "MiB");
+  for (const auto& r : report) {
+    std::printf("%-32s %-22s %-6s -> %-6s %10.2f%s%s\n", r.name.c_str(), r.shape.c_str(),
+                dtype_name(r.from), dtype_name(r.to), static_cast<double>(r.bytes_out) / 1048576,
+                r.note.empty() ? "" : "  ", r.note.c_str());
+    in_bytes += r.bytes_in, out_bytes += r.bytes_out;
+    fallbacks += !r.note.empty();
+  }
+  for (const Tensor& t : mf.tensors) elems += static_cast<uint64_t>(t.elements());
+  std::printf(
+      "%s: %.2f MiB -> %.2f MiB (%.2f bits per weight), %s, %llu tensors (%llu with a fallback "
+      "type), %.1f s\n",
+      a.out.c_str(), static_cast<double>(in_bytes) / 1048576,
+      static_cast<double>(out_bytes) / 1048576, 8.0 * static_cast<double>(out_bytes) / elems,
+      target.name.c_str(), static_cast<unsigned long long>(report.size()),
+      static_cast<unsigned long long>(fallbacks), secs);
+  return 0;
+}
+
+}  // namespace
+
+void register_quantize(CLI::App& app, Commands& c) {
+  auto a = std::make_shared<QuantizeArgs>();
+  CLI::App* s = app.add_subcommand(
+      "quantize", "Write a model as a GGUF in a quantized type mix (like llama-quantize)");
+  s->option_defaults()->always_capture_default();
+  s->add_option("input", a->in, "Model to read: a GGUF file or a Hugging Face directory")
+      ->required();
+  s->add_option("output", a->out, "GGUF file to write")->required();
+  s->add_option("type_pos", a->type_pos, "Target type (same as --type)");
+  s->add_option("--type", a->type, "Target type: " + quant_target_names());
+  s->add_option("-t,--threads", a->threads, "Threads (default: all cores)")
+      ->check(CLI::Range(0, 1024));
+  s->callback([a, &c] { c.selected = [a] { return quantize(*a); }; });
+}
+
+}  // namespace brisk::cli

@@ -1,0 +1,175 @@
+#include "model/quantize.h"
+
+#include <cstring>
+#include <regex>
+
+#include "core/error.h"
+#include "core/progress.h"
+#include "core/quant.h"
+#include "formats/gguf.h"
+
+namespace brisk {
+namespace {
+
+struct TargetDef {
+  const char* name;
+  DType base;
+  uint32_t file_type;
+};
+
+constexpr TargetDef kTargets[] = {
+    {"f32", DType::F32, 0},      {"f16", DType::F16, 1},      {"bf16", DType::BF16, 32},
+    {"q8_0", DType::Q8_0, 7},    {"q4_0", DType::Q4_0, 2},    {"q4_1", DType::Q4_1, 3},
+    {"q5_0", DType::Q5_0, 8},    {"q5_1", DType::Q5_1, 9},    {"q2_k", DType::Q2_K, 10},
+    {"q3_k_m", DType::Q3_K, 12}, {"q4_k_m", DType::Q4_K, 15}, {"q5_k_m", DType::Q5_K, 17},
+    {"q6_k", DType::Q6_K, 18},
+};
+
+// Layers that get more bits in the _M mixes: the first and last eighth, and every third between.
+bool more_bits(int64_t layer, int64_t n_layer) {
+  return layer < n_layer / 8 || layer >= 7 * n_layer / 8 || (layer - n_layer / 8) % 3 == 2;
+}
+
+// The nearest type whose blocks fit a row of `cols` values.
+DType fallback(DType t, int64_t cols, std::string* note) {
+  auto fits = [cols](DType d) { return cols % dtype_info(d).block_elems == 0; };
+  if (fits(t)) return t;
+  DType f = DType::F16;
+  switch (t) {
+    case DType::Q2_K:
+    case DType::Q3_K:
+      f = DType::Q4_0;
+      break;
+    case DType::Q4_K:
+      f = DType::Q5_0;
+      break;
+    case DType::Q5_K:
+      f = DType::Q5_1;
+      break;
+    case DType::Q6_K:
+      f = DType::Q8_0;
+      break;
+    default:
+      break;
+  }
+  if (!fits(f)) f = DType::F16;
+  if (note)
+    *note = fmt::format("rows of {} do not fill {}-value {} blocks: {}", cols,
+                        dtype_info(t).block_elems, dtype_name(t), dtype_name(f));
+  return f;
+}
+
+}  // namespace
+
+QuantTarget parse_quant_target(const std::string& name) {
+  std::string n;
+  for (char c : name) n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (n == "q4_k") n = "q4_k_m";
+  if (n == "q5_k") n = "q5_k_m";
+  if (n == "q3_k") n = "q3_k_m";
+  for (const auto& t : kTargets)
+    if (n == t.name) return {t.name, t.base, t.file_type};
+  fail("unknown quantization type '{}' (one of: {})", name, quant_target_names());
+}
+
+std::string quant_target_names() {
+  std::string s;
+  for (const auto& t : kTargets) s += (s.empty() ? "" : ", ") + std::string(t.name);
+  return s;
+}
+
+DType choose_quant_type(const QuantTarget& t, const Tensor& tensor, int64_t n_layer,
+                        std::string* note) {
+  if (tensor.n_dims < 2) return DType::F32;  // norms and biases stay exact
+  const std::string& name = tensor.name;
+  DType d = t.base;
+  const bool legacy_or_k = dtype_is_quantized(t.base);
+  static const std::regex layer_re(R"(blk\.(\d+)\.(.*))");
+  std::smatch m;
+  if (name == "output.weight") {
+    if (legacy_or_k) d = t.base == DType::Q8_0 ? DType::Q8_0 : DType::Q6_K;
+  } else if (std::regex_match(name, m, layer_re)) {
+    const int64_t layer = std::stoll(m[1].str());
+    const std::string role = m[2].str();
+    const bool more = more_bits(layer, n_layer);
+    if (t.name == "q4_k_m" || t.name == "q5_k_m") {
+      if ((role == "attn_v.weight" || role == "ffn_down.weight") && more) d = DType::Q6_K;
+    } else if (t.name == "q3_k_m") {
+      if (role == "attn_v.weight" || role == "attn_output.weight") d = DType::Q4_K;
+      if (role == "ffn_down.weight") d = more ? DType::Q5_K : DType::Q4_K;
+    } else if (t.name == "q2_k") {
+      if (role == "attn_v.weight" || role == "ffn_down.weight") d = DType::Q3_K;
+    }
+  }
+  return fallback(d, tensor.ne[0], note);
+}
+
+std::vector<TensorReport> quantize_model(const QuantizeJob& job, ThreadPool& pool) {
+  const ModelFile& mf = *job.in;
+  int64_t n_layer = 0;
+  for (const auto& [k, v] : mf.meta)
+    if (k.size() > 12 && k.compare(k.size() - 12, 12, ".block_count") == 0)
+      if (auto n = v.as_int()) n_layer = *n;
+
+  std::map<std::string, Value> meta = mf.meta;
+  meta["general.file_type"] = Value::of_u32(job.target.file_type);
+  meta["general.quantization_version"] = Value::of_u32(2);
+  for (const auto& [k, v] : job.extra_meta) meta[k] = v;
+
+  std::vector<Tensor> out;
+  std::vector<TensorReport> report;
+  double total_elems = 0;
+  for (const Tensor& t : mf.tensors) {
+    TensorReport r;
+    r.name = t.name;
+    r.from = t.type;
+    r.to = choose_quant_type(job.target, t, n_layer, &r.note);
+    r.shape = t.shape_string();
+    r.bytes_in = t.nbytes;
+    Tensor o = t;
+    o.type = r.to;
+    o.nbytes = checked_mul(*dtype_row_bytes(r.to, static_cast<uint64_t>(t.ne[0])),
+                           static_cast<uint64_t>(t.rows()), "tensor size");
+    r.bytes_out = o.nbytes;
+    out.push_back(o);
+    report.push_back(r);
+    total_elems += static_cast<double>(t.elements());
+  }
+
+  ProgressBar bar("quantizing", total_elems, job.progress);
+  double done = 0;
+  write_gguf_streaming(job.out_path, meta, out, [&](size_t i, uint8_t* dst) {
+    const Tensor& src = mf.tensors[i];
+    const Tensor& dstt = out[i];
+    const float* over = nullptr;
+    if (job.overrides) {
+      auto it = job.overrides->find(src.name);
+      if (it != job.overrides->end()) {
+        if (static_cast<int64_t>(it->second.size()) != src.elements())
+          fail("quantize: replacement for '{}' has {} values, the tensor {}", src.name,
+               it->second.size(), src.elements());
+        over = it->second.data();
+      }
+    }
+    if (!over && src.type == dstt.type) {
+      std::memcpy(dst, src.data, src.nbytes);
+    } else {
+      const int64_t cols = src.ne[0], rows = src.rows();
+      const uint64_t out_rb = dstt.row_bytes();
+      pool.parallel_chunks(rows, 16, [&](int64_t r0, int64_t r1) {
+        std::vector<float> row(static_cast<size_t>(cols));
+        for (int64_t r = r0; r < r1; ++r) {
+          const float* x = over ? over + r * cols : row.data();
+          if (!over) dequantize_row(src.type, src.row(r), row.data(), cols);
+          quantize_row(dstt.type, x, dst + static_cast<uint64_t>(r) * out_rb, cols);
+        }
+      });
+    }
+    done += static_cast<double>(src.elements());
+    bar.update(done, src.name);
+  });
+  bar.finish();
+  return report;
+}
+
+}  // namespace brisk

@@ -1,0 +1,52 @@
+// Writes a model's tensors in a quantized type mix as a standard GGUF (llama.cpp's names and
+// layouts, so other GGUF readers load it). The mixes follow llama.cpp's presets: e.g. q4_k_m keeps
+// the classifier and, in some layers, attn_v and ffn_down in Q6_K.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "formats/metadata.h"
+
+namespace brisk {
+
+struct QuantTarget {
+  std::string name;  // as given: q4_k_m, q8_0, f16, ...
+  DType base;
+  uint32_t file_type;  // GGUF general.file_type (llama.cpp's numbering)
+};
+
+// Throws an Error listing the valid names.
+QuantTarget parse_quant_target(const std::string& name);
+std::string quant_target_names();
+
+struct TensorReport {
+  std::string name;
+  DType from, to;
+  std::string shape;
+  uint64_t bytes_in = 0, bytes_out = 0;
+  std::string note;  // why the type differs from the mix's choice (a fallback)
+};
+
+struct QuantizeJob {
+  const ModelFile* in = nullptr;
+  std::string out_path;
+  QuantTarget target;
+  // Replacement f32 values for some tensors (AWQ's rescaled weights and norms), by name.
+  const std::map<std::string, std::vector<float>>* overrides = nullptr;
+  // Extra metadata to record (for example how the file was made).
+  std::map<std::string, Value> extra_meta;
+  bool progress = true;
+};
+
+// The type a tensor gets under the target (after fallbacks for row lengths the type cannot hold;
+// `note` says why).
+DType choose_quant_type(const QuantTarget& t, const Tensor& tensor, int64_t n_layer,
+                        std::string* note);
+
+std::vector<TensorReport> quantize_model(const QuantizeJob& job, ThreadPool& pool);
+
+}  // namespace brisk

@@ -1,0 +1,79 @@
+// Perplexity against the figures shipped with the kjv models, and the quantizer end to end: the
+// file it writes loads back, every tensor gets the mix's type (or a reported fallback), and the
+// quality loss is what each type should cost.
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "core/quant.h"
+#include "formats/loader.h"
+#include "model/perplexity.h"
+#include "model/quantize.h"
+#include "support/test_util.h"
+
+namespace brisk {
+namespace {
+
+std::vector<int32_t> valid_tokens(const Model& m) {
+  return m.tokenizer->encode(test::read_file(test::shared("models/kjv-pair/valid.txt")), true);
+}
+
+TEST(Perplexity, MatchesTheReferenceFigureOfTheDraftModel) {
+  auto m = Model::load(test::shared("models/kjv-pair/draft.gguf"));
+  ThreadPool pool(2);
+  const auto r = perplexity(*m, pool, valid_tokens(*m), 256, 256);
+  EXPECT_NEAR(r.ppl, 35.17, 0.01);  // SOURCE.md: 35.17, llama-perplexity's method, -c 256
+  EXPECT_EQ(r.chunks, 227);
+  EXPECT_EQ(r.scored, 227 * 127);
+  // The batch size changes nothing: logits do not depend on how a window is split.
+  const auto r2 = perplexity(*m, pool, valid_tokens(*m), 256, 37, 20);
+  const auto r3 = perplexity(*m, pool, valid_tokens(*m), 256, 256, 20);
+  EXPECT_EQ(r2.ppl, r3.ppl);
+}
+
+TEST(Quantize, MixesFallbacksAndQualityPerType) {
+  const std::string src = test::shared("models/kjv-pair/draft.gguf");
+  ModelFile mf = load_model_file(src);
+  auto f32 = Model::load(src);
+  ThreadPool pool(2);
+  const auto toks = valid_tokens(*f32);
+  const double base = perplexity(*f32, pool, toks, 256, 256, 60).ppl;
+  test::TempDir dir;
+  for (auto [type, max_ratio] : {std::pair{"q8_0", 1.01},
+                                 {"q6_k", 1.03},
+                                 {"q5_0", 1.05},
+                                 {"q4_0", 1.15},
+                                 {"q4_k_m", 1.15},
+                                 {"q3_k_m", 1.4}}) {
+    QuantizeJob job;
+    job.in = &mf;
+    job.out_path = dir.file(std::string(type) + ".gguf");
+    job.target = parse_quant_target(type);
+    job.progress = false;
+    const auto report = quantize_model(job, pool);
+    for (const auto& r : report) {
+      const Tensor* t = nullptr;
+      for (const auto& x : mf.tensors)
+        if (x.name == r.name) t = &x;
+      ASSERT_NE(t, nullptr);
+      if (t->n_dims < 2) {
+        EXPECT_EQ(r.to, DType::F32) << r.name;
+      } else if (t->ne[0] % dtype_info(r.to).block_elems != 0) {
+        ADD_FAILURE() << r.name << " got " << dtype_name(r.to) << " for rows of " << t->ne[0];
+      }
+      // A type other than the mix's own comes with a reason.
+      std::string note;
+      const DType chosen = choose_quant_type(job.target, *t, 4, &note);
+      EXPECT_EQ(chosen, r.to);
+      EXPECT_EQ(note, r.note);
+    }
+    auto q = Model::load(job.out_path);
+    const double ppl = perplexity(*q, pool, toks, 256, 256, 60).ppl;
+    EXPECT_LT(ppl, base * max_ratio) << type << " ppl " << ppl << " vs f32 " << base;
+    EXPECT_GT(ppl, base * 0.98) << type;
+    EXPECT_EQ(q->file.meta.at("general.file_type").as_int(), job.target.file_type);
+  }
+  EXPECT_THROW(parse_quant_target("q7_z"), Error);
+}
+
+}  // namespace
+}  // namespace brisk
