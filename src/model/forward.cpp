@@ -71,6 +71,7 @@ const float* Forward::run(const Batch& b, KvCache& cache) {
       for (int64_t i = t0; i < t1; ++i)
         rmsnorm(&x_[i * E], L.attn_norm.data(), &xn_[i * E], E, h.rms_eps);
     });
+    observe(l, Site::AttnIn, xn_, n, E);
     matmul(L.wq, xn_.data(), E, n, q_.data(), Q, pool_);
     matmul(L.wk, xn_.data(), E, n, k_.data(), KV, pool_);
     matmul(L.wv, xn_.data(), E, n, v_.data(), KV, pool_);
@@ -107,6 +108,7 @@ const float* Forward::run(const Batch& b, KvCache& cache) {
         }
     });
     attention(l, b, cache);
+    observe(l, Site::AttnOut, att_, n, Q);
     matmul(L.wo, att_.data(), Q, n, tmp_.data(), E, pool_);
     for (int64_t j = 0; j < n * E; ++j) x_[j] += tmp_[j];
 
@@ -115,11 +117,13 @@ const float* Forward::run(const Batch& b, KvCache& cache) {
       for (int64_t i = t0; i < t1; ++i)
         rmsnorm(&x_[i * E], L.ffn_norm.data(), &xn_[i * E], E, h.rms_eps);
     });
+    observe(l, Site::FfnIn, xn_, n, E);
     matmul(L.ffn_gate, xn_.data(), E, n, gate_.data(), F, pool_);
     matmul(L.ffn_up, xn_.data(), E, n, up_.data(), F, pool_);
     pool_.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
       silu_mul(&gate_[t0 * F], &up_[t0 * F], &gate_[t0 * F], (t1 - t0) * F);
     });
+    observe(l, Site::DownIn, gate_, n, F);
     matmul(L.ffn_down, gate_.data(), F, n, tmp_.data(), E, pool_);
     for (int64_t j = 0; j < n * E; ++j) x_[j] += tmp_[j];
   }

@@ -4,6 +4,7 @@
 // batch's tokens in one matrix product; attention runs per token over its own sequence's cache.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -17,6 +18,13 @@ class Forward {
  public:
   Forward(const Model& m, ThreadPool& pool) : m_(m), pool_(pool) {}
 
+  // The inputs of the linear layers, for calibration (AWQ): the attention block's normed input
+  // (q/k/v), the attention output (o), the FFN's normed input (gate/up), the SwiGLU product (down).
+  enum class Site { AttnIn, AttnOut, FfnIn, DownIn };
+  using Observer =
+      std::function<void(int layer, Site site, const float* x, int64_t n_tokens, int64_t dim)>;
+  void set_observer(Observer o) { observer_ = std::move(o); }
+
   // Runs the batch, storing its keys and values in `cache`. Returns n_out rows of n_vocab logits
   // (the tokens marked in batch.logits, in batch order); valid until the next call.
   const float* run(const Batch& batch, KvCache& cache);
@@ -25,8 +33,13 @@ class Forward {
   void attention(int layer, const Batch& b, KvCache& cache);
   void ensure(int64_t n);
 
+  void observe(int layer, Site s, const std::vector<float>& x, int64_t n, int64_t dim) const {
+    if (observer_) observer_(layer, s, x.data(), n, dim);
+  }
+
   const Model& m_;
   ThreadPool& pool_;
+  Observer observer_;
   int64_t cap_ = 0;
   std::vector<float> x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, logits_;
   // The batch's sequences (id, positions they attend over) and each token's index into them,

@@ -151,6 +151,12 @@ std::vector<TensorReport> quantize_model(const QuantizeJob& job, ThreadPool& poo
         over = it->second.data();
       }
     }
+    const float* imp = nullptr;
+    if (job.importance) {
+      auto it = job.importance->find(src.name);
+      if (it != job.importance->end() && static_cast<int64_t>(it->second.size()) == src.ne[0])
+        imp = it->second.data();
+    }
     if (!over && src.type == dstt.type) {
       std::memcpy(dst, src.data, src.nbytes);
     } else {
@@ -161,7 +167,7 @@ std::vector<TensorReport> quantize_model(const QuantizeJob& job, ThreadPool& poo
         for (int64_t r = r0; r < r1; ++r) {
           const float* x = over ? over + r * cols : row.data();
           if (!over) dequantize_row(src.type, src.row(r), row.data(), cols);
-          quantize_row(dstt.type, x, dst + static_cast<uint64_t>(r) * out_rb, cols);
+          quantize_row(dstt.type, x, dst + static_cast<uint64_t>(r) * out_rb, cols, imp);
         }
       });
     }

@@ -37,6 +37,8 @@ struct QuantizeJob {
   QuantTarget target;
   // Replacement f32 values for some tensors (AWQ's rescaled weights and norms), by name.
   const std::map<std::string, std::vector<float>>* overrides = nullptr;
+  // Per-column importance of some matrices' rounding errors (one value per input channel).
+  const std::map<std::string, std::vector<float>>* importance = nullptr;
   // Extra metadata to record (for example how the file was made).
   std::map<std::string, Value> extra_meta;
   bool progress = true;
