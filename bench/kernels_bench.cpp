@@ -21,7 +21,8 @@ int64_t g_misalign = 0;
 
 Mat make(DType type, int64_t rows, int64_t cols) {
   Mat m;
-  m.data.resize(static_cast<size_t>(rows * cols) * dtype_info(type).block_bytes + 128);
+  m.data.resize(*dtype_row_bytes(type, static_cast<uint64_t>(cols)) * static_cast<size_t>(rows) +
+                128);
   for (size_t i = 0; i < m.data.size(); ++i)
     m.data[i] = static_cast<uint8_t>((i * 2654435761u) >> 24) & 0x3b;
   m.t.type = type;
@@ -72,6 +73,10 @@ BENCHMARK_CAPTURE(BM_Matmul, f32_avx512, DType::F32, Isa::Avx512)->Apply(Shapes)
 BENCHMARK_CAPTURE(BM_Matmul, f16_avx512, DType::F16, Isa::Avx512)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, bf16_avx512, DType::BF16, Isa::Avx512)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, f16_avx2, DType::F16, Isa::Avx2)->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, q8_0_avx512, DType::Q8_0, Isa::Avx512)->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, q4_0_avx512, DType::Q4_0, Isa::Avx512)->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, q4_k_avx512, DType::Q4_K, Isa::Avx512)->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, q6_k_avx512, DType::Q6_K, Isa::Avx512)->Apply(Shapes);
 
 }  // namespace
 }  // namespace brisk

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "core/error.h"
+#include "core/quant.h"
 #include "model/forward.h"
 #include "ops/cpu.h"
 #include "ops/roofline.h"
@@ -53,16 +54,17 @@ int bench(BenchArgs& a) {
   std::printf("|--------:|-------|---------:|-------------------------|------------:|\n");
   std::mt19937 rng(1);
   std::uniform_int_distribution<int32_t> tok(3, static_cast<int32_t>(hp.n_vocab - 1));
-  // FLOPs per prompt token: 2 per weight (matmuls) plus attention over the average causal length.
+  // Operations per prompt token: 2 per weight (matmuls) plus attention over the average causal
+  // length.
   const double attn_flops = 4.0 * static_cast<double>(hp.n_layer) * hp.q_dim() * (a.n_prompt / 2.0);
-  const double pp_flops_per_token =
-      2.0 * static_cast<double>(weight_bytes) / dtype_info(m->w.layers[0].wq.type).block_bytes +
-      attn_flops;
+  const double pp_flops_per_token = 2.0 * static_cast<double>(m->w.matrix_elements()) + attn_flops;
+  const bool int8 = dtype_is_quantized(m->w.layers[0].wq.type);
   for (int nt : threads) {
     ThreadPool pool(nt);
     const double bw = measure_read_bandwidth(pool);
     const double fma = a.no_peaks ? 0 : measure_fma_peak(pool);
-    const double bf16 = a.no_peaks ? 0 : measure_bf16_dot_peak(pool);
+    const double bf16 = a.no_peaks || int8 ? 0 : measure_bf16_dot_peak(pool);
+    const double i8 = a.no_peaks || !int8 ? 0 : measure_int8_dot_peak(pool);
     Forward fwd(*m, pool);
     ContiguousKvCache cache(static_cast<int>(hp.n_layer), hp.n_head_kv, hp.head_dim,
                             a.n_prompt + a.n_gen + 1);
@@ -94,9 +96,9 @@ int bench(BenchArgs& a) {
       ratios.push_back(tps * static_cast<double>(weight_bytes) / std::max(bw, bw_now));
     }
     const double pps = median(pp), tgs = median(tg);
-    const double peak = wtype == "BF16" && bf16 > 0 ? bf16 : fma;
-    std::printf("| %7d | pp%-3d | %8.2f | %6.1f GFLOP/s of %4.0f  | %10.1f%% |\n", nt, a.n_prompt,
-                pps, pps * pp_flops_per_token / 1e9, peak / 1e9,
+    const double peak = int8 ? i8 : wtype == "BF16" && bf16 > 0 ? bf16 : fma;
+    std::printf("| %7d | pp%-3d | %8.2f | %6.1f G%s/s of %4.0f  | %10.1f%% |\n", nt, a.n_prompt,
+                pps, pps * pp_flops_per_token / 1e9, int8 ? "OP" : "FLOP", peak / 1e9,
                 peak > 0 ? 100.0 * pps * pp_flops_per_token / peak : 0.0);
     std::printf("| %7d | tg%-3d | %8.2f | %6.1f GB/s of %5.1f     | %10.1f%% |\n", nt, a.n_gen, tgs,
                 tgs * static_cast<double>(weight_bytes) / 1e9, median(bws) / 1e9,
@@ -107,7 +109,10 @@ int bench(BenchArgs& a) {
       "pp: against the %s peak measured in-process. tg: against the bandwidth roofline (read "
       "bandwidth, "
       "measured before each run, / %.1f MiB of weights per token). Medians of %d runs.\n",
-      wtype == "BF16" ? "BF16 dot-product" : "FP32 FMA", weight_bytes / 1048576.0, a.reps);
+      int8              ? "int8 dot-product (VPDPBUSD)"
+      : wtype == "BF16" ? "BF16 dot-product"
+                        : "FP32 FMA",
+      weight_bytes / 1048576.0, a.reps);
   return 0;
 }
 

@@ -445,11 +445,7 @@ void q_all(const float* src, void* dst, int64_t n, int per, const float* w) {
 }  // namespace
 
 void q3k_scales(const uint8_t* p, int8_t out[16]) {
-  for (int j = 0; j < 16; ++j) {
-    const int low = j < 8 ? (p[j] & 0xF) : (p[j - 8] >> 4);
-    const int high = (p[8 + j % 4] >> (2 * (j / 4))) & 3;
-    out[j] = static_cast<int8_t>((low | high << 4) - 32);
-  }
+  for (int j = 0; j < 16; ++j) out[j] = static_cast<int8_t>(q3k_scale(p, j));
 }
 
 bool dtype_is_quantized(DType t) {

@@ -87,7 +87,13 @@ inline void k4_scale_min(int j, const uint8_t* q, uint8_t& sc, uint8_t& m) {
   }
 }
 
-// The 16 signed 6-bit scales of a Q3_K super-block (already minus 32).
+// Scale j (0..15) of a Q3_K super-block from its 12 packed bytes: 6 bits, minus 32.
+inline int q3k_scale(const uint8_t* p, int j) {
+  const int low = j < 8 ? (p[j] & 0xF) : (p[j - 8] >> 4);
+  const int high = (p[8 + j % 4] >> (2 * (j / 4))) & 3;
+  return (low | high << 4) - 32;
+}
+// All 16 of them.
 void q3k_scales(const uint8_t* packed, int8_t out[16]);
 
 // True for the quantized types rows can be converted from and to.

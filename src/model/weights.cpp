@@ -78,4 +78,12 @@ uint64_t Weights::matrix_bytes() const {
   return b;
 }
 
+uint64_t Weights::matrix_elements() const {
+  uint64_t n = static_cast<uint64_t>(output.elements());
+  for (const auto& L : layers)
+    for (const Tensor* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_gate, &L.ffn_up, &L.ffn_down})
+      n += static_cast<uint64_t>(t->elements());
+  return n;
+}
+
 }  // namespace brisk

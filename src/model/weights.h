@@ -25,7 +25,8 @@ struct Weights {
   std::vector<float> rope_freqs;  // GGUF rope_freqs (Llama 3.1), empty if absent
 
   static Weights bind(const ModelFile& mf, const HParams& hp);
-  uint64_t matrix_bytes() const;  // bytes of all weight matrices read for one token
+  uint64_t matrix_bytes() const;     // bytes of all weight matrices read for one token
+  uint64_t matrix_elements() const;  // their weights
 };
 
 }  // namespace brisk

@@ -59,8 +59,8 @@ void quantize_activation_row(const float* x, int64_t k, uint8_t* dst) {
 
 namespace {
 
-float h2f(uint16_t h) {
-  return f16_to_f32(h);
+inline float h2f(uint16_t h) {
+  return f16_to_f32_fast(h);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -68,6 +68,8 @@ float h2f(uint16_t h) {
 
 struct Q4_0P {
   using B = BlockQ4_0;
+  static constexpr bool kHasMin = false;
+  static constexpr float kOffset = 8;  // value = d * (u - kOffset) without a min
   static void scales(const B& b, float& a, float& c) { a = h2f(b.d), c = -8 * a; }
   static void block(const B& b, uint8_t* u, float& a, float& c) {
     for (int j = 0; j < 16; ++j) u[j] = b.qs[j] & 0xF, u[j + 16] = b.qs[j] >> 4;
@@ -84,6 +86,8 @@ struct Q4_0P {
 
 struct Q4_1P {
   using B = BlockQ4_1;
+  static constexpr bool kHasMin = true;
+  static constexpr float kOffset = 0;  // value = d * (u - kOffset) without a min
   static void scales(const B& b, float& a, float& c) { a = h2f(b.d), c = h2f(b.m); }
   static void block(const B& b, uint8_t* u, float& a, float& c) {
     for (int j = 0; j < 16; ++j) u[j] = b.qs[j] & 0xF, u[j + 16] = b.qs[j] >> 4;
@@ -107,6 +111,8 @@ uint32_t qh32(const Blk& b) {
 
 struct Q5_0P {
   using B = BlockQ5_0;
+  static constexpr bool kHasMin = false;
+  static constexpr float kOffset = 16;  // value = d * (u - kOffset) without a min
   static void scales(const B& b, float& a, float& c) { a = h2f(b.d), c = -16 * a; }
   static void block(const B& b, uint8_t* u, float& a, float& c) {
     const uint32_t qh = qh32(b);
@@ -128,6 +134,8 @@ struct Q5_0P {
 
 struct Q5_1P {
   using B = BlockQ5_1;
+  static constexpr bool kHasMin = true;
+  static constexpr float kOffset = 0;  // value = d * (u - kOffset) without a min
   static void scales(const B& b, float& a, float& c) { a = h2f(b.d), c = h2f(b.m); }
   static void block(const B& b, uint8_t* u, float& a, float& c) {
     const uint32_t qh = qh32(b);
@@ -149,6 +157,8 @@ struct Q5_1P {
 
 struct Q8_0P {
   using B = BlockQ8_0;
+  static constexpr bool kHasMin = false;
+  static constexpr float kOffset = 128;  // value = d * (u - kOffset) without a min
   static void scales(const B& b, float& a, float& c) { a = h2f(b.d), c = -128 * a; }
   static void block(const B& b, uint8_t* u, float& a, float& c) {
     for (int j = 0; j < 32; ++j) u[j] = static_cast<uint8_t>(b.qs[j] + 128);
@@ -180,16 +190,25 @@ struct Legacy {
   BRISK_VNNI static void pair512(const uint8_t* row, int64_t p, int64_t nb, __m512i& u, __m512& a,
                                  float* b) {
     const auto* blk = reinterpret_cast<const typename P::B*>(row);
-    float a0, b0, a1 = 0, b1 = 0;
-    P::scales(blk[2 * p], a0, b0);
+    const bool two = 2 * p + 1 < nb;
+    const auto& A = blk[2 * p];
+    // Both blocks' scales (and mins) converted at once: [dA, dB, mA, mB].
+    __m128i h = _mm_cvtsi32_si128(A.d);
     __m256i hi = _mm256_setzero_si256();
-    if (2 * p + 1 < nb) {
-      P::scales(blk[2 * p + 1], a1, b1);
-      hi = P::block256(blk[2 * p + 1]);
+    if (two) {
+      const auto& Bk = blk[2 * p + 1];
+      h = _mm_insert_epi16(h, Bk.d, 1);
+      if constexpr (P::kHasMin) h = _mm_insert_epi16(h, Bk.m, 3);
+      hi = P::block256(Bk);
     }
-    u = _mm512_inserti64x4(_mm512_castsi256_si512(P::block256(blk[2 * p])), hi, 1);
-    a = _mm512_insertf32x8(_mm512_set1_ps(a0), _mm256_set1_ps(a1), 1);
-    b[0] = b[1] = b0, b[2] = b[3] = b1;
+    if constexpr (P::kHasMin) h = _mm_insert_epi16(h, A.m, 2);
+    const __m128 f = _mm_cvtph_ps(h);
+    u = _mm512_inserti64x4(_mm512_castsi256_si512(P::block256(A)), hi, 1);
+    a = _mm512_permutexvar_ps(_mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0),
+                              _mm512_castps128_ps512(f));
+    const __m128 bv = P::kHasMin ? _mm_unpackhi_ps(f, f)
+                                 : _mm_mul_ps(_mm_unpacklo_ps(f, f), _mm_set1_ps(-P::kOffset));
+    _mm_storeu_ps(b, bv);
   }
 #endif
 };
@@ -208,6 +227,19 @@ void k4_pair_scales(const B& s, int c, float* a, float* b) {
     b[2 * h] = b[2 * h + 1] = -dmin * m;
   }
 }
+
+#if defined(__x86_64__)
+template <class B>
+BRISK_VNNI void k4_pair_scales_hw(const B& s, int c, float* a, float* b) {
+  const float d = _cvtsh_ss(s.d), dmin = _cvtsh_ss(s.dmin);
+  for (int h = 0; h < 2; ++h) {
+    uint8_t sc, m;
+    k4_scale_min(2 * c + h, s.scales, sc, m);
+    a[2 * h] = a[2 * h + 1] = d * sc;
+    b[2 * h] = b[2 * h + 1] = -dmin * m;
+  }
+}
+#endif
 
 struct Q4_KP {
   using B = BlockQ4_K;
@@ -229,7 +261,7 @@ struct Q4_KP {
                                  float* b) {
     const B& s = reinterpret_cast<const B*>(row)[p / 4];
     float av[4];
-    k4_pair_scales(s, static_cast<int>(p % 4), av, b);
+    k4_pair_scales_hw(s, static_cast<int>(p % 4), av, b);
     u = nibbles(s.qs + (p % 4) * 32);
     a = _mm512_insertf32x8(_mm512_set1_ps(av[0]), _mm256_set1_ps(av[2]), 1);
   }
@@ -254,7 +286,7 @@ struct Q5_KP {
     const B& s = reinterpret_cast<const B*>(row)[p / 4];
     const int c = static_cast<int>(p % 4);
     float av[4];
-    k4_pair_scales(s, c, av, b);
+    k4_pair_scales_hw(s, c, av, b);
     const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.qh));
     const __mmask64 hm = static_cast<__mmask64>(_mm256_test_epi8_mask(
                              qh, _mm256_set1_epi8(static_cast<char>(1 << (2 * c))))) |
@@ -267,6 +299,14 @@ struct Q5_KP {
   }
 #endif
 };
+
+#if defined(__x86_64__)
+// Four slot values, each repeated over the 4 lanes of its 16 values.
+BRISK_VNNI __m512 quads(__m128 v) {
+  return _mm512_permutexvar_ps(_mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0),
+                               _mm512_castps128_ps512(v));
+}
+#endif
 
 struct Q6_KP {
   using B = BlockQ6_K;
@@ -293,22 +333,26 @@ struct Q6_KP {
                                  float* b) {
     const B& s = reinterpret_cast<const B*>(row)[p / 4];
     const int q = static_cast<int>(p % 4), h = q / 2, nib = q % 2;
-    const float d = h2f(s.d);
-    alignas(16) float av[4];
-    for (int k = 0; k < 4; ++k) av[k] = d * s.scales[4 * q + k], b[k] = -32 * av[k];
+    const float d = _cvtsh_ss(s.d);
+    // Scales built in registers (a vector load of just-stored scalars would stall on forwarding).
+    int32_t sc4;
+    std::memcpy(&sc4, s.scales + 4 * q, 4);
+    const __m128 a4 =
+        _mm_mul_ps(_mm_set1_ps(d), _mm_cvtepi32_ps(_mm_cvtepi8_epi32(_mm_cvtsi32_si128(sc4))));
+    _mm_storeu_ps(b, _mm_mul_ps(a4, _mm_set1_ps(-32.0f)));
     const __m512i m4 = _mm512_set1_epi8(0x0F);
     __m512i ql = _mm512_loadu_si512(s.ql + h * 64);
     if (nib) ql = _mm512_srli_epi16(ql, 4);
     ql = _mm512_and_si512(ql, m4);
-    const __m512i qh =
-        _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.qh + h * 32)));
+    const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.qh + h * 32));
     // Bits 2*quarter..+1 of each qh byte, quarter 2*nib in the low half, 2*nib+1 in the high.
-    const __m512i shift = _mm512_inserti64x4(_mm512_set1_epi16(static_cast<short>(4 * nib)),
-                                             _mm256_set1_epi16(static_cast<short>(4 * nib + 2)), 1);
-    const __m512i hb = _mm512_and_si512(_mm512_srlv_epi16(qh, shift), _mm512_set1_epi8(3));
+    // (Uniform shifts per half: per-lane variable word shifts are slow on some CPUs.)
+    const __m512i hb = _mm512_and_si512(
+        _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(4 * nib))),
+                           _mm256_srl_epi16(qh, _mm_cvtsi32_si128(4 * nib + 2)), 1),
+        _mm512_set1_epi8(3));
     u = _mm512_or_si512(ql, _mm512_slli_epi16(hb, 4));
-    a = _mm512_permutexvar_ps(_mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0),
-                              _mm512_castps128_ps512(_mm_load_ps(av)));
+    a = quads(a4);
   }
 #endif
 };
@@ -330,29 +374,25 @@ struct Q2_KP {
   }
 #if defined(__x86_64__)
   BRISK_VNNI static __m512i crumbs(const uint8_t* qs, int j0) {
-    const __m512i v =
-        _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs)));
-    const __m512i shift = _mm512_inserti64x4(_mm512_set1_epi16(static_cast<short>(2 * j0)),
-                                             _mm256_set1_epi16(static_cast<short>(2 * j0 + 2)), 1);
-    return _mm512_and_si512(_mm512_srlv_epi16(v, shift), _mm512_set1_epi8(3));
-  }
-  BRISK_VNNI static __m512 quads(const float* av) {
-    return _mm512_permutexvar_ps(_mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0),
-                                 _mm512_castps128_ps512(_mm_loadu_ps(av)));
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs));
+    return _mm512_and_si512(
+        _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_srl_epi16(v, _mm_cvtsi32_si128(2 * j0))),
+                           _mm256_srl_epi16(v, _mm_cvtsi32_si128(2 * j0 + 2)), 1),
+        _mm512_set1_epi8(3));
   }
   BRISK_VNNI static void pair512(const uint8_t* row, int64_t p, int64_t, __m512i& u, __m512& a,
                                  float* b) {
     const B& s = reinterpret_cast<const B*>(row)[p / 4];
     const int q = static_cast<int>(p % 4);
-    const float d = h2f(s.d), dmin = h2f(s.dmin);
-    float av[4];
-    for (int k = 0; k < 4; ++k) {
-      const uint8_t sc = s.scales[4 * q + k];
-      av[k] = d * static_cast<float>(sc & 0xF);
-      b[k] = -dmin * static_cast<float>(sc >> 4);
-    }
+    const float d = _cvtsh_ss(s.d), dmin = _cvtsh_ss(s.dmin);
+    int32_t sc4;
+    std::memcpy(&sc4, s.scales + 4 * q, 4);
+    const __m128i v = _mm_cvtepu8_epi32(_mm_cvtsi32_si128(sc4));
+    const __m128 a4 =
+        _mm_mul_ps(_mm_set1_ps(d), _mm_cvtepi32_ps(_mm_and_si128(v, _mm_set1_epi32(15))));
+    _mm_storeu_ps(b, _mm_mul_ps(_mm_set1_ps(-dmin), _mm_cvtepi32_ps(_mm_srli_epi32(v, 4))));
     u = crumbs(s.qs + (q / 2) * 32, 2 * (q % 2));
-    a = quads(av);
+    a = quads(a4);
   }
 #endif
 };
@@ -378,11 +418,12 @@ struct Q3_KP {
                                  float* b) {
     const B& s = reinterpret_cast<const B*>(row)[p / 4];
     const int q = static_cast<int>(p % 4), h = q / 2, j0 = 2 * (q % 2);
-    const float d = h2f(s.d);
-    int8_t sc[16];
-    q3k_scales(s.scales, sc);
-    float av[4];
-    for (int k = 0; k < 4; ++k) av[k] = d * sc[4 * q + k], b[k] = -4 * av[k];
+    const float d = _cvtsh_ss(s.d);
+    int sc[4];
+    for (int k = 0; k < 4; ++k) sc[k] = q3k_scale(s.scales, 4 * q + k);
+    const __m128 a4 =
+        _mm_mul_ps(_mm_set1_ps(d), _mm_cvtepi32_ps(_mm_setr_epi32(sc[0], sc[1], sc[2], sc[3])));
+    _mm_storeu_ps(b, _mm_mul_ps(a4, _mm_set1_ps(-4.0f)));
     const __m256i hm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.hmask));
     const int bit = 4 * h + j0;
     const __mmask64 m = static_cast<__mmask64>(_mm256_test_epi8_mask(
@@ -392,7 +433,7 @@ struct Q3_KP {
                             << 32;
     const __m512i lo = Q2_KP::crumbs(s.qs + h * 32, j0);
     u = _mm512_mask_add_epi8(lo, m, lo, _mm512_set1_epi8(4));
-    a = Q2_KP::quads(av);
+    a = quads(a4);
   }
 #endif
 };
@@ -445,16 +486,17 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq,fma,f16c"))
   __m512 acc[R][T];
   for (int i = 0; i < R; ++i)
     for (int j = 0; j < T; ++j) acc[i][j] = _mm512_setzero_ps();
-  thread_local std::vector<float> bbuf;
+  thread_local std::vector<float> bbuf_tls;
   const size_t nbb = static_cast<size_t>(L.np * 4 + 15) / 16 * 16;  // whole vectors
-  if (bbuf.size() < R * nbb) bbuf.resize(R * nbb);
+  if (bbuf_tls.size() < R * nbb) bbuf_tls.resize(R * nbb);
+  float* const bbuf = bbuf_tls.data();
   const uint8_t* xr[T];
   for (int j = 0; j < T; ++j) xr[j] = a.x + (t + j) * a.x_stride;
   for (int64_t p = 0; p < L.np; ++p) {
     __m512i u[R];
     __m512 av[R];
     for (int i = 0; i < R; ++i)
-      P::pair512(a.w + (r + i) * a.w_stride, p, nb, u[i], av[i], &bbuf[i * nbb + p * 4]);
+      P::pair512(a.w + (r + i) * a.w_stride, p, nb, u[i], av[i], bbuf + i * nbb + p * 4);
     for (int j = 0; j < T; ++j) {
       const __m512i qx = _mm512_loadu_si512(xr[j] + p * 64);
       const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float*>(xr[j] + L.dxv_off) + p * 16);
@@ -467,7 +509,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq,fma,f16c"))
   for (int i = 0; i < R; ++i)
     for (int j = 0; j < T; ++j) {
       const auto* xs = reinterpret_cast<const float*>(xr[j] + L.xs_off);
-      const float* bb = &bbuf[i * nbb];
+      const float* bb = bbuf + i * nbb;
       __m512 bacc = _mm512_setzero_ps();
       const int64_t ns = L.np * 4;
       int64_t s = 0;

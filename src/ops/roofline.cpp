@@ -77,6 +77,17 @@ __attribute__((target("avx512f,avx512bf16,avx512bw"))) double bf16_loop_avx512(i
   return _mm512_reduce_add_ps(s);
 }
 
+__attribute__((target("avx512f,avx512vnni,avx512bw"))) double int8_loop_avx512(int64_t iters) {
+  __m512i a[12];
+  for (int i = 0; i < 12; ++i) a[i] = _mm512_setzero_si512();
+  const __m512i x = _mm512_set1_epi8(1), y = _mm512_set1_epi8(2);
+  for (int64_t k = 0; k < iters; ++k)
+    for (int i = 0; i < 12; ++i) a[i] = _mm512_dpbusd_epi32(a[i], x, y);
+  __m512i s = a[0];
+  for (int i = 1; i < 12; ++i) s = _mm512_add_epi32(s, a[i]);
+  return static_cast<double>(_mm512_reduce_add_epi32(s));
+}
+
 template <typename F>
 double peak(ThreadPool& pool, F loop, double flop_per_iter) {
   const int64_t iters = 20'000'000;
@@ -123,6 +134,11 @@ double measure_read_bandwidth(ThreadPool& pool, size_t bytes, int reps) {
 double measure_fma_peak(ThreadPool& pool) {
   if (!isa_available(Isa::Avx512)) return 0;
   return peak(pool, fma_loop_avx512, 12 * 16 * 2);
+}
+
+double measure_int8_dot_peak(ThreadPool& pool) {
+  if (!isa_available(Isa::Avx512) || !cpu_features().avx512vnni) return 0;
+  return peak(pool, int8_loop_avx512, 12 * 64 * 2);
 }
 
 double measure_bf16_dot_peak(ThreadPool& pool) {

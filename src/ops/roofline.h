@@ -14,5 +14,7 @@ double measure_read_bandwidth(ThreadPool& pool, size_t bytes = size_t{1} << 30, 
 // loops.
 double measure_fma_peak(ThreadPool& pool);
 double measure_bf16_dot_peak(ThreadPool& pool);
+// Peak int8 dot-product rate (OP/s: a multiply and an add per byte pair) with VPDPBUSD.
+double measure_int8_dot_peak(ThreadPool& pool);
 
 }  // namespace brisk

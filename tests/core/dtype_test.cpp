@@ -64,3 +64,21 @@ TEST(DType, BFloat16RoundsToNearestEven) {
 
 }  // namespace
 }  // namespace brisk
+
+namespace brisk {
+namespace {
+// The kernels' inline half conversion agrees with the reference on every one of the 65536 halves.
+TEST(DType, FastHalfConversionIsExactForEveryHalf) {
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const float a = f16_to_f32(static_cast<uint16_t>(h)),
+                b = f16_to_f32_fast(static_cast<uint16_t>(h));
+    if (std::isnan(a)) {
+      ASSERT_TRUE(std::isnan(b)) << h;
+    } else {
+      ASSERT_EQ(a, b) << h;
+      ASSERT_EQ(std::signbit(a), std::signbit(b)) << h;
+    }
+  }
+}
+}  // namespace
+}  // namespace brisk
