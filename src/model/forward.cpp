@@ -99,14 +99,19 @@ const float* Forward::run(const Batch& b, KvCache& cache) {
     });
     // Each sequence's rows are stored in batch order by one thread: a cache may rescale a block
     // as rows arrive (8-bit KV), which needs them in order.
-    pool_.parallel_for(static_cast<int64_t>(seqs_.size()), 1, [&](int64_t s0, int64_t s1) {
+    auto store = [&](int64_t s0, int64_t s1) {
       for (int64_t s = s0; s < s1; ++s)
         for (int32_t j = seq_first_[static_cast<size_t>(s)];
              j < seq_first_[static_cast<size_t>(s) + 1]; ++j) {
           const int64_t i = by_seq_[static_cast<size_t>(j)];
           cache.store(l, b.seq[i], b.pos[i], &k_[i * KV], &v_[i * KV]);
         }
-    });
+    };
+    const int64_t n_seqs = static_cast<int64_t>(seqs_.size());
+    if (n_seqs == 1)
+      store(0, 1);  // one sequence is one thread's work: no hand-off to the pool
+    else
+      pool_.parallel_for(n_seqs, 1, store);
     attention(l, b, cache);
     observe(l, Site::AttnOut, att_, n, Q);
     matmul(L.wo, att_.data(), Q, n, tmp_.data(), E, pool_);

@@ -68,6 +68,7 @@ inline float h2f(uint16_t h) {
 
 struct Q4_0P {
   using B = BlockQ4_0;
+  static constexpr int kMaxU = 15;  // largest u byte
   static constexpr bool kHasMin = false;
   static constexpr float kOffset = 8;  // value = d * (u - kOffset) without a min
   static void scales(const B& b, float& a, float& c) { a = h2f(b.d), c = -8 * a; }
@@ -86,6 +87,7 @@ struct Q4_0P {
 
 struct Q4_1P {
   using B = BlockQ4_1;
+  static constexpr int kMaxU = 15;  // largest u byte
   static constexpr bool kHasMin = true;
   static constexpr float kOffset = 0;  // value = d * (u - kOffset) without a min
   static void scales(const B& b, float& a, float& c) { a = h2f(b.d), c = h2f(b.m); }
@@ -111,6 +113,7 @@ uint32_t qh32(const Blk& b) {
 
 struct Q5_0P {
   using B = BlockQ5_0;
+  static constexpr int kMaxU = 31;  // largest u byte
   static constexpr bool kHasMin = false;
   static constexpr float kOffset = 16;  // value = d * (u - kOffset) without a min
   static void scales(const B& b, float& a, float& c) { a = h2f(b.d), c = -16 * a; }
@@ -134,6 +137,7 @@ struct Q5_0P {
 
 struct Q5_1P {
   using B = BlockQ5_1;
+  static constexpr int kMaxU = 31;  // largest u byte
   static constexpr bool kHasMin = true;
   static constexpr float kOffset = 0;  // value = d * (u - kOffset) without a min
   static void scales(const B& b, float& a, float& c) { a = h2f(b.d), c = h2f(b.m); }
@@ -157,6 +161,7 @@ struct Q5_1P {
 
 struct Q8_0P {
   using B = BlockQ8_0;
+  static constexpr int kMaxU = 255;  // largest u byte
   static constexpr bool kHasMin = false;
   static constexpr float kOffset = 128;  // value = d * (u - kOffset) without a min
   static void scales(const B& b, float& a, float& c) { a = h2f(b.d), c = -128 * a; }
@@ -175,6 +180,8 @@ struct Q8_0P {
 // A pair of 32-blocks (the second absent at the end of an odd row: zeros).
 template <class P>
 struct Legacy {
+  static constexpr int kMaxU = P::kMaxU;
+  static constexpr bool kSuper = false;
   static void pair(const uint8_t* row, int64_t p, int64_t nb, uint8_t* u, float* a, float* b) {
     const auto* blk = reinterpret_cast<const typename P::B*>(row);
     float a0, b0, a1 = 0, b1 = 0;
@@ -228,21 +235,10 @@ void k4_pair_scales(const B& s, int c, float* a, float* b) {
   }
 }
 
-#if defined(__x86_64__)
-template <class B>
-BRISK_VNNI void k4_pair_scales_hw(const B& s, int c, float* a, float* b) {
-  const float d = _cvtsh_ss(s.d), dmin = _cvtsh_ss(s.dmin);
-  for (int h = 0; h < 2; ++h) {
-    uint8_t sc, m;
-    k4_scale_min(2 * c + h, s.scales, sc, m);
-    a[2 * h] = a[2 * h + 1] = d * sc;
-    b[2 * h] = b[2 * h + 1] = -dmin * m;
-  }
-}
-#endif
-
 struct Q4_KP {
   using B = BlockQ4_K;
+  static constexpr bool kSuper = true;  // scales per 256-value super-block
+  static constexpr int kMaxU = 15;      // largest u byte
   static void pair(const uint8_t* row, int64_t p, int64_t, uint8_t* u, float* a, float* b) {
     const B& s = reinterpret_cast<const B*>(row)[p / 4];
     const int c = static_cast<int>(p % 4);
@@ -257,19 +253,38 @@ struct Q4_KP {
     return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_and_si256(v, m)),
                               _mm256_and_si256(_mm256_srli_epi16(v, 4), m), 1);
   }
-  BRISK_VNNI static void pair512(const uint8_t* row, int64_t p, int64_t, __m512i& u, __m512& a,
-                                 float* b) {
-    const B& s = reinterpret_cast<const B*>(row)[p / 4];
-    float av[4];
-    k4_pair_scales_hw(s, static_cast<int>(p % 4), av, b);
-    u = nibbles(s.qs + (p % 4) * 32);
-    a = _mm512_insertf32x8(_mm512_set1_ps(av[0]), _mm256_set1_ps(av[2]), 1);
+  // The 16 slot scales of super-block sb (each 32-group's over its 2 slots); its 16 offsets go
+  // to b16.
+  BRISK_VNNI static __m512 super512(const uint8_t* row, int64_t sb, float* b16) {
+    const B& s = reinterpret_cast<const B*>(row)[sb];
+    // k4_scale_min for all 8 groups at once, 4 bytes per 32-bit word.
+    uint32_t u[3];
+    std::memcpy(u, s.scales, 12);
+    const uint32_t lo6 = 0x3f3f3f3fu, lo4 = 0x0f0f0f0fu, lo2 = 0x03030303u;
+    const uint64_t sc8 =
+        (u[0] & lo6) | static_cast<uint64_t>((u[2] & lo4) | ((u[0] >> 6) & lo2) << 4) << 32;
+    const uint64_t mn8 =
+        (u[1] & lo6) | static_cast<uint64_t>(((u[2] >> 4) & lo4) | ((u[1] >> 6) & lo2) << 4) << 32;
+    const __m256 a8 = _mm256_mul_ps(
+        _mm256_set1_ps(_cvtsh_ss(s.d)),
+        _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<int64_t>(sc8)))));
+    const __m256 b8 = _mm256_mul_ps(
+        _mm256_set1_ps(-_cvtsh_ss(s.dmin)),
+        _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<int64_t>(mn8)))));
+    const __m512i dup = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+    _mm512_storeu_ps(b16, _mm512_permutexvar_ps(dup, _mm512_castps256_ps512(b8)));
+    return _mm512_permutexvar_ps(dup, _mm512_castps256_ps512(a8));
+  }
+  BRISK_VNNI static __m512i bytes512(const uint8_t* row, int64_t p) {
+    return nibbles(reinterpret_cast<const B*>(row)[p / 4].qs + (p % 4) * 32);
   }
 #endif
 };
 
 struct Q5_KP {
   using B = BlockQ5_K;
+  static constexpr bool kSuper = true;  // scales per 256-value super-block
+  static constexpr int kMaxU = 31;      // largest u byte
   static void pair(const uint8_t* row, int64_t p, int64_t, uint8_t* u, float* a, float* b) {
     const B& s = reinterpret_cast<const B*>(row)[p / 4];
     const int c = static_cast<int>(p % 4);
@@ -281,12 +296,31 @@ struct Q5_KP {
     }
   }
 #if defined(__x86_64__)
-  BRISK_VNNI static void pair512(const uint8_t* row, int64_t p, int64_t, __m512i& u, __m512& a,
-                                 float* b) {
+  // The 16 slot scales of super-block sb (each 32-group's over its 2 slots); its 16 offsets go
+  // to b16.
+  BRISK_VNNI static __m512 super512(const uint8_t* row, int64_t sb, float* b16) {
+    const B& s = reinterpret_cast<const B*>(row)[sb];
+    // k4_scale_min for all 8 groups at once, 4 bytes per 32-bit word.
+    uint32_t u[3];
+    std::memcpy(u, s.scales, 12);
+    const uint32_t lo6 = 0x3f3f3f3fu, lo4 = 0x0f0f0f0fu, lo2 = 0x03030303u;
+    const uint64_t sc8 =
+        (u[0] & lo6) | static_cast<uint64_t>((u[2] & lo4) | ((u[0] >> 6) & lo2) << 4) << 32;
+    const uint64_t mn8 =
+        (u[1] & lo6) | static_cast<uint64_t>(((u[2] >> 4) & lo4) | ((u[1] >> 6) & lo2) << 4) << 32;
+    const __m256 a8 = _mm256_mul_ps(
+        _mm256_set1_ps(_cvtsh_ss(s.d)),
+        _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<int64_t>(sc8)))));
+    const __m256 b8 = _mm256_mul_ps(
+        _mm256_set1_ps(-_cvtsh_ss(s.dmin)),
+        _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<int64_t>(mn8)))));
+    const __m512i dup = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+    _mm512_storeu_ps(b16, _mm512_permutexvar_ps(dup, _mm512_castps256_ps512(b8)));
+    return _mm512_permutexvar_ps(dup, _mm512_castps256_ps512(a8));
+  }
+  BRISK_VNNI static __m512i bytes512(const uint8_t* row, int64_t p) {
     const B& s = reinterpret_cast<const B*>(row)[p / 4];
     const int c = static_cast<int>(p % 4);
-    float av[4];
-    k4_pair_scales_hw(s, c, av, b);
     const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.qh));
     const __mmask64 hm = static_cast<__mmask64>(_mm256_test_epi8_mask(
                              qh, _mm256_set1_epi8(static_cast<char>(1 << (2 * c))))) |
@@ -294,8 +328,7 @@ struct Q5_KP {
                              qh, _mm256_set1_epi8(static_cast<char>(2 << (2 * c)))))
                              << 32;
     const __m512i lo = Q4_KP::nibbles(s.qs + c * 32);
-    u = _mm512_mask_add_epi8(lo, hm, lo, _mm512_set1_epi8(16));
-    a = _mm512_insertf32x8(_mm512_set1_ps(av[0]), _mm256_set1_ps(av[2]), 1);
+    return _mm512_mask_add_epi8(lo, hm, lo, _mm512_set1_epi8(16));
   }
 #endif
 };
@@ -310,6 +343,8 @@ BRISK_VNNI __m512 quads(__m128 v) {
 
 struct Q6_KP {
   using B = BlockQ6_K;
+  static constexpr bool kSuper = true;  // scales per 256-value super-block
+  static constexpr int kMaxU = 63;      // largest u byte
   static void pair(const uint8_t* row, int64_t p, int64_t, uint8_t* u, float* a, float* b) {
     const B& s = reinterpret_cast<const B*>(row)[p / 4];
     const int q = static_cast<int>(p % 4), h = q / 2, nib = q % 2;
@@ -329,17 +364,17 @@ struct Q6_KP {
     }
   }
 #if defined(__x86_64__)
-  BRISK_VNNI static void pair512(const uint8_t* row, int64_t p, int64_t, __m512i& u, __m512& a,
-                                 float* b) {
+  BRISK_VNNI static __m512 super512(const uint8_t* row, int64_t sb, float* b16) {
+    const B& s = reinterpret_cast<const B*>(row)[sb];
+    const __m512 a16 = _mm512_mul_ps(_mm512_set1_ps(_cvtsh_ss(s.d)),
+                                     _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(
+                                         reinterpret_cast<const __m128i*>(s.scales)))));
+    _mm512_storeu_ps(b16, _mm512_mul_ps(a16, _mm512_set1_ps(-32.0f)));
+    return a16;
+  }
+  BRISK_VNNI static __m512i bytes512(const uint8_t* row, int64_t p) {
     const B& s = reinterpret_cast<const B*>(row)[p / 4];
     const int q = static_cast<int>(p % 4), h = q / 2, nib = q % 2;
-    const float d = _cvtsh_ss(s.d);
-    // Scales built in registers (a vector load of just-stored scalars would stall on forwarding).
-    int32_t sc4;
-    std::memcpy(&sc4, s.scales + 4 * q, 4);
-    const __m128 a4 =
-        _mm_mul_ps(_mm_set1_ps(d), _mm_cvtepi32_ps(_mm_cvtepi8_epi32(_mm_cvtsi32_si128(sc4))));
-    _mm_storeu_ps(b, _mm_mul_ps(a4, _mm_set1_ps(-32.0f)));
     const __m512i m4 = _mm512_set1_epi8(0x0F);
     __m512i ql = _mm512_loadu_si512(s.ql + h * 64);
     if (nib) ql = _mm512_srli_epi16(ql, 4);
@@ -351,8 +386,7 @@ struct Q6_KP {
         _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(4 * nib))),
                            _mm256_srl_epi16(qh, _mm_cvtsi32_si128(4 * nib + 2)), 1),
         _mm512_set1_epi8(3));
-    u = _mm512_or_si512(ql, _mm512_slli_epi16(hb, 4));
-    a = quads(a4);
+    return _mm512_or_si512(ql, _mm512_slli_epi16(hb, 4));
   }
 #endif
 };
@@ -360,6 +394,8 @@ struct Q6_KP {
 // Q2_K and Q3_K share the 2-bit layout: pair p % 4 = (half of 128, which two of its 32-groups).
 struct Q2_KP {
   using B = BlockQ2_K;
+  static constexpr bool kSuper = true;  // scales per 256-value super-block
+  static constexpr int kMaxU = 3;       // largest u byte
   static void pair(const uint8_t* row, int64_t p, int64_t, uint8_t* u, float* a, float* b) {
     const B& s = reinterpret_cast<const B*>(row)[p / 4];
     const int q = static_cast<int>(p % 4), h = q / 2, j0 = 2 * (q % 2);
@@ -380,25 +416,27 @@ struct Q2_KP {
                            _mm256_srl_epi16(v, _mm_cvtsi32_si128(2 * j0 + 2)), 1),
         _mm512_set1_epi8(3));
   }
-  BRISK_VNNI static void pair512(const uint8_t* row, int64_t p, int64_t, __m512i& u, __m512& a,
-                                 float* b) {
+  BRISK_VNNI static __m512 super512(const uint8_t* row, int64_t sb, float* b16) {
+    const B& s = reinterpret_cast<const B*>(row)[sb];
+    const __m512i v =
+        _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s.scales)));
+    _mm512_storeu_ps(b16, _mm512_mul_ps(_mm512_set1_ps(-_cvtsh_ss(s.dmin)),
+                                        _mm512_cvtepi32_ps(_mm512_srli_epi32(v, 4))));
+    return _mm512_mul_ps(_mm512_set1_ps(_cvtsh_ss(s.d)),
+                         _mm512_cvtepi32_ps(_mm512_and_si512(v, _mm512_set1_epi32(15))));
+  }
+  BRISK_VNNI static __m512i bytes512(const uint8_t* row, int64_t p) {
     const B& s = reinterpret_cast<const B*>(row)[p / 4];
     const int q = static_cast<int>(p % 4);
-    const float d = _cvtsh_ss(s.d), dmin = _cvtsh_ss(s.dmin);
-    int32_t sc4;
-    std::memcpy(&sc4, s.scales + 4 * q, 4);
-    const __m128i v = _mm_cvtepu8_epi32(_mm_cvtsi32_si128(sc4));
-    const __m128 a4 =
-        _mm_mul_ps(_mm_set1_ps(d), _mm_cvtepi32_ps(_mm_and_si128(v, _mm_set1_epi32(15))));
-    _mm_storeu_ps(b, _mm_mul_ps(_mm_set1_ps(-dmin), _mm_cvtepi32_ps(_mm_srli_epi32(v, 4))));
-    u = crumbs(s.qs + (q / 2) * 32, 2 * (q % 2));
-    a = quads(a4);
+    return crumbs(s.qs + (q / 2) * 32, 2 * (q % 2));
   }
 #endif
 };
 
 struct Q3_KP {
   using B = BlockQ3_K;
+  static constexpr bool kSuper = true;  // scales per 256-value super-block
+  static constexpr int kMaxU = 7;       // largest u byte
   static void pair(const uint8_t* row, int64_t p, int64_t, uint8_t* u, float* a, float* b) {
     const B& s = reinterpret_cast<const B*>(row)[p / 4];
     const int q = static_cast<int>(p % 4), h = q / 2, j0 = 2 * (q % 2);
@@ -414,16 +452,19 @@ struct Q3_KP {
     }
   }
 #if defined(__x86_64__)
-  BRISK_VNNI static void pair512(const uint8_t* row, int64_t p, int64_t, __m512i& u, __m512& a,
-                                 float* b) {
+  BRISK_VNNI static __m512 super512(const uint8_t* row, int64_t sb, float* b16) {
+    const B& s = reinterpret_cast<const B*>(row)[sb];
+    int8_t sc[16];
+    q3k_scales(s.scales, sc);  // once per 4 pairs: the forwarding stall of the reload is amortized
+    const __m512 a16 = _mm512_mul_ps(_mm512_set1_ps(_cvtsh_ss(s.d)),
+                                     _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+                                         _mm_loadu_si128(reinterpret_cast<const __m128i*>(sc)))));
+    _mm512_storeu_ps(b16, _mm512_mul_ps(a16, _mm512_set1_ps(-4.0f)));
+    return a16;
+  }
+  BRISK_VNNI static __m512i bytes512(const uint8_t* row, int64_t p) {
     const B& s = reinterpret_cast<const B*>(row)[p / 4];
     const int q = static_cast<int>(p % 4), h = q / 2, j0 = 2 * (q % 2);
-    const float d = _cvtsh_ss(s.d);
-    int sc[4];
-    for (int k = 0; k < 4; ++k) sc[k] = q3k_scale(s.scales, 4 * q + k);
-    const __m128 a4 =
-        _mm_mul_ps(_mm_set1_ps(d), _mm_cvtepi32_ps(_mm_setr_epi32(sc[0], sc[1], sc[2], sc[3])));
-    _mm_storeu_ps(b, _mm_mul_ps(a4, _mm_set1_ps(-4.0f)));
     const __m256i hm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.hmask));
     const int bit = 4 * h + j0;
     const __mmask64 m = static_cast<__mmask64>(_mm256_test_epi8_mask(
@@ -432,8 +473,7 @@ struct Q3_KP {
                             hm, _mm256_set1_epi8(static_cast<char>(2 << bit))))
                             << 32;
     const __m512i lo = Q2_KP::crumbs(s.qs + h * 32, j0);
-    u = _mm512_mask_add_epi8(lo, m, lo, _mm512_set1_epi8(4));
-    a = quads(a4);
+    return _mm512_mask_add_epi8(lo, m, lo, _mm512_set1_epi8(4));
   }
 #endif
 };
@@ -492,11 +532,24 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq,fma,f16c"))
   float* const bbuf = bbuf_tls.data();
   const uint8_t* xr[T];
   for (int j = 0; j < T; ++j) xr[j] = a.x + (t + j) * a.x_stride;
+  __m512 aslot[R];  // k-quants: the current super-block's 16 slot scales
+  const __m512i quad = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
   for (int64_t p = 0; p < L.np; ++p) {
     __m512i u[R];
     __m512 av[R];
-    for (int i = 0; i < R; ++i)
-      P::pair512(a.w + (r + i) * a.w_stride, p, nb, u[i], av[i], bbuf + i * nbb + p * 4);
+    if constexpr (P::kSuper) {
+      if (p % 4 == 0)
+        for (int i = 0; i < R; ++i)
+          aslot[i] = P::super512(a.w + (r + i) * a.w_stride, p / 4, bbuf + i * nbb + p * 4);
+      const __m512i idx = _mm512_add_epi32(quad, _mm512_set1_epi32(static_cast<int>(4 * (p % 4))));
+      for (int i = 0; i < R; ++i) {
+        u[i] = P::bytes512(a.w + (r + i) * a.w_stride, p);
+        av[i] = _mm512_permutexvar_ps(idx, aslot[i]);
+      }
+    } else {
+      for (int i = 0; i < R; ++i)
+        P::pair512(a.w + (r + i) * a.w_stride, p, nb, u[i], av[i], bbuf + i * nbb + p * 4);
+    }
     for (int j = 0; j < T; ++j) {
       const __m512i qx = _mm512_loadu_si512(xr[j] + p * 64);
       const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float*>(xr[j] + L.dxv_off) + p * 16);
@@ -525,6 +578,76 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq,fma,f16c"))
 }
 #endif
 
+#if defined(__x86_64__)
+// AVX2 (no VNNI): bytes are multiplied with VPMADDUBSW, whose int16 pair sums saturate above
+// 32767, so types with u bytes above 63 (Q8_0) split u into nibbles. Weights are unpacked by the
+// portable code into a buffer; the products, the scaling and the accumulation are vectorized.
+template <int MaxU>
+__attribute__((target("avx2,fma,f16c"), always_inline)) inline __m256i dot_u8s8(__m256i u,
+                                                                                __m256i x) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  if constexpr (MaxU <= 63) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), ones);
+  } else {
+    const __m256i m = _mm256_set1_epi8(0x0F);
+    const __m256i lo = _mm256_and_si256(u, m), hi = _mm256_and_si256(_mm256_srli_epi16(u, 4), m);
+    return _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(lo, x), ones),
+                            _mm256_madd_epi16(_mm256_maddubs_epi16(hi, x), _mm256_set1_epi16(16)));
+  }
+}
+
+template <class P, int R, int T>
+__attribute__((target("avx2,fma,f16c"))) void micro_avx2(const Args& a, int64_t r, int64_t t) {
+  const Q8Layout L(a.k);
+  const int64_t nb = a.k / 32;
+  __m256 acc[R][T][2];
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < T; ++j) acc[i][j][0] = acc[i][j][1] = _mm256_setzero_ps();
+  thread_local std::vector<float> bbuf_tls;
+  const size_t nbb = static_cast<size_t>(L.np * 4 + 7) / 8 * 8;
+  if (bbuf_tls.size() < R * nbb) bbuf_tls.resize(R * nbb);
+  float* const bbuf = bbuf_tls.data();
+  const uint8_t* xr[T];
+  for (int j = 0; j < T; ++j) xr[j] = a.x + (t + j) * a.x_stride;
+  for (int64_t p = 0; p < L.np; ++p) {
+    alignas(32) uint8_t u[R][64];
+    float av[R][4];
+    __m256i u0[R], u1[R];
+    __m256 a0[R], a1[R];
+    for (int i = 0; i < R; ++i) {
+      P::pair(a.w + (r + i) * a.w_stride, p, nb, u[i], av[i], bbuf + i * nbb + p * 4);
+      u0[i] = _mm256_load_si256(reinterpret_cast<const __m256i*>(u[i]));
+      u1[i] = _mm256_load_si256(reinterpret_cast<const __m256i*>(u[i] + 32));
+      a0[i] = _mm256_set_m128(_mm_set1_ps(av[i][1]), _mm_set1_ps(av[i][0]));
+      a1[i] = _mm256_set_m128(_mm_set1_ps(av[i][3]), _mm_set1_ps(av[i][2]));
+    }
+    for (int j = 0; j < T; ++j) {
+      const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xr[j] + p * 64));
+      const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xr[j] + p * 64 + 32));
+      const float* dxv = reinterpret_cast<const float*>(xr[j] + L.dxv_off) + p * 16;
+      const __m256 dx0 = _mm256_loadu_ps(dxv), dx1 = _mm256_loadu_ps(dxv + 8);
+      for (int i = 0; i < R; ++i) {
+        acc[i][j][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_u8s8<P::kMaxU>(u0[i], x0)),
+                                       _mm256_mul_ps(a0[i], dx0), acc[i][j][0]);
+        acc[i][j][1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_u8s8<P::kMaxU>(u1[i], x1)),
+                                       _mm256_mul_ps(a1[i], dx1), acc[i][j][1]);
+      }
+    }
+  }
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < T; ++j) {
+      alignas(32) float lanes[16];
+      _mm256_store_ps(lanes, acc[i][j][0]);
+      _mm256_store_ps(lanes + 8, acc[i][j][1]);
+      const auto* xs = reinterpret_cast<const float*>(xr[j] + L.xs_off);
+      const float* bb = bbuf + i * nbb;
+      float bsum = 0;
+      for (int64_t s = 0; s < L.np * 4; ++s) bsum += bb[s] * xs[s];
+      a.y[(t + j) * a.ldy + r + i] = reduce16(lanes) + bsum;
+    }
+}
+#endif
+
 #define BRISK_MICRO_ROW4(fn, R) \
   { fn<R, 1>, fn<R, 2>, fn<R, 3>, fn<R, 4> }
 #define BRISK_MICRO_TABLE4(fn)                                                 \
@@ -546,10 +669,16 @@ struct Kernels {
     micro_vnni<P, R, T>(a, r, t);
   }
   static constexpr MicroFn kVnni[4][4] = BRISK_MICRO_TABLE4(vnni);
+  template <int R, int T>
+  static void avx2(const Args& a, int64_t r, int64_t t) {
+    micro_avx2<P, R, T>(a, r, t);
+  }
+  static constexpr MicroFn kAvx2[4][4] = BRISK_MICRO_TABLE4(avx2);
 #endif
   static Kernel pick(Isa isa) {
 #if defined(__x86_64__)
     if (isa == Isa::Avx512 && cpu_features().avx512vnni) return {tile_loop<4, kVnni>, XFormat::Q8};
+    if (isa == Isa::Avx2) return {tile_loop<4, kAvx2>, XFormat::Q8};
 #endif
     if (isa == Isa::Generic) return {tile_loop<4, kGeneric>, XFormat::Q8};
     return {nullptr, XFormat::Q8};
