@@ -29,9 +29,10 @@ struct ChunkRows {
   float vs[kAttnChunk];
 };
 
+template <KvType T>
 inline void gather(const AttnShape& s, int kv_head, const KvSpan* spans, size_t n_spans,
                    size_t& span, int64_t p0, int n, ChunkRows& c) {
-  const size_t eb = kv_elem_bytes(s.kv_type);
+  constexpr size_t eb = T == KvType::F32 ? 4 : T == KvType::Q8 ? 1 : 2;
   const int64_t koff = static_cast<int64_t>(kv_head) * s.head_dim;
   for (int j = 0; j < n; ++j) {
     const int64_t pos = p0 + j;
@@ -40,9 +41,11 @@ inline void gather(const AttnShape& s, int kv_head, const KvSpan* spans, size_t 
     const size_t off = static_cast<size_t>((pos - sp.pos0) * s.kv_stride + koff) * eb;
     c.k[j] = static_cast<const char*>(sp.k) + off;
     c.v[j] = static_cast<const char*>(sp.v) + off;
-    const int64_t si = (pos - sp.pos0) * s.n_head_kv + kv_head;
-    c.ks[j] = sp.k_scale ? sp.k_scale[si] : 1.0f;
-    c.vs[j] = sp.v_scale ? sp.v_scale[si] : 1.0f;
+    if constexpr (T == KvType::Q8) {
+      const int64_t si = (pos - sp.pos0) * s.n_head_kv + kv_head;
+      c.ks[j] = sp.k_scale[si];
+      c.vs[j] = sp.v_scale[si];
+    }
   }
 }
 
@@ -55,7 +58,25 @@ inline float dot(const float* a, const float* b, int n) {
   return ((part[0] + part[4]) + (part[2] + part[6])) + ((part[1] + part[5]) + (part[3] + part[7]));
 }
 
+// One K or V row of a head, widened to floats.
+template <KvType T>
+inline void widen_row(const void* src, float* dst, int n) {
+  if constexpr (T == KvType::F32) {
+    std::memcpy(dst, src, static_cast<size_t>(n) * 4);
+  } else {
+    for (int d = 0; d < n; ++d) {
+      if constexpr (T == KvType::F16)
+        dst[d] = f16_to_f32_fast(static_cast<const uint16_t*>(src)[d]);
+      else if constexpr (T == KvType::BF16)
+        dst[d] = bf16_to_f32(static_cast<const uint16_t*>(src)[d]);
+      else
+        dst[d] = static_cast<float>(static_cast<const int8_t*>(src)[d]);
+    }
+  }
+}
+
 // Portable version: any head size.
+template <KvType T>
 void attend_generic(const AttnShape& s, int kv_head, const float* q, int64_t n_keys,
                     const KvSpan* spans, size_t n_spans, float* out) {
   const int gq = s.n_head / s.n_head_kv, hd = s.head_dim;
@@ -70,18 +91,28 @@ void attend_generic(const AttnShape& s, int kv_head, const float* q, int64_t n_k
   size_t span = 0;
   for (int64_t p0 = 0; p0 < n_keys; p0 += kAttnChunk) {
     const int n = static_cast<int>(std::min<int64_t>(kAttnChunk, n_keys - p0));
-    gather(s, kv_head, spans, n_spans, span, p0, n, c);
-    for (int j = 0; j < n; ++j)
-      for (int d = 0; d < hd; ++d) {
-        kf[static_cast<size_t>(j * hd + d)] = load_kv_elem(s.kv_type, c.k[j], d);
-        vf[static_cast<size_t>(j * hd + d)] = load_kv_elem(s.kv_type, c.v[j], d);
+    gather<T>(s, kv_head, spans, n_spans, span, p0, n, c);
+    // f32 rows are read in place; other types are widened into a buffer first.
+    const float* kr[kAttnChunk];
+    const float* vr[kAttnChunk];
+    for (int j = 0; j < n; ++j) {
+      if constexpr (T == KvType::F32) {
+        kr[j] = static_cast<const float*>(c.k[j]);
+        vr[j] = static_cast<const float*>(c.v[j]);
+      } else {
+        widen_row<T>(c.k[j], &kf[static_cast<size_t>(j * hd)], hd);
+        widen_row<T>(c.v[j], &vf[static_cast<size_t>(j * hd)], hd);
+        kr[j] = &kf[static_cast<size_t>(j * hd)];
+        vr[j] = &vf[static_cast<size_t>(j * hd)];
       }
+    }
     for (int h = 0; h < gq; ++h) {
       const float* qh = q + static_cast<int64_t>(kv_head * gq + h) * hd;
       float sc[kAttnChunk];
       float mx = m[h];
       for (int j = 0; j < n; ++j) {
-        sc[j] = dot(qh, &kf[static_cast<size_t>(j * hd)], hd) * c.ks[j] * s.scale;
+        sc[j] =
+            T == KvType::Q8 ? dot(qh, kr[j], hd) * c.ks[j] * s.scale : dot(qh, kr[j], hd) * s.scale;
         mx = sc[j] > mx ? sc[j] : mx;
       }
       const float corr = std::exp(m[h] - mx);  // exp(-inf) = 0 on the first chunk
@@ -91,9 +122,8 @@ void attend_generic(const AttnShape& s, int kv_head, const float* q, int64_t n_k
       for (int j = 0; j < n; ++j) {
         const float pj = std::exp(sc[j] - mx);
         sum += pj;
-        const float w = pj * c.vs[j];
-        const float* vr = &vf[static_cast<size_t>(j * hd)];
-        for (int d = 0; d < hd; ++d) a[d] += w * vr[d];
+        const float w = T == KvType::Q8 ? pj * c.vs[j] : pj;
+        for (int d = 0; d < hd; ++d) a[d] += w * vr[j][d];
       }
       l[h] = sum;
       m[h] = mx;
@@ -130,17 +160,20 @@ BRISK_AVX512 inline __m512 reduce16x16(const __m512 (&v)[16]) {
 
 // Widen 16 stored elements to floats.
 struct LoadF32 {
+  static constexpr KvType kType = KvType::F32;
   BRISK_AVX512 static __m512 at(const void* p, int i) {
     return _mm512_loadu_ps(static_cast<const float*>(p) + i);
   }
 };
 struct LoadF16 {
+  static constexpr KvType kType = KvType::F16;
   BRISK_AVX512 static __m512 at(const void* p, int i) {
     return _mm512_cvtph_ps(
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(p) + i)));
   }
 };
 struct LoadBF16 {
+  static constexpr KvType kType = KvType::BF16;
   BRISK_AVX512 static __m512 at(const void* p, int i) {
     const __m256i h =
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(p) + i));
@@ -148,6 +181,7 @@ struct LoadBF16 {
   }
 };
 struct LoadQ8 {
+  static constexpr KvType kType = KvType::Q8;
   BRISK_AVX512 static __m512 at(const void* p, int i) {
     const __m128i b =
         _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const int8_t*>(p) + i));
@@ -171,8 +205,9 @@ BRISK_AVX512 void attend_avx512(const AttnShape& s, int kv_head, const float* q,
   size_t span = 0;
   for (int64_t p0 = 0; p0 < n_keys; p0 += kAttnChunk) {
     const int n = static_cast<int>(std::min<int64_t>(kAttnChunk, n_keys - p0));
-    gather(s, kv_head, spans, n_spans, span, p0, n, c);
-    const __m512 kscale = _mm512_mul_ps(_mm512_loadu_ps(c.ks), scale);
+    gather<Load::kType>(s, kv_head, spans, n_spans, span, p0, n, c);
+    const __m512 kscale =
+        Load::kType == KvType::Q8 ? _mm512_mul_ps(_mm512_loadu_ps(c.ks), scale) : scale;
     const __mmask16 live = static_cast<__mmask16>((1u << n) - 1);
     for (int h = 0; h < gq; ++h) {
       const float* qh = q + static_cast<int64_t>(kv_head * gq + h) * HD;
@@ -192,7 +227,7 @@ BRISK_AVX512 void attend_avx512(const AttnShape& s, int kv_head, const float* q,
       const float corr = std::exp(m[h] - mx);  // exp(-inf) = 0 on the first chunk
       const __m512 pv = _mm512_maskz_mov_ps(live, exp16(_mm512_sub_ps(scores, _mm512_set1_ps(mx))));
       alignas(64) float p[kAttnChunk];
-      _mm512_store_ps(p, _mm512_mul_ps(pv, _mm512_loadu_ps(c.vs)));
+      _mm512_store_ps(p, Load::kType == KvType::Q8 ? _mm512_mul_ps(pv, _mm512_loadu_ps(c.vs)) : pv);
       l[h] = l[h] * corr + _mm512_reduce_add_ps(pv);
       m[h] = mx;
       float* a = acc_buf.data() + static_cast<int64_t>(h) * HD;
@@ -344,7 +379,16 @@ void attention_group(const AttnShape& s, int kv_head, const float* q, int64_t n_
     if (f) return f(s, kv_head, q, n_keys, spans, n_spans, out);
   }
 #endif
-  attend_generic(s, kv_head, q, n_keys, spans, n_spans, out);
+  switch (s.kv_type) {
+    case KvType::F32:
+      return attend_generic<KvType::F32>(s, kv_head, q, n_keys, spans, n_spans, out);
+    case KvType::F16:
+      return attend_generic<KvType::F16>(s, kv_head, q, n_keys, spans, n_spans, out);
+    case KvType::BF16:
+      return attend_generic<KvType::BF16>(s, kv_head, q, n_keys, spans, n_spans, out);
+    case KvType::Q8:
+      return attend_generic<KvType::Q8>(s, kv_head, q, n_keys, spans, n_spans, out);
+  }
 }
 
 }  // namespace brisk
