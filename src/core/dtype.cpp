@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "core/error.h"
+#include "core/quant.h"
 
 namespace brisk {
 namespace {
@@ -69,24 +70,7 @@ std::optional<DType> dtype_from_name(std::string_view name) {
 }
 
 bool dtype_is_weight_supported(DType t) {
-  switch (t) {
-    case DType::F32:
-    case DType::F16:
-    case DType::BF16:
-    case DType::Q4_0:
-    case DType::Q4_1:
-    case DType::Q5_0:
-    case DType::Q5_1:
-    case DType::Q8_0:
-    case DType::Q2_K:
-    case DType::Q3_K:
-    case DType::Q4_K:
-    case DType::Q5_K:
-    case DType::Q6_K:
-      return true;
-    default:
-      return false;
-  }
+  return t == DType::F32 || t == DType::F16 || t == DType::BF16 || dtype_is_quantized(t);
 }
 
 std::optional<uint64_t> dtype_row_bytes(DType t, uint64_t n) {

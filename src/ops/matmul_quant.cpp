@@ -235,6 +235,33 @@ void k4_pair_scales(const B& s, int c, float* a, float* b) {
   }
 }
 
+#if defined(__x86_64__)
+// Q4_K and Q5_K share their scale layout.
+// The 16 slot scales of super-block sb (each 32-group's over its 2 slots); its 16 offsets go
+// to b16.
+template <class B>
+BRISK_VNNI __m512 k4_super512(const uint8_t* row, int64_t sb, float* b16) {
+  const B& s = reinterpret_cast<const B*>(row)[sb];
+  // k4_scale_min for all 8 groups at once, 4 bytes per 32-bit word.
+  uint32_t u[3];
+  std::memcpy(u, s.scales, 12);
+  const uint32_t lo6 = 0x3f3f3f3fu, lo4 = 0x0f0f0f0fu, lo2 = 0x03030303u;
+  const uint64_t sc8 = (u[0] & lo6) | static_cast<uint64_t>((u[2] & lo4) | ((u[0] >> 6) & lo2) << 4)
+                                          << 32;
+  const uint64_t mn8 =
+      (u[1] & lo6) | static_cast<uint64_t>(((u[2] >> 4) & lo4) | ((u[1] >> 6) & lo2) << 4) << 32;
+  const __m256 a8 = _mm256_mul_ps(
+      _mm256_set1_ps(_cvtsh_ss(s.d)),
+      _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<int64_t>(sc8)))));
+  const __m256 b8 = _mm256_mul_ps(
+      _mm256_set1_ps(-_cvtsh_ss(s.dmin)),
+      _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<int64_t>(mn8)))));
+  const __m512i dup = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+  _mm512_storeu_ps(b16, _mm512_permutexvar_ps(dup, _mm512_castps256_ps512(b8)));
+  return _mm512_permutexvar_ps(dup, _mm512_castps256_ps512(a8));
+}
+#endif
+
 struct Q4_KP {
   using B = BlockQ4_K;
   static constexpr bool kSuper = true;  // scales per 256-value super-block
@@ -253,27 +280,8 @@ struct Q4_KP {
     return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_and_si256(v, m)),
                               _mm256_and_si256(_mm256_srli_epi16(v, 4), m), 1);
   }
-  // The 16 slot scales of super-block sb (each 32-group's over its 2 slots); its 16 offsets go
-  // to b16.
   BRISK_VNNI static __m512 super512(const uint8_t* row, int64_t sb, float* b16) {
-    const B& s = reinterpret_cast<const B*>(row)[sb];
-    // k4_scale_min for all 8 groups at once, 4 bytes per 32-bit word.
-    uint32_t u[3];
-    std::memcpy(u, s.scales, 12);
-    const uint32_t lo6 = 0x3f3f3f3fu, lo4 = 0x0f0f0f0fu, lo2 = 0x03030303u;
-    const uint64_t sc8 =
-        (u[0] & lo6) | static_cast<uint64_t>((u[2] & lo4) | ((u[0] >> 6) & lo2) << 4) << 32;
-    const uint64_t mn8 =
-        (u[1] & lo6) | static_cast<uint64_t>(((u[2] >> 4) & lo4) | ((u[1] >> 6) & lo2) << 4) << 32;
-    const __m256 a8 = _mm256_mul_ps(
-        _mm256_set1_ps(_cvtsh_ss(s.d)),
-        _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<int64_t>(sc8)))));
-    const __m256 b8 = _mm256_mul_ps(
-        _mm256_set1_ps(-_cvtsh_ss(s.dmin)),
-        _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<int64_t>(mn8)))));
-    const __m512i dup = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
-    _mm512_storeu_ps(b16, _mm512_permutexvar_ps(dup, _mm512_castps256_ps512(b8)));
-    return _mm512_permutexvar_ps(dup, _mm512_castps256_ps512(a8));
+    return k4_super512<B>(row, sb, b16);
   }
   BRISK_VNNI static __m512i bytes512(const uint8_t* row, int64_t p) {
     return nibbles(reinterpret_cast<const B*>(row)[p / 4].qs + (p % 4) * 32);
@@ -296,27 +304,8 @@ struct Q5_KP {
     }
   }
 #if defined(__x86_64__)
-  // The 16 slot scales of super-block sb (each 32-group's over its 2 slots); its 16 offsets go
-  // to b16.
   BRISK_VNNI static __m512 super512(const uint8_t* row, int64_t sb, float* b16) {
-    const B& s = reinterpret_cast<const B*>(row)[sb];
-    // k4_scale_min for all 8 groups at once, 4 bytes per 32-bit word.
-    uint32_t u[3];
-    std::memcpy(u, s.scales, 12);
-    const uint32_t lo6 = 0x3f3f3f3fu, lo4 = 0x0f0f0f0fu, lo2 = 0x03030303u;
-    const uint64_t sc8 =
-        (u[0] & lo6) | static_cast<uint64_t>((u[2] & lo4) | ((u[0] >> 6) & lo2) << 4) << 32;
-    const uint64_t mn8 =
-        (u[1] & lo6) | static_cast<uint64_t>(((u[2] >> 4) & lo4) | ((u[1] >> 6) & lo2) << 4) << 32;
-    const __m256 a8 = _mm256_mul_ps(
-        _mm256_set1_ps(_cvtsh_ss(s.d)),
-        _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<int64_t>(sc8)))));
-    const __m256 b8 = _mm256_mul_ps(
-        _mm256_set1_ps(-_cvtsh_ss(s.dmin)),
-        _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<int64_t>(mn8)))));
-    const __m512i dup = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
-    _mm512_storeu_ps(b16, _mm512_permutexvar_ps(dup, _mm512_castps256_ps512(b8)));
-    return _mm512_permutexvar_ps(dup, _mm512_castps256_ps512(a8));
+    return k4_super512<B>(row, sb, b16);
   }
   BRISK_VNNI static __m512i bytes512(const uint8_t* row, int64_t p) {
     const B& s = reinterpret_cast<const B*>(row)[p / 4];
