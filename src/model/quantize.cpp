@@ -1,7 +1,6 @@
 #include "model/quantize.h"
 
 #include <cstring>
-#include <regex>
 
 #include "core/error.h"
 #include "core/progress.h"
@@ -84,13 +83,19 @@ DType choose_quant_type(const QuantTarget& t, const Tensor& tensor, int64_t n_la
   const std::string& name = tensor.name;
   DType d = t.base;
   const bool legacy_or_k = dtype_is_quantized(t.base);
-  static const std::regex layer_re(R"(blk\.(\d+)\.(.*))");
-  std::smatch m;
+  int64_t layer = -1;
+  std::string role;
+  if (name.rfind("blk.", 0) == 0) {  // blk.<layer>.<role>
+    const size_t dot = name.find('.', 4);
+    if (dot != std::string::npos && dot > 4 && dot - 4 <= 9 &&
+        name.find_first_not_of("0123456789", 4) == dot) {
+      layer = std::stoll(name.substr(4, dot - 4));
+      role = name.substr(dot + 1);
+    }
+  }
   if (name == "output.weight") {
     if (legacy_or_k) d = t.base == DType::Q8_0 ? DType::Q8_0 : DType::Q6_K;
-  } else if (std::regex_match(name, m, layer_re)) {
-    const int64_t layer = std::stoll(m[1].str());
-    const std::string role = m[2].str();
+  } else if (layer >= 0) {
     const bool more = more_bits(layer, n_layer);
     if (t.name == "q4_k_m" || t.name == "q5_k_m") {
       if ((role == "attn_v.weight" || role == "ffn_down.weight") && more) d = DType::Q6_K;
