@@ -66,44 +66,6 @@ inline float h2f(uint16_t h) {
 // ---------------------------------------------------------------------------------------------
 // The 32-element types: one block gives 32 u bytes, one a and one b.
 
-struct Q4_0P {
-  using B = BlockQ4_0;
-  static constexpr int kMaxU = 15;  // largest u byte
-  static constexpr bool kHasMin = false;
-  static constexpr float kOffset = 8;  // value = d * (u - kOffset) without a min
-  static void scales(const B& b, float& a, float& c) { a = h2f(b.d), c = -8 * a; }
-  static void block(const B& b, uint8_t* u, float& a, float& c) {
-    for (int j = 0; j < 16; ++j) u[j] = b.qs[j] & 0xF, u[j + 16] = b.qs[j] >> 4;
-    scales(b, a, c);
-  }
-#if defined(__x86_64__)
-  BRISK_VNNI static __m256i block256(const B& b) {
-    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
-    const __m128i m = _mm_set1_epi8(0x0F);
-    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m), _mm_and_si128(q, m));
-  }
-#endif
-};
-
-struct Q4_1P {
-  using B = BlockQ4_1;
-  static constexpr int kMaxU = 15;  // largest u byte
-  static constexpr bool kHasMin = true;
-  static constexpr float kOffset = 0;  // value = d * (u - kOffset) without a min
-  static void scales(const B& b, float& a, float& c) { a = h2f(b.d), c = h2f(b.m); }
-  static void block(const B& b, uint8_t* u, float& a, float& c) {
-    for (int j = 0; j < 16; ++j) u[j] = b.qs[j] & 0xF, u[j + 16] = b.qs[j] >> 4;
-    scales(b, a, c);
-  }
-#if defined(__x86_64__)
-  BRISK_VNNI static __m256i block256(const B& b) {
-    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
-    const __m128i m = _mm_set1_epi8(0x0F);
-    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m), _mm_and_si128(q, m));
-  }
-#endif
-};
-
 template <class Blk>
 uint32_t qh32(const Blk& b) {
   uint32_t v;
@@ -111,53 +73,44 @@ uint32_t qh32(const Blk& b) {
   return v;
 }
 
-struct Q5_0P {
-  using B = BlockQ5_0;
-  static constexpr int kMaxU = 31;  // largest u byte
-  static constexpr bool kHasMin = false;
-  static constexpr float kOffset = 16;  // value = d * (u - kOffset) without a min
-  static void scales(const B& b, float& a, float& c) { a = h2f(b.d), c = -16 * a; }
+// Q4_0, Q4_1, Q5_0, Q5_1: 4-bit values (low nibbles hold values 0..15, high nibbles 16..31), a
+// fifth bit from qh for the Q5 types, and either a stored min or an offset: d * (u - kOffset).
+template <class Blk, bool kFifthBit, bool kMin>
+struct NibbleP {
+  using B = Blk;
+  static constexpr int kMaxU = kFifthBit ? 31 : 15;  // largest u byte
+  static constexpr bool kHasMin = kMin;
+  static constexpr float kOffset = kMin ? 0.0f : kFifthBit ? 16.0f : 8.0f;
+  static void scales(const B& b, float& a, float& c) {
+    a = h2f(b.d);
+    if constexpr (kMin)
+      c = h2f(b.m);
+    else
+      c = -kOffset * a;
+  }
   static void block(const B& b, uint8_t* u, float& a, float& c) {
-    const uint32_t qh = qh32(b);
+    uint32_t qh = 0;
+    if constexpr (kFifthBit) qh = qh32(b);
     for (int j = 0; j < 16; ++j) {
       u[j] = static_cast<uint8_t>((b.qs[j] & 0xF) | ((qh >> j) & 1) << 4);
       u[j + 16] = static_cast<uint8_t>((b.qs[j] >> 4) | ((qh >> (j + 16)) & 1) << 4);
     }
-    a = h2f(b.d), c = -16 * a;
+    scales(b, a, c);
   }
 #if defined(__x86_64__)
   BRISK_VNNI static __m256i block256(const B& b) {
     const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
     const __m128i m = _mm_set1_epi8(0x0F);
     const __m256i u = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m), _mm_and_si128(q, m));
-    return _mm256_mask_add_epi8(u, qh32(b), u, _mm256_set1_epi8(16));
+    if constexpr (kFifthBit) return _mm256_mask_add_epi8(u, qh32(b), u, _mm256_set1_epi8(16));
+    return u;
   }
 #endif
 };
-
-struct Q5_1P {
-  using B = BlockQ5_1;
-  static constexpr int kMaxU = 31;  // largest u byte
-  static constexpr bool kHasMin = true;
-  static constexpr float kOffset = 0;  // value = d * (u - kOffset) without a min
-  static void scales(const B& b, float& a, float& c) { a = h2f(b.d), c = h2f(b.m); }
-  static void block(const B& b, uint8_t* u, float& a, float& c) {
-    const uint32_t qh = qh32(b);
-    for (int j = 0; j < 16; ++j) {
-      u[j] = static_cast<uint8_t>((b.qs[j] & 0xF) | ((qh >> j) & 1) << 4);
-      u[j + 16] = static_cast<uint8_t>((b.qs[j] >> 4) | ((qh >> (j + 16)) & 1) << 4);
-    }
-    a = h2f(b.d), c = h2f(b.m);
-  }
-#if defined(__x86_64__)
-  BRISK_VNNI static __m256i block256(const B& b) {
-    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
-    const __m128i m = _mm_set1_epi8(0x0F);
-    const __m256i u = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m), _mm_and_si128(q, m));
-    return _mm256_mask_add_epi8(u, qh32(b), u, _mm256_set1_epi8(16));
-  }
-#endif
-};
+using Q4_0P = NibbleP<BlockQ4_0, false, false>;
+using Q4_1P = NibbleP<BlockQ4_1, false, true>;
+using Q5_0P = NibbleP<BlockQ5_0, true, false>;
+using Q5_1P = NibbleP<BlockQ5_1, true, true>;
 
 struct Q8_0P {
   using B = BlockQ8_0;
