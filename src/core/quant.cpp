@@ -448,53 +448,47 @@ void q3k_scales(const uint8_t* p, int8_t out[16]) {
   for (int j = 0; j < 16; ++j) out[j] = static_cast<int8_t>(q3k_scale(p, j));
 }
 
+namespace {
+
+// Per quantized type: values per block, and its row dequantizer and quantizer.
+struct QuantType {
+  DType type;
+  int per;
+  void (*deq)(const void*, float*, int64_t, int);
+  void (*quant)(const float*, void*, int64_t, int, const float*);
+};
+
+constexpr QuantType kQuantTypes[] = {
+    {DType::Q4_0, kQK, deq_all<BlockQ4_0, deq_q4_0>, q_all<BlockQ4_0, q_q4_0>},
+    {DType::Q4_1, kQK, deq_all<BlockQ4_1, deq_q4_1>, q_all<BlockQ4_1, q_q4_1>},
+    {DType::Q5_0, kQK, deq_all<BlockQ5_0, deq_q5_0>, q_all<BlockQ5_0, q_q5_0>},
+    {DType::Q5_1, kQK, deq_all<BlockQ5_1, deq_q5_1>, q_all<BlockQ5_1, q_q5_1>},
+    {DType::Q8_0, kQK, deq_all<BlockQ8_0, deq_q8_0>, q_all<BlockQ8_0, q_q8_0>},
+    {DType::Q2_K, kQKK, deq_all<BlockQ2_K, deq_q2_k>, q_all<BlockQ2_K, q_q2_k>},
+    {DType::Q3_K, kQKK, deq_all<BlockQ3_K, deq_q3_k>, q_all<BlockQ3_K, q_q3_k>},
+    {DType::Q4_K, kQKK, deq_all<BlockQ4_K, deq_q4_k>, q_all<BlockQ4_K, q_q4_k>},
+    {DType::Q5_K, kQKK, deq_all<BlockQ5_K, deq_q5_k>, q_all<BlockQ5_K, q_q5_k>},
+    {DType::Q6_K, kQKK, deq_all<BlockQ6_K, deq_q6_k>, q_all<BlockQ6_K, q_q6_k>},
+};
+
+const QuantType* quant_type(DType t) {
+  for (const auto& q : kQuantTypes)
+    if (q.type == t) return &q;
+  return nullptr;
+}
+
+}  // namespace
+
 bool dtype_is_quantized(DType t) {
-  switch (t) {
-    case DType::Q4_0:
-    case DType::Q4_1:
-    case DType::Q5_0:
-    case DType::Q5_1:
-    case DType::Q8_0:
-    case DType::Q2_K:
-    case DType::Q3_K:
-    case DType::Q4_K:
-    case DType::Q5_K:
-    case DType::Q6_K:
-      return true;
-    default:
-      return false;
-  }
+  return quant_type(t) != nullptr;
 }
 
 void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
-  switch (t) {
-    case DType::F32:
-    case DType::F16:
-    case DType::BF16:
-      return convert_row_to_f32(t, src, dst, n);
-    case DType::Q4_0:
-      return deq_all<BlockQ4_0, deq_q4_0>(src, dst, n, kQK);
-    case DType::Q4_1:
-      return deq_all<BlockQ4_1, deq_q4_1>(src, dst, n, kQK);
-    case DType::Q5_0:
-      return deq_all<BlockQ5_0, deq_q5_0>(src, dst, n, kQK);
-    case DType::Q5_1:
-      return deq_all<BlockQ5_1, deq_q5_1>(src, dst, n, kQK);
-    case DType::Q8_0:
-      return deq_all<BlockQ8_0, deq_q8_0>(src, dst, n, kQK);
-    case DType::Q2_K:
-      return deq_all<BlockQ2_K, deq_q2_k>(src, dst, n, kQKK);
-    case DType::Q3_K:
-      return deq_all<BlockQ3_K, deq_q3_k>(src, dst, n, kQKK);
-    case DType::Q4_K:
-      return deq_all<BlockQ4_K, deq_q4_k>(src, dst, n, kQKK);
-    case DType::Q5_K:
-      return deq_all<BlockQ5_K, deq_q5_k>(src, dst, n, kQKK);
-    case DType::Q6_K:
-      return deq_all<BlockQ6_K, deq_q6_k>(src, dst, n, kQKK);
-    default:
-      fail("cannot dequantize {} rows", dtype_name(t));
-  }
+  if (t == DType::F32 || t == DType::F16 || t == DType::BF16)
+    return convert_row_to_f32(t, src, dst, n);
+  const QuantType* q = quant_type(t);
+  if (!q) fail("cannot dequantize {} rows", dtype_name(t));
+  q->deq(src, dst, n, q->per);
 }
 
 void quantize_row(DType t, const float* src, void* dst, int64_t n, const float* w) {
@@ -512,29 +506,12 @@ void quantize_row(DType t, const float* src, void* dst, int64_t n, const float* 
     case DType::BF16:
       for (int64_t i = 0; i < n; ++i) static_cast<uint16_t*>(dst)[i] = f32_to_bf16(src[i]);
       return;
-    case DType::Q4_0:
-      return q_all<BlockQ4_0, q_q4_0>(src, dst, n, kQK, w);
-    case DType::Q4_1:
-      return q_all<BlockQ4_1, q_q4_1>(src, dst, n, kQK, w);
-    case DType::Q5_0:
-      return q_all<BlockQ5_0, q_q5_0>(src, dst, n, kQK, w);
-    case DType::Q5_1:
-      return q_all<BlockQ5_1, q_q5_1>(src, dst, n, kQK, w);
-    case DType::Q8_0:
-      return q_all<BlockQ8_0, q_q8_0>(src, dst, n, kQK, w);
-    case DType::Q2_K:
-      return q_all<BlockQ2_K, q_q2_k>(src, dst, n, kQKK, w);
-    case DType::Q3_K:
-      return q_all<BlockQ3_K, q_q3_k>(src, dst, n, kQKK, w);
-    case DType::Q4_K:
-      return q_all<BlockQ4_K, q_q4_k>(src, dst, n, kQKK, w);
-    case DType::Q5_K:
-      return q_all<BlockQ5_K, q_q5_k>(src, dst, n, kQKK, w);
-    case DType::Q6_K:
-      return q_all<BlockQ6_K, q_q6_k>(src, dst, n, kQKK, w);
     default:
-      fail("cannot quantize to {}", info.name);
+      break;
   }
+  const QuantType* q = quant_type(t);
+  if (!q) fail("cannot quantize to {}", info.name);
+  q->quant(src, dst, n, q->per, w);
 }
 
 }  // namespace brisk

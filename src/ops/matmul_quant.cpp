@@ -189,6 +189,19 @@ void k4_pair_scales(const B& s, int c, float* a, float* b) {
 }
 
 #if defined(__x86_64__)
+// The 2-bit fields at bit s0 (low half of the result) and at bit s1 (high half) of the 32 bytes at
+// p: how the k-quants read bytes that pack four values. (Uniform shifts per half: per-lane variable
+// word shifts are slow on some CPUs.)
+BRISK_VNNI __m512i two_bit_fields(const uint8_t* p, int s0, int s1) {
+  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  return _mm512_and_si512(
+      _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_srl_epi16(v, _mm_cvtsi32_si128(s0))),
+                         _mm256_srl_epi16(v, _mm_cvtsi32_si128(s1)), 1),
+      _mm512_set1_epi8(3));
+}
+#endif
+
+#if defined(__x86_64__)
 // Q4_K and Q5_K share their scale layout.
 // The 16 slot scales of super-block sb (each 32-group's over its 2 slots); its 16 offsets go
 // to b16.
@@ -321,13 +334,8 @@ struct Q6_KP {
     __m512i ql = _mm512_loadu_si512(s.ql + h * 64);
     if (nib) ql = _mm512_srli_epi16(ql, 4);
     ql = _mm512_and_si512(ql, m4);
-    const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.qh + h * 32));
-    // Bits 2*quarter..+1 of each qh byte, quarter 2*nib in the low half, 2*nib+1 in the high.
-    // (Uniform shifts per half: per-lane variable word shifts are slow on some CPUs.)
-    const __m512i hb = _mm512_and_si512(
-        _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(4 * nib))),
-                           _mm256_srl_epi16(qh, _mm_cvtsi32_si128(4 * nib + 2)), 1),
-        _mm512_set1_epi8(3));
+    // Bits 2*quarter..+1 of each qh byte: quarter 2*nib in the low half, 2*nib+1 in the high.
+    const __m512i hb = two_bit_fields(s.qh + h * 32, 4 * nib, 4 * nib + 2);
     return _mm512_or_si512(ql, _mm512_slli_epi16(hb, 4));
   }
 #endif
@@ -352,12 +360,9 @@ struct Q2_KP {
   }
 #if defined(__x86_64__)
   BRISK_VNNI static __m512i crumbs(const uint8_t* qs, int j0) {
-    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs));
-    return _mm512_and_si512(
-        _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_srl_epi16(v, _mm_cvtsi32_si128(2 * j0))),
-                           _mm256_srl_epi16(v, _mm_cvtsi32_si128(2 * j0 + 2)), 1),
-        _mm512_set1_epi8(3));
+    return two_bit_fields(qs, 2 * j0, 2 * j0 + 2);
   }
+
   BRISK_VNNI static __m512 super512(const uint8_t* row, int64_t sb, float* b16) {
     const B& s = reinterpret_cast<const B*>(row)[sb];
     const __m512i v =
@@ -589,14 +594,6 @@ __attribute__((target("avx2,fma,f16c"))) void micro_avx2(const Args& a, int64_t 
     }
 }
 #endif
-
-#define BRISK_MICRO_ROW4(fn, R) \
-  { fn<R, 1>, fn<R, 2>, fn<R, 3>, fn<R, 4> }
-#define BRISK_MICRO_TABLE4(fn)                                                 \
-  {                                                                            \
-    BRISK_MICRO_ROW4(fn, 1), BRISK_MICRO_ROW4(fn, 2), BRISK_MICRO_ROW4(fn, 3), \
-        BRISK_MICRO_ROW4(fn, 4)                                                \
-  }
 
 template <class P>
 struct Kernels {

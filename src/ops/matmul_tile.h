@@ -24,6 +24,14 @@ using MicroFn = void (*)(const Args&, int64_t r, int64_t t);
         BRISK_MICRO_ROW3(fn, 4)                                                \
   }
 
+#define BRISK_MICRO_ROW4(fn, R) \
+  { fn<R, 1>, fn<R, 2>, fn<R, 3>, fn<R, 4> }
+#define BRISK_MICRO_TABLE4(fn)                                                 \
+  {                                                                            \
+    BRISK_MICRO_ROW4(fn, 1), BRISK_MICRO_ROW4(fn, 2), BRISK_MICRO_ROW4(fn, 3), \
+        BRISK_MICRO_ROW4(fn, 4)                                                \
+  }
+
 template <int MaxT, const MicroFn (*Table)[MaxT]>
 void tile_loop(const Args& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   if (t1 - t0 == 1) {
