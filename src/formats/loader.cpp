@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "formats/gguf.h"
+#include "formats/hf_tokenizer.h"
 #include "formats/llama2c.h"
 #include "formats/safetensors.h"
 
@@ -15,6 +16,7 @@ ModelFile load_model_file(const std::string& path, const std::string& tokenizer_
   if (!fs::exists(path, ec)) fail("{}: no such file or directory", path);
   if (fs::is_directory(path, ec)) return load_hf_directory(path);
   if (is_gguf(path)) return load_gguf(path);
+  if (fs::path(path).extension() == ".json") return load_hf_tokenizer_file(path);
   if (is_llama2c_checkpoint(path)) return load_llama2c(path, tokenizer_path);
   fail(
       "{}: unrecognized model format (expected GGUF, a llama2.c checkpoint, or a Hugging Face "

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/mapped_file.h"
+#include "formats/hf_tokenizer.h"
 
 namespace brisk {
 
@@ -202,119 +203,6 @@ void add_config(ModelFile& mf, const json& c, const std::string& path, std::stri
   }
 }
 
-void add_tokenizer(ModelFile& mf, const std::string& dir) {
-  const fs::path tj = fs::path(dir) / "tokenizer.json";
-  if (!fs::exists(tj)) fail("{}: tokenizer.json is missing", dir);
-  const json t = read_json(tj.string());
-  const std::string p = tj.string();
-  try {
-    const json& model = t.at("model");
-    if (model.value("type", "") != "BPE")
-      fail("{}: tokenizer model type '{}' is not supported", p, model.value("type", ""));
-    const json& vocab = model.at("vocab");
-    if (!vocab.is_object() || vocab.empty() || vocab.size() > (1u << 23))
-      fail("{}: model.vocab is invalid", p);
-    size_t n = vocab.size();
-    std::vector<std::pair<int64_t, std::string>> added;
-    if (t.contains("added_tokens"))
-      for (const auto& a : t["added_tokens"]) {
-        added.push_back({a.at("id").get<int64_t>(), a.at("content").get<std::string>()});
-        n = std::max<size_t>(n, static_cast<size_t>(added.back().first) + 1);
-      }
-    std::vector<std::string> toks(n);
-    std::vector<int32_t> types(n, 1);
-    std::vector<bool> seen(n, false);
-    for (auto it = vocab.begin(); it != vocab.end(); ++it) {
-      const int64_t id = it.value().get<int64_t>();
-      if (id < 0 || static_cast<size_t>(id) >= n || seen[id])
-        fail("{}: token id {} is invalid or repeated", p, id);
-      toks[id] = it.key();
-      seen[id] = true;
-    }
-    for (auto& [id, s] : added) {
-      if (id < 0 || static_cast<size_t>(id) >= n) fail("{}: added token id {} is invalid", p, id);
-      toks[id] = s;
-      types[id] = 3;
-      seen[id] = true;
-    }
-    const bool byte_fallback = model.value("byte_fallback", false);
-    std::vector<Value> merges;
-    std::vector<float> scores(n, 0.0f);
-    std::set<std::string> scored;
-    if (model.contains("merges")) {
-      int64_t rank = 0;
-      for (const auto& mg : model["merges"]) {
-        std::string l, r;
-        if (mg.is_string()) {
-          const std::string s = mg.get<std::string>();
-          const size_t sp = s.find(' ');
-          if (sp == std::string::npos) fail("{}: merge '{}' has no space", p, s);
-          l = s.substr(0, sp);
-          r = s.substr(sp + 1);
-        } else {
-          l = mg.at(0).get<std::string>();
-          r = mg.at(1).get<std::string>();
-        }
-        merges.push_back(Value::of_str(l + " " + r));
-        // SentencePiece-style merging ranks a pair by the score of its union: earlier merges rank
-        // higher.
-        const std::string u = l + r;
-        auto it = vocab.find(u);
-        if (it != vocab.end() && scored.insert(u).second)
-          scores[it.value().get<int64_t>()] = -static_cast<float>(rank);
-        ++rank;
-      }
-    }
-    std::vector<Value> vt, vs, vty;
-    for (size_t i = 0; i < n; ++i) {
-      if (!seen[i]) toks[i] = fmt::format("[PAD{}]", i), types[i] = 5;
-      if (byte_fallback && toks[i].size() == 6 && toks[i].rfind("<0x", 0) == 0) types[i] = 6;
-      vt.push_back(Value::of_str(toks[i]));
-      vs.push_back(Value::of_f32(scores[i]));
-      vty.push_back(Value::of_i32(types[i]));
-    }
-    auto& m = mf.meta;
-    m["tokenizer.ggml.model"] = Value::of_str(byte_fallback ? "llama" : "gpt2");
-    m["tokenizer.ggml.tokens"] = Value::of_array(GgufType::STRING, std::move(vt));
-    m["tokenizer.ggml.token_type"] = Value::of_array(GgufType::I32, std::move(vty));
-    if (byte_fallback)
-      m["tokenizer.ggml.scores"] = Value::of_array(GgufType::F32, std::move(vs));
-    else
-      m["tokenizer.ggml.merges"] = Value::of_array(GgufType::STRING, std::move(merges));
-    const bool prepend =
-        t.contains("normalizer") && t["normalizer"].dump().find("Prepend") != std::string::npos;
-    if (byte_fallback) m["tokenizer.ggml.add_space_prefix"] = Value::of_bool(prepend);
-    auto find_id = [&](const std::string& s) -> int64_t {
-      for (size_t i = 0; i < n; ++i)
-        if (toks[i] == s) return static_cast<int64_t>(i);
-      return -1;
-    };
-    const fs::path tc = fs::path(dir) / "tokenizer_config.json";
-    if (fs::exists(tc)) {
-      const json c = read_json(tc.string());
-      auto tok_text = [](const json& j) -> std::string {
-        if (j.is_string()) return j.get<std::string>();
-        if (j.is_object() && j.contains("content")) return j["content"].get<std::string>();
-        return "";
-      };
-      for (const auto& [field, key] : {std::pair{"bos_token", "tokenizer.ggml.bos_token_id"},
-                                       std::pair{"eos_token", "tokenizer.ggml.eos_token_id"},
-                                       std::pair{"unk_token", "tokenizer.ggml.unknown_token_id"}})
-        if (c.contains(field))
-          if (auto id = find_id(tok_text(c[field])); id >= 0)
-            m[key] = Value::of_u32(static_cast<uint32_t>(id));
-      if (c.contains("add_bos_token") && c["add_bos_token"].is_boolean())
-        m["tokenizer.ggml.add_bos_token"] = Value::of_bool(c["add_bos_token"].get<bool>());
-      if (c.contains("add_eos_token") && c["add_eos_token"].is_boolean())
-        m["tokenizer.ggml.add_eos_token"] = Value::of_bool(c["add_eos_token"].get<bool>());
-      if (c.contains("chat_template") && c["chat_template"].is_string())
-        m["tokenizer.chat_template"] = Value::of_str(c["chat_template"].get<std::string>());
-    }
-  } catch (const json::exception& e) {
-    fail("{}: malformed tokenizer: {}", p, e.what());
-  }
-}
-
 // GGUF name for a Hugging Face tensor name; "" for tensors brisk does not use.
 // Hugging Face name of each per-layer tensor beside its GGUF name (after "model.layers.N." and
 // "blk.N." respectively), and the global ones.
@@ -438,7 +326,9 @@ ModelFile load_hf_directory(const std::string& dir) {
       mf.tensors.push_back(std::move(t));
     }
   }
-  add_tokenizer(mf, dir);
+  const fs::path tj = fs::path(dir) / "tokenizer.json";
+  if (!fs::exists(tj)) fail("{}: tokenizer.json is missing", dir);
+  add_hf_tokenizer(mf, tj.string());
   return mf;
 }
 

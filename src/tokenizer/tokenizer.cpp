@@ -3,55 +3,69 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "tokenizer/bpe.h"
 #include "tokenizer/spm.h"
 #include "tokenizer/utf8.h"
+#include "tokenizer/wpm.h"
 
 namespace brisk {
 
 std::unique_ptr<Tokenizer> Tokenizer::create(const ModelFile& mf) {
   Vocab v = Vocab::from_model(mf);
-  if (v.model == "llama") return std::make_unique<SpmTokenizer>(std::move(v));
-  fail("{}: tokenizer kind '{}' is not supported yet (SentencePiece 'llama' vocabularies are)",
+  try {
+    if (v.model == "llama") return std::make_unique<SpmTokenizer>(std::move(v));
+    if (v.model == "gpt2") return std::make_unique<BpeTokenizer>(std::move(v));
+    if (v.model == "bert") return std::make_unique<WpmTokenizer>(std::move(v));
+  } catch (const Error& e) {
+    fail("{}: {}", mf.path, e.what());
+  }
+  fail("{}: tokenizer kind '{}' (tokenizer.ggml.model) is not supported (llama, gpt2 and bert are)",
        mf.path, v.model);
+}
+
+Tokenizer::Tokenizer(Vocab v) : vocab_(std::move(v)) {
+  for (int32_t i = 0; i < vocab_.size(); ++i) {
+    const TokenType t = vocab_.types[i];
+    if ((t == TokenType::Control || t == TokenType::UserDefined) && !vocab_.tokens[i].empty())
+      specials_.push_back(i);
+  }
+  // Longest first, so that a special token's text never loses to one of its prefixes.
+  std::stable_sort(specials_.begin(), specials_.end(), [&](int32_t a, int32_t b) {
+    return vocab_.tokens[a].size() > vocab_.tokens[b].size();
+  });
+  for (int32_t s : specials_)
+    special_first_[static_cast<unsigned char>(vocab_.tokens[s][0])] = true;
 }
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special,
                                        bool parse_special) const {
   std::vector<int32_t> out;
   if (add_special && vocab_.add_bos && vocab_.bos >= 0) out.push_back(vocab_.bos);
-  if (!parse_special) {
-    if (!text.empty()) encode_text(text, true, out);
-  } else {
-    // Longest special-token text wins at each position; the rest is ordinary text.
-    std::vector<int32_t> specials;
-    for (int32_t i = 0; i < vocab_.size(); ++i)
-      if ((vocab_.types[i] == TokenType::Control || vocab_.types[i] == TokenType::UserDefined) &&
-          !vocab_.tokens[i].empty())
-        specials.push_back(i);
-    std::sort(specials.begin(), specials.end(), [&](int32_t a, int32_t b) {
-      return vocab_.tokens[a].size() > vocab_.tokens[b].size();
-    });
-    size_t start = 0, i = 0;
-    bool at_start = true;
-    while (i < text.size()) {
-      int32_t hit = -1;
-      for (int32_t s : specials)
+  // User-defined tokens are always cut out of the text (as Hugging Face does with added tokens
+  // that are not special); control tokens only when parse_special asks for them.
+  size_t start = 0, i = 0;
+  bool after_special = true;  // text at the start, or right after a special token
+  while (i < text.size()) {
+    int32_t hit = -1;
+    if (special_first_[static_cast<unsigned char>(text[i])])
+      for (int32_t s : specials_) {
+        if (!parse_special && vocab_.types[s] == TokenType::Control) continue;
         if (text.compare(i, vocab_.tokens[s].size(), vocab_.tokens[s]) == 0) {
           hit = s;
           break;
         }
-      if (hit < 0) {
-        ++i;
-        continue;
       }
-      if (i > start) encode_text(text.substr(start, i - start), at_start, out);
-      out.push_back(hit);
-      at_start = false;
-      i += vocab_.tokens[hit].size();
-      start = i;
+    if (hit < 0) {
+      ++i;
+      continue;
     }
-    if (start < text.size()) encode_text(text.substr(start), at_start, out);
+    if (i > start) encode_text(text.substr(start, i - start), after_special, out);
+    out.push_back(hit);
+    after_special = true;
+    i += vocab_.tokens[hit].size();
+    start = i;
   }
+  if (start < text.size()) encode_text(text.substr(start), after_special, out);
   if (add_special && vocab_.add_eos && vocab_.eos >= 0) out.push_back(vocab_.eos);
   return out;
 }

@@ -12,7 +12,7 @@ namespace brisk {
 
 class Tokenizer {
  public:
-  explicit Tokenizer(Vocab v) : vocab_(std::move(v)) {}
+  explicit Tokenizer(Vocab v);
   virtual ~Tokenizer() = default;
 
   // Creates the tokenizer the model's vocabulary calls for; unknown kinds are refused by name.
@@ -31,10 +31,15 @@ class Tokenizer {
   virtual bool strips_leading_space() const { return false; }
 
  protected:
-  // Encodes a run of ordinary text (no special tokens).
+  // Encodes a run of ordinary text (no special tokens); at_start: the run begins the text or
+  // follows a special token (where SentencePiece adds its space prefix).
   virtual void encode_text(std::string_view text, bool at_start,
                            std::vector<int32_t>& out) const = 0;
   Vocab vocab_;
+
+ private:
+  std::vector<int32_t> specials_;  // control and user-defined tokens, longest text first
+  bool special_first_[256] = {};   // bytes that start some special token's text
 };
 
 // Turns a stream of token ids into text, never splitting a UTF-8 character across pushes.

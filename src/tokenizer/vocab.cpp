@@ -61,6 +61,18 @@ Vocab Vocab::from_model(const ModelFile& mf) {
   v.add_eos = mf.get_bool("tokenizer.ggml.add_eos_token").value_or(false);
   v.add_space_prefix = mf.get_bool("tokenizer.ggml.add_space_prefix").value_or(spm);
   v.chat_template = mf.get_str("tokenizer.chat_template").value_or("");
+  auto strings = [&](const char* key, std::vector<std::string>& dst) {
+    const Value* a = mf.find(key);
+    if (!a) return;
+    if (a->type != GgufType::ARRAY || a->elem_type != GgufType::STRING)
+      fail("{}: {} must be an array of strings", mf.path, key);
+    dst.reserve(a->arr.size());
+    for (const auto& e : a->arr) dst.push_back(e.s);
+  };
+  strings("tokenizer.ggml.merges", v.merges);
+  strings("tokenizer.brisk.pre_regex", v.pre_regex);
+  v.ignore_merges = mf.get_bool("tokenizer.brisk.ignore_merges");
+  v.normalizer = mf.get_str("tokenizer.brisk.normalizer").value_or("");
   return v;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -30,6 +31,13 @@ struct Vocab {
   int32_t bos = -1, eos = -1, unk = -1, pad = -1, eot = -1;
   bool add_bos = true, add_eos = false, add_space_prefix = true;
   std::string chat_template;
+  // Byte-level BPE: merges as "left right", in rank order.
+  std::vector<std::string> merges;
+  // Pre-tokenizer split expressions stated by the file itself (tokenizer.json); when empty, the
+  // family named by `pre` decides. The same holds for ignore_merges and the normalization form.
+  std::vector<std::string> pre_regex;
+  std::optional<bool> ignore_merges;
+  std::string normalizer;  // "nfc", "nfkc", ... or "" for the family's default
 
   int32_t size() const { return static_cast<int32_t>(tokens.size()); }
   int32_t find(const std::string& s) const {

@@ -2,9 +2,6 @@
 // Llama-SPM fixture, byte fallback, specials and streaming UTF-8-safe decoding.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "formats/loader.h"
 #include "support/test_util.h"
 #include "tokenizer/tokenizer.h"
@@ -70,39 +67,6 @@ TEST(Spm, StreamingNeverSplitsACharacter) {
   }
   all += d.flush();
   EXPECT_EQ(all, " ü日🎉");
-}
-
-// llama.cpp's test strings for its Llama SentencePiece vocabulary.
-TEST(Spm, LlamaSpmFixture) {
-  auto t = load("tokenizers/llama.cpp-vocab/ggml-vocab-llama-spm.gguf");
-  std::ifstream inp(test::shared("tokenizers/llama.cpp-vocab/ggml-vocab-llama-spm.gguf.inp"));
-  std::ifstream out(test::shared("tokenizers/llama.cpp-vocab/ggml-vocab-llama-spm.gguf.out"));
-  std::stringstream ss;
-  ss << inp.rdbuf();
-  const std::string all = ss.str();
-  const std::string sep = "\n__ggml_vocab_test__\n";
-  std::vector<std::string> texts;
-  size_t p = 0;
-  while (true) {
-    const size_t q = all.find(sep, p);
-    if (q == std::string::npos) break;
-    texts.push_back(all.substr(p, q - p));
-    p = q + sep.size();
-  }
-  std::string line;
-  size_t i = 0, passed = 0;
-  while (std::getline(out, line) && i < texts.size()) {
-    std::vector<int32_t> expect;
-    std::stringstream ls(line);
-    int32_t id;
-    while (ls >> id) expect.push_back(id);
-    const auto got = t->encode(texts[i], false);
-    EXPECT_EQ(got, expect) << "string #" << i << ": '" << texts[i] << "'";
-    passed += got == expect;
-    ++i;
-  }
-  EXPECT_GT(i, 10u);
-  EXPECT_EQ(passed, i);
 }
 
 }  // namespace
