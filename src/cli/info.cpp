@@ -34,7 +34,9 @@ int info(InfoArgs& a) {
              human(mf.file_bytes));
   fmt::print("architecture:  {}\n", mf.arch().empty() ? "(none)" : mf.arch());
   if (auto n = mf.get_str("general.name")) fmt::print("name:          {}\n", *n);
-  if (arch_supported(mf.arch())) {
+  if (mf.tensors.empty()) {
+    fmt::print("  (vocabulary only: the file holds no tensors)\n");
+  } else if (arch_supported(mf.arch())) {
     const HParams h = HParams::from_model(mf);
     fmt::print("hyper-parameters:\n");
     fmt::print("  vocab {}  embd {}  layers {}  ffn {}\n", h.n_vocab, h.n_embd, h.n_layer, h.n_ff);

@@ -48,6 +48,17 @@ check "info: architecture" 'grep -q "architecture:  llama" "$T/i"'
 check "info: tokenizer and specials" 'grep -q "tokenizer:     llama" "$T/i" && grep -q "bos.*<s>" "$T/i"'
 check "info: tensor table and total" 'grep -q "blk.4.ffn_down.weight.*F32.*\[172, 64\]" "$T/i" && grep -q "^total:" "$T/i"'
 
+# brisk tokenize on a vocab-only GGUF and on a tokenizer.json, like llama-tokenize.
+V=../shared/tokenizers
+"$BRISK" tokenize -m "$V/llama.cpp-vocab/ggml-vocab-llama-spm.gguf" -p "Hello world" >"$T/t"
+check "tokenize: pieces and ids" 'grep -q "^ *1 -> .<s>." "$T/t" && grep -q "15043 -> . Hello." "$T/t"'
+"$BRISK" tokenize -m "$V/qwen3-hf/tokenizer.json" -p "<|im_start|>user" --ids --parse-special >"$T/t"
+check "tokenize: --ids --parse-special on tokenizer.json" 'grep -qx "\[151644, 872\]" "$T/t"'
+"$BRISK" tokenize -m "$V/qwen3-hf/tokenizer.json" -p "<|im_start|>" --ids >"$T/t"
+check "tokenize: specials are plain text unless asked" '! grep -q 151644 "$T/t"'
+"$BRISK" info "$V/llama.cpp-vocab/ggml-vocab-bert-bge.gguf" >"$T/i"
+check "info on a vocab-only file" 'grep -q "vocabulary only" "$T/i" && grep -q "tokenizer:     bert" "$T/i"'
+
 # Ctrl-C stops generation cleanly and still prints the statistics.
 "$BRISK" run -m "$M/stories260K.gguf" -c 200000 -n -1 --ignore-eos --temp 0 >"$T/o" 2>"$T/e" &
 pid=$!
@@ -91,6 +102,10 @@ bad "unknown flag" "--bogus" "$BRISK" run --bogus
 bad "bad KV size" "kv-cache-size" "$BRISK" bench throughput -m "$M/stories260K.gguf" --kv-cache-size 12XB
 bad "bad KV type" "KV cache type" "$BRISK" bench throughput -m "$M/stories260K.gguf" --kv-cache-dtype q3
 bad "prompt longer than the model" "maximum model length" "$BRISK" bench throughput -m "$M/stories260K.gguf" --input-len 600
+
+bad "tokenize without text" "exactly one of" "$BRISK" tokenize -m "$M/stories260K.gguf"
+printf '{"model": {"type": "Unigram", "vocab": []}}' >"$T/tokenizer.json"
+bad "unsupported tokenizer.json" "Unigram" "$BRISK" tokenize -m "$T/tokenizer.json" -p x
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
