@@ -1,6 +1,7 @@
 #include "tokenizer/bpe.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "core/error.h"
 #include "tokenizer/pretokenizer.h"
@@ -53,6 +54,26 @@ struct Pair {
 
 }  // namespace
 
+struct BpeTokenizer::Scratch {
+  std::vector<Sym> sym;
+  std::vector<Pair> heap;
+  std::string spelled;
+};
+
+uint64_t BpeTokenizer::slot_of(uint64_t key) const {
+  return ((key * 0x9E3779B97F4A7C15ull) >> 20) & merge_mask_;
+}
+
+const BpeTokenizer::MergeSlot* BpeTokenizer::find_merge(int32_t l, int32_t r) const {
+  const uint64_t key =
+      (static_cast<uint64_t>(static_cast<uint32_t>(l)) << 32) | static_cast<uint32_t>(r);
+  for (uint64_t h = slot_of(key);; h = (h + 1) & merge_mask_) {
+    const MergeSlot& slot = merge_table_[h];
+    if (slot.key == key) return &slot;
+    if (slot.key == ~uint64_t{0}) return nullptr;
+  }
+}
+
 uint32_t BpeTokenizer::byte_to_cpt(uint8_t b) {
   return kAlphabet.cpt[b];
 }
@@ -70,7 +91,10 @@ BpeTokenizer::BpeTokenizer(Vocab v) : Tokenizer(std::move(v)), splitter_({}) {
     append_utf8(s, kAlphabet.cpt[b]);
     byte_id_[b] = vocab_.find(s);
   }
-  merges_.reserve(vocab_.merges.size());
+  size_t cap = 16;
+  while (cap < 2 * vocab_.merges.size()) cap *= 2;
+  merge_table_.assign(cap, MergeSlot{});
+  merge_mask_ = cap - 1;
   for (size_t r = 0; r < vocab_.merges.size(); ++r) {
     const std::string& m = vocab_.merges[r];
     const size_t sp = m.find(' ', 1);
@@ -80,7 +104,14 @@ BpeTokenizer::BpeTokenizer(Vocab v) : Tokenizer(std::move(v)), splitter_({}) {
     if (l < 0 || rt < 0 || u < 0) continue;  // a merge whose result no token holds is never used
     const uint64_t key =
         (static_cast<uint64_t>(static_cast<uint32_t>(l)) << 32) | static_cast<uint32_t>(rt);
-    merges_.emplace(key, std::pair{static_cast<int32_t>(r), u});
+    for (uint64_t h = slot_of(key);; h = (h + 1) & merge_mask_) {
+      MergeSlot& slot = merge_table_[h];
+      if (slot.key == key) break;  // a repeated merge keeps its first (lowest) rank
+      if (slot.key == ~uint64_t{0}) {
+        slot = {key, static_cast<int32_t>(r), u};
+        break;
+      }
+    }
   }
   decoded_.resize(vocab_.tokens.size());
   for (size_t i = 0; i < vocab_.tokens.size(); ++i) {
@@ -107,9 +138,10 @@ std::string BpeTokenizer::token_bytes(int32_t id, bool show_special) const {
   return decoded_[id];
 }
 
-void BpeTokenizer::encode_word(std::string_view word, std::vector<int32_t>& out) const {
+void BpeTokenizer::encode_word(std::string_view word, Scratch& s, std::vector<int32_t>& out) const {
   if (ignore_merges_) {
-    std::string spelled;
+    std::string& spelled = s.spelled;
+    spelled.clear();
     for (unsigned char c : word) append_utf8(spelled, kAlphabet.cpt[c]);
     if (const int32_t id = vocab_.find(spelled); id >= 0) {
       out.push_back(id);
@@ -122,20 +154,20 @@ void BpeTokenizer::encode_word(std::string_view word, std::vector<int32_t>& out)
       out.push_back(byte_id_[static_cast<unsigned char>(word[0])]);
     return;
   }
-  std::vector<Sym> sym(static_cast<size_t>(n));
+  std::vector<Sym>& sym = s.sym;
+  sym.resize(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i)
     sym[i] = {byte_id_[static_cast<unsigned char>(word[i])], i - 1, i + 1};
   sym[n - 1].next = -1;
-  std::vector<Pair> heap;
+  std::vector<Pair>& heap = s.heap;
+  heap.clear();
   auto consider = [&](int l) {
     if (l < 0) return;
     const int r = sym[l].next;
     if (r < 0 || sym[l].id < 0 || sym[r].id < 0) return;
-    const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(sym[l].id)) << 32) |
-                         static_cast<uint32_t>(sym[r].id);
-    auto it = merges_.find(key);
-    if (it == merges_.end()) return;
-    heap.push_back({it->second.first, l, sym[l].id, sym[r].id, it->second.second});
+    const MergeSlot* m = find_merge(sym[l].id, sym[r].id);
+    if (!m) return;
+    heap.push_back({m->rank, l, sym[l].id, sym[r].id, m->merged});
     std::push_heap(heap.begin(), heap.end(), std::greater<Pair>());
   };
   for (int i = 0; i + 1 < n; ++i) consider(i);
@@ -165,7 +197,23 @@ void BpeTokenizer::encode_text(std::string_view raw, bool at_start,
   if (at_start && vocab_.add_space_prefix && !text.empty() && text[0] != ' ') text.insert(0, " ");
   std::vector<std::string_view> words;
   splitter_.split(text, words);
-  for (std::string_view w : words) encode_word(w, out);
+  // Words repeat: a word seen earlier in this text copies the ids it got then.
+  Scratch scratch;
+  std::unordered_map<std::string_view, std::pair<size_t, size_t>> seen;
+  for (std::string_view w : words) {
+    if (w.size() > 2) {
+      auto [it, fresh] = seen.try_emplace(w, out.size(), 0);
+      if (!fresh) {
+        const auto [at, count] = it->second;
+        for (size_t k = 0; k < count; ++k) out.push_back(out[at + k]);
+        continue;
+      }
+      encode_word(w, scratch, out);
+      it->second.second = out.size() - it->second.first;
+    } else {
+      encode_word(w, scratch, out);
+    }
+  }
 }
 
 }  // namespace brisk

@@ -3,8 +3,6 @@
 // with GPT-2's printable byte alphabet, and adjacent symbols are merged lowest rank first.
 #pragma once
 
-#include <unordered_map>
-
 #include "tokenizer/regex_split.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/unicode.h"
@@ -24,13 +22,22 @@ class BpeTokenizer : public Tokenizer {
   void encode_text(std::string_view text, bool at_start, std::vector<int32_t>& out) const override;
 
  private:
-  void encode_word(std::string_view word, std::vector<int32_t>& out) const;
+  struct Scratch;
+  void encode_word(std::string_view word, Scratch& s, std::vector<int32_t>& out) const;
 
   RegexSplitter splitter_;
   NormForm norm_ = NormForm::None;
   bool ignore_merges_ = false;
-  // (left id << 32 | right id) -> (rank, merged id)
-  std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> merges_;
+  // Open-addressing table: (left id << 32 | right id) -> (rank, merged id). The merge lookup is
+  // the hot loop of encoding, where std::unordered_map's node chasing cost half the time.
+  struct MergeSlot {
+    uint64_t key = ~uint64_t{0};
+    int32_t rank = 0, merged = 0;
+  };
+  std::vector<MergeSlot> merge_table_;
+  uint64_t merge_mask_ = 0;
+  const MergeSlot* find_merge(int32_t l, int32_t r) const;
+  uint64_t slot_of(uint64_t key) const;
   int32_t byte_id_[256];
   std::vector<std::string> decoded_;  // each token's bytes (normal tokens), computed once
 };

@@ -10,6 +10,7 @@ namespace brisk {
 
 struct RegexSplitter::Impl {
   std::vector<pcre2_code*> codes;
+  std::vector<bool> jit;  // compiled to machine code: matched through the faster JIT entry
   ~Impl() {
     for (auto* c : codes) pcre2_code_free(c);
   }
@@ -29,7 +30,8 @@ RegexSplitter::RegexSplitter(const std::vector<std::string>& patterns)
       pcre2_get_error_message(err, msg, sizeof msg);
       fail("pre-tokenizer regex '{}': {} at offset {}", p, reinterpret_cast<const char*>(msg), off);
     }
-    pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);  // falls back to the interpreter if unavailable
+    // Falls back to the interpreter where JIT is unavailable.
+    impl_->jit.push_back(pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0);
     impl_->codes.push_back(code);
   }
 }
@@ -47,13 +49,16 @@ void RegexSplitter::split(std::string_view text, std::vector<std::string_view>& 
   if (text.empty()) return;
   pcre2_match_data* md = pcre2_match_data_create(1, nullptr);
   if (!md) fail("out of memory for regex match data");
-  for (pcre2_code* code : impl_->codes) {
+  for (size_t k = 0; k < impl_->codes.size(); ++k) {
+    pcre2_code* code = impl_->codes[k];
+    const bool jit = impl_->jit[k];
     next.clear();
     for (std::string_view piece : cur) {
       const auto* subject = reinterpret_cast<PCRE2_SPTR>(piece.data());
       size_t pos = 0, last = 0;
       while (pos < piece.size()) {
-        const int rc = pcre2_match(code, subject, piece.size(), pos, 0, md, nullptr);
+        const int rc = jit ? pcre2_jit_match(code, subject, piece.size(), pos, 0, md, nullptr)
+                           : pcre2_match(code, subject, piece.size(), pos, 0, md, nullptr);
         if (rc < 0) break;  // no further match (or a match-limit error: the rest stays whole)
         const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
         const size_t b = ov[0], e = ov[1];

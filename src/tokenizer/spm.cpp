@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <queue>
+#include <unordered_map>
 
 #include "core/error.h"
 #include "tokenizer/utf8.h"
@@ -20,7 +21,7 @@ struct Symbol {
 struct Bigram {
   int left, right;
   float score;
-  size_t len;
+  size_t llen, rlen;                       // the two sides' lengths when queued
   bool operator<(const Bigram& o) const {  // priority_queue pops the largest
     return score < o.score || (score == o.score && left > o.left);
   }
@@ -29,6 +30,12 @@ struct Bigram {
 }  // namespace
 
 SpmTokenizer::SpmTokenizer(Vocab v) : Tokenizer(std::move(v)) {
+  // Word-safe: no token has the word marker after another character (runs of markers aside).
+  word_safe_ = true;
+  for (const std::string& t : vocab_.tokens)
+    for (size_t p = t.find(kSpace, 1); p != std::string::npos && word_safe_;
+         p = t.find(kSpace, p + 1))
+      if (p < 3 || t.compare(p - 3, 3, kSpace) != 0) word_safe_ = false;
   for (int b = 0; b < 256; ++b) byte_token_[b] = vocab_.find(fmt::format("<0x{:02X}>", b));
 }
 
@@ -60,7 +67,7 @@ std::string SpmTokenizer::token_bytes(int32_t id, bool show_special) const {
 }
 
 void SpmTokenizer::emit(std::string_view piece, std::vector<int32_t>& out) const {
-  const int32_t id = vocab_.find(std::string(piece));
+  const int32_t id = vocab_.find(piece);
   if (id >= 0) {
     out.push_back(id);
     return;
@@ -84,6 +91,34 @@ void SpmTokenizer::encode_text(std::string_view raw, bool at_start,
     else
       text += c;
   }
+  const std::string_view all(text);
+  if (!word_safe_) {
+    encode_chunk(all, out);
+    return;
+  }
+  // No token holds a character followed by the word marker, so no merge ever crosses the start
+  // of a word: words are merged alone, and a word seen before in this text reuses its ids.
+  std::unordered_map<std::string_view, std::pair<size_t, size_t>> seen;
+  size_t start = 0;
+  auto flush = [&](size_t end) {
+    const std::string_view w = all.substr(start, end - start);
+    start = end;
+    if (w.empty()) return;
+    auto [it, fresh] = seen.try_emplace(w, out.size(), 0);
+    if (!fresh) {
+      const auto [at, count] = it->second;
+      for (size_t k = 0; k < count; ++k) out.push_back(out[at + k]);
+      return;
+    }
+    encode_chunk(w, out);
+    it->second.second = out.size() - it->second.first;
+  };
+  for (size_t i = 1; i < all.size(); ++i)
+    if (all.compare(i, 3, kSpace) == 0 && (i < 3 || all.compare(i - 3, 3, kSpace) != 0)) flush(i);
+  flush(all.size());
+}
+
+void SpmTokenizer::encode_chunk(std::string_view text, std::vector<int32_t>& out) const {
   std::vector<Symbol> sym;
   for (size_t i = 0; i < text.size();) {
     const size_t n = std::min(utf8_len(static_cast<unsigned char>(text[i])), text.size() - i);
@@ -99,7 +134,7 @@ void SpmTokenizer::encode_text(std::string_view raw, bool at_start,
     const size_t len = sym[l].len + sym[r].len;
     const int32_t id = vocab_.find(text.substr(sym[l].start, len));
     if (id < 0) return;
-    queue.push({l, r, vocab_.scores[id], len});
+    queue.push({l, r, vocab_.scores[id], sym[l].len, sym[r].len});
   };
   for (size_t i = 1; i < sym.size(); ++i) try_add(static_cast<int>(i) - 1, static_cast<int>(i));
   while (!queue.empty()) {
@@ -107,8 +142,9 @@ void SpmTokenizer::encode_text(std::string_view raw, bool at_start,
     queue.pop();
     Symbol& l = sym[b.left];
     Symbol& r = sym[b.right];
-    // Stale entries: one side was merged away or grew since this pair was queued.
-    if (l.len == 0 || r.len == 0 || l.len + r.len != b.len || l.next != b.right) continue;
+    // Stale entries: one side was merged away or grew since this pair was queued. (Comparing
+    // only the sum of the lengths lets a stale pair through when the sums agree.)
+    if (l.len != b.llen || r.len != b.rlen || l.next != b.right) continue;
     l.len += r.len;
     r.len = 0;
     l.next = r.next;
@@ -116,8 +152,7 @@ void SpmTokenizer::encode_text(std::string_view raw, bool at_start,
     try_add(l.prev, b.left);
     try_add(b.left, l.next);
   }
-  for (int i = 0; i >= 0; i = sym[i].next)
-    emit(std::string_view(text).substr(sym[i].start, sym[i].len), out);
+  for (int i = 0; i >= 0; i = sym[i].next) emit(text.substr(sym[i].start, sym[i].len), out);
 }
 
 }  // namespace brisk

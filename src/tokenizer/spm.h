@@ -17,6 +17,8 @@ class SpmTokenizer : public Tokenizer {
 
  private:
   void emit(std::string_view piece, std::vector<int32_t>& out) const;
+  void encode_chunk(std::string_view text, std::vector<int32_t>& out) const;
+  bool word_safe_ = false;
   int32_t byte_token_[256];
 };
 

@@ -26,15 +26,14 @@ std::unique_ptr<Tokenizer> Tokenizer::create(const ModelFile& mf) {
 Tokenizer::Tokenizer(Vocab v) : vocab_(std::move(v)) {
   for (int32_t i = 0; i < vocab_.size(); ++i) {
     const TokenType t = vocab_.types[i];
-    if ((t == TokenType::Control || t == TokenType::UserDefined) && !vocab_.tokens[i].empty())
-      specials_.push_back(i);
+    const std::string& text = vocab_.tokens[i];
+    if ((t != TokenType::Control && t != TokenType::UserDefined) || text.empty()) continue;
+    // Two tokens with one text: the first id wins, as in a vocabulary lookup.
+    if (!special_ids_.emplace(std::string_view(text), i).second) continue;
+    auto& lens = special_lengths_[static_cast<unsigned char>(text[0])];
+    if (std::find(lens.begin(), lens.end(), text.size()) == lens.end()) lens.push_back(text.size());
   }
-  // Longest first, so that a special token's text never loses to one of its prefixes.
-  std::stable_sort(specials_.begin(), specials_.end(), [&](int32_t a, int32_t b) {
-    return vocab_.tokens[a].size() > vocab_.tokens[b].size();
-  });
-  for (int32_t s : specials_)
-    special_first_[static_cast<unsigned char>(vocab_.tokens[s][0])] = true;
+  for (auto& lens : special_lengths_) std::sort(lens.rbegin(), lens.rend());
 }
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special,
@@ -42,19 +41,20 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special,
   std::vector<int32_t> out;
   if (add_special && vocab_.add_bos && vocab_.bos >= 0) out.push_back(vocab_.bos);
   // User-defined tokens are always cut out of the text (as Hugging Face does with added tokens
-  // that are not special); control tokens only when parse_special asks for them.
+  // that are not special); control tokens only when parse_special asks for them. The longest
+  // text that matches wins.
   size_t start = 0, i = 0;
   bool after_special = true;  // text at the start, or right after a special token
   while (i < text.size()) {
     int32_t hit = -1;
-    if (special_first_[static_cast<unsigned char>(text[i])])
-      for (int32_t s : specials_) {
-        if (!parse_special && vocab_.types[s] == TokenType::Control) continue;
-        if (text.compare(i, vocab_.tokens[s].size(), vocab_.tokens[s]) == 0) {
-          hit = s;
-          break;
-        }
-      }
+    for (size_t len : special_lengths_[static_cast<unsigned char>(text[i])]) {
+      if (len > text.size() - i) continue;
+      auto it = special_ids_.find(text.substr(i, len));
+      if (it == special_ids_.end()) continue;
+      if (!parse_special && vocab_.types[it->second] == TokenType::Control) continue;
+      hit = it->second;
+      break;
+    }
     if (hit < 0) {
       ++i;
       continue;

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "tokenizer/vocab.h"
@@ -38,8 +39,11 @@ class Tokenizer {
   Vocab vocab_;
 
  private:
-  std::vector<int32_t> specials_;  // control and user-defined tokens, longest text first
-  bool special_first_[256] = {};   // bytes that start some special token's text
+  // Control and user-defined tokens by text, and for each first byte the lengths such texts
+  // have (longest first): matching at a position costs a few hash lookups, however many
+  // special tokens there are (DeepSeek has thousands).
+  std::unordered_map<std::string_view, int32_t> special_ids_;
+  std::vector<size_t> special_lengths_[256];
 };
 
 // Turns a stream of token ids into text, never splitting a UTF-8 character across pushes.

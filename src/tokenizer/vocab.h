@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -27,7 +28,12 @@ struct Vocab {
   std::vector<std::string> tokens;
   std::vector<float> scores;
   std::vector<TokenType> types;
-  std::unordered_map<std::string, int32_t> index;
+  // Looked up by string_view without building a string (the tokenizers' inner loops do this).
+  struct TextHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, int32_t, TextHash, std::equal_to<>> index;
   int32_t bos = -1, eos = -1, unk = -1, pad = -1, eot = -1;
   bool add_bos = true, add_eos = false, add_space_prefix = true;
   std::string chat_template;
@@ -40,7 +46,7 @@ struct Vocab {
   std::string normalizer;  // "nfc", "nfkc", ... or "" for the family's default
 
   int32_t size() const { return static_cast<int32_t>(tokens.size()); }
-  int32_t find(const std::string& s) const {
+  int32_t find(std::string_view s) const {
     auto it = index.find(s);
     return it == index.end() ? -1 : it->second;
   }

@@ -77,7 +77,7 @@ void WpmTokenizer::encode_text(std::string_view text, bool, std::vector<int32_t>
       int32_t id = -1;
       for (; len > 0; --len) {
         if (i == 0 && len <= kWordStart.size()) break;  // the marker alone is not a piece
-        id = vocab_.find(w.substr(start, len));
+        id = vocab_.find(std::string_view(w).substr(start, len));
         if (id >= 0) break;
       }
       if (id < 0) {

@@ -69,5 +69,19 @@ TEST(Spm, StreamingNeverSplitsACharacter) {
   EXPECT_EQ(all, " ü日🎉");
 }
 
+// A long text mixes every script the fixtures have; byte fallback makes SentencePiece lossless,
+// so the decoded ids must give the text back (a stale-merge bug once broke this only on long
+// inputs).
+TEST(Spm, LongMixedTextRoundTrips) {
+  auto t = load("tokenizers/llama.cpp-vocab/ggml-vocab-llama-spm.gguf");
+  std::string text;
+  for (const char* f : {"bench/text/mixed-cjk.txt", "bench/text/emoji.txt", "bench/text/code.txt"})
+    text += test::read_file(f);
+  const auto ids = t->encode(text, false);
+  std::string back;
+  for (int32_t id : ids) back += t->token_bytes(id);
+  EXPECT_EQ(back, " " + text);
+}
+
 }  // namespace
 }  // namespace brisk
