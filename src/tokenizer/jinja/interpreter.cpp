@@ -1,0 +1,1018 @@
+#include "tokenizer/jinja/interpreter.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <set>
+#include <stdexcept>
+
+#include "core/error.h"
+#include "tokenizer/jinja/strings.h"
+
+namespace brisk::jinja {
+
+Value Env::lookup(const std::string& name) const {
+  for (const Env* e = this; e; e = e->parent.get()) {
+    auto it = e->vars.find(name);
+    if (it != e->vars.end()) return it->second;
+  }
+  return Value();
+}
+
+namespace {
+
+using EnvP = std::shared_ptr<Env>;
+using K = Value::Kind;
+
+struct BreakSignal {};
+struct ContinueSignal {};
+// An error already tied to the template position where it happened.
+struct Located {
+  size_t pos;
+  std::string msg;
+};
+
+[[noreturn]] void err(const std::string& m) { throw std::runtime_error(m); }
+
+const Value* kwarg(const Args& a, const char* name) {
+  for (const auto& [k, v] : a.kw)
+    if (k == name) return &v;
+  return nullptr;
+}
+
+std::string strftime_now(const std::string& fmt_s) {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  static const char* kShort[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                 "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  static const char* kLong[] = {"January", "February", "March",     "April",   "May",      "June",
+                                "July",    "August",   "September", "October", "November", "December"};
+  std::string out;
+  for (size_t i = 0; i < fmt_s.size(); ++i) {
+    if (fmt_s[i] != '%' || i + 1 >= fmt_s.size()) {
+      out += fmt_s[i];
+      continue;
+    }
+    const char c = fmt_s[++i];
+    switch (c) {
+      case 'Y': out += std::to_string(tm.tm_year + 1900); break;
+      case 'm': out += fmt::format("{:02}", tm.tm_mon + 1); break;
+      case 'd': out += fmt::format("{:02}", tm.tm_mday); break;
+      case 'b': out += kShort[tm.tm_mon]; break;
+      case 'B': out += kLong[tm.tm_mon]; break;
+      case 'H': out += fmt::format("{:02}", tm.tm_hour); break;
+      case 'M': out += fmt::format("{:02}", tm.tm_min); break;
+      case '%': out += '%'; break;
+      default: out += '%'; out += c;
+    }
+  }
+  return out;
+}
+
+bool run_test(const std::string& name, const Value& v, const Value* arg) {
+  if (name == "boolean") return v.kind == K::Bool;
+  if (name == "callable") return v.kind == K::Callable;
+  if (name == "odd" || name == "even") {
+    if (v.kind != K::Int) err("cannot " + name + " on " + v.type_name());
+    return (v.i % 2 != 0) == (name == "odd");
+  }
+  if (name == "false") return v.kind == K::Bool && !v.b;
+  if (name == "true") return v.kind == K::Bool && v.b;
+  if (name == "none") return v.is_none();
+  if (name == "string") return v.is_string();
+  if (name == "number") return v.is_number();
+  if (name == "integer") return v.kind == K::Int;
+  if (name == "iterable") return v.is_array() || v.is_string();
+  if (name == "mapping") return v.is_object();
+  if (name == "sequence") return v.is_array() || v.is_object() || v.is_string();
+  if (name == "lower") return v.is_string() && v.s == js_lower(v.s);
+  if (name == "upper") return v.is_string() && v.s == js_upper(v.s);
+  if (name == "defined") return !v.is_undefined();
+  if (name == "undefined") return v.is_undefined();
+  if (name == "equalto" || name == "eq") return arg && strict_equal(v, *arg);
+  err("Unknown test: " + name);
+}
+
+Value attribute_path(const Value& item, const std::string& path) {
+  Value v = item;
+  size_t p = 0;
+  while (true) {
+    const size_t q = path.find('.', p);
+    const std::string part = path.substr(p, q == std::string::npos ? std::string::npos : q - p);
+    if (v.is_mapping()) {
+      const Value* f = v.obj->find(part);
+      v = f ? *f : Value();
+    } else if (v.is_array()) {
+      char* end = nullptr;
+      const long long k = std::strtoll(part.c_str(), &end, 10);
+      if (end == part.c_str() || k < 0 || k >= static_cast<long long>(v.arr->size())) return Value();
+      v = (*v.arr)[static_cast<size_t>(k)];
+    } else {
+      return Value();
+    }
+    if (q == std::string::npos) return v;
+    p = q + 1;
+  }
+}
+
+std::vector<Value> slice_of(const std::vector<Value>& a, const Value& start_v, const Value& stop_v,
+                            const Value& step_v) {
+  const int64_t n = static_cast<int64_t>(a.size());
+  const int64_t step = step_v.is_undefined() ? 1 : step_v.i;
+  if (step == 0) err("slice step cannot be zero");
+  int64_t start, stop;
+  if (step > 0) {
+    start = start_v.is_undefined() ? 0 : start_v.i;
+    stop = stop_v.is_undefined() ? n : stop_v.i;
+    start = start < 0 ? std::max<int64_t>(n + start, 0) : std::min(start, n);
+    stop = stop < 0 ? std::max<int64_t>(n + stop, 0) : std::min(stop, n);
+  } else {
+    start = start_v.is_undefined() ? n - 1 : start_v.i;
+    stop = stop_v.is_undefined() ? -1 : stop_v.i;
+    start = start < 0 ? std::max<int64_t>(n + start, -1) : std::min(start, n - 1);
+    stop = stop < -1 ? std::max<int64_t>(n + stop, -1) : std::min(stop, n - 1);
+  }
+  std::vector<Value> out;
+  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.push_back(a[static_cast<size_t>(i)]);
+  return out;
+}
+
+std::vector<Value> chars_of(const std::string& s) {
+  std::vector<Value> out;
+  for (auto& c : utf8_chars(s)) out.push_back(Value::string(std::move(c)));
+  return out;
+}
+
+class Interp {
+ public:
+  Interp(const Program& p, const Limits& l) : prog_(p), lim_(l) {}
+
+  std::string run(const Value& context) {
+    auto global = std::make_shared<Env>();
+    setup_globals(*global);
+    if (context.is_mapping())
+      for (const auto& [k, v] : context.obj->items) global->vars[k] = v;
+    try {
+      return block(prog_.body, global).s;
+    } catch (const Located& e) {
+      fail("template error at {}: {}", location(prog_.source, e.pos), e.msg);
+    } catch (const BreakSignal&) {
+      fail("template error: 'break' outside a loop");
+    } catch (const ContinueSignal&) {
+      fail("template error: 'continue' outside a loop");
+    }
+  }
+
+ private:
+  const Program& prog_;
+  Limits lim_;
+  int64_t steps_ = 0;
+  int depth_ = 0;
+
+  void step() {
+    if (++steps_ > lim_.max_steps) err("the template ran too long (step limit reached)");
+  }
+
+  struct DepthGuard {
+    Interp& in;
+    explicit DepthGuard(Interp& i) : in(i) {
+      if (++in.depth_ > in.lim_.max_depth) {
+        --in.depth_;
+        err("the template nests too deeply (recursion limit reached)");
+      }
+    }
+    ~DepthGuard() { --in.depth_; }
+  };
+
+  void setup_globals(Env& g) {
+    g.vars["true"] = g.vars["True"] = Value::boolean(true);
+    g.vars["false"] = g.vars["False"] = Value::boolean(false);
+    g.vars["none"] = g.vars["None"] = Value::none();
+    g.vars["raise_exception"] = Value::function([](const Args& a, const EnvP&) -> Value {
+      err("raise_exception: " + (a.pos.empty() ? std::string() : a.pos[0].to_string()));
+    });
+    g.vars["strftime_now"] = Value::function([](const Args& a, const EnvP&) {
+      const Value* f = a.get(0, "format");
+      if (!f || !f->is_string()) err("strftime_now() needs a format string");
+      return Value::string(strftime_now(f->s));
+    });
+    g.vars["range"] = Value::function([this](const Args& a, const EnvP&) {
+      auto num = [](const Value* v, int64_t def) {
+        if (!v) return def;
+        if (v->kind != K::Int) err("range() arguments must be integers");
+        return v->i;
+      };
+      int64_t start = num(a.get(0, nullptr), 0), stop = num(a.get(1, nullptr), 0);
+      const int64_t stp = num(a.get(2, nullptr), 1);
+      if (a.pos.size() == 1) {
+        stop = start;
+        start = 0;
+      }
+      if (stp == 0) err("range() step must not be zero");
+      std::vector<Value> out;
+      for (int64_t i = start; stp > 0 ? i < stop : i > stop; i += stp) {
+        step();
+        out.push_back(Value::integer(i));
+      }
+      return Value::array(std::move(out));
+    });
+    g.vars["namespace"] = Value::function([](const Args& a, const EnvP&) {
+      if (a.pos.size() > 1) err("namespace expected at most 1 argument");
+      Object o;
+      if (!a.pos.empty()) {
+        const Value& src = a.pos[0];
+        if (src.is_object()) {
+          o = *src.obj;
+        } else if (src.is_array()) {
+          for (const Value& pair : *src.arr) {
+            if (!pair.is_array() || pair.arr->size() != 2 || !(*pair.arr)[0].is_string())
+              err("namespace expected an object or an iterable of [key, value] pairs");
+            o.set((*pair.arr)[0].s, (*pair.arr)[1]);
+          }
+        } else {
+          err("'" + src.type_name() + "' object is not iterable");
+        }
+      }
+      for (const auto& [k, v] : a.kw) o.set(k, v);
+      return Value::object(std::move(o), K::Namespace);
+    });
+  }
+
+  Value block(const Block& b, const EnvP& env) {
+    DepthGuard g(*this);
+    std::string out;
+    for (const NodeP& n : b) {
+      const Value v = eval(n, env);
+      if (v.is_none() || v.is_undefined()) continue;
+      if (v.is_string())
+        out += v.s;
+      else
+        out += v.to_string();
+      if (out.size() > lim_.max_output) err("the template output is too large");
+    }
+    return Value::string(std::move(out));
+  }
+
+  Value eval(const NodeP& n, const EnvP& env) {
+    if (!n) return Value();
+    try {
+      return eval_inner(*n, env);
+    } catch (const std::runtime_error& e) {  // brisk::Error included
+      throw Located{n->pos, e.what()};
+    }
+  }
+
+  std::pair<std::vector<Value>, std::vector<std::pair<std::string, Value>>> arguments(
+      const Block& list, const EnvP& env) {
+    std::vector<Value> pos;
+    std::vector<std::pair<std::string, Value>> kw;
+    auto add_kw = [&](const std::string& k, Value v) {
+      for (const auto& [name, _] : kw)
+        if (name == k) err("Got multiple values for keyword argument '" + k + "'");
+      kw.emplace_back(k, std::move(v));
+    };
+    for (const NodeP& a : list) {
+      if (a->kind == Node::Kind::Spread) {
+        const Value v = eval(a->a, env);
+        if (!v.is_array()) err("Cannot unpack non-iterable type: " + v.type_name());
+        for (const Value& x : *v.arr) pos.push_back(x);
+      } else if (a->kind != Node::Kind::KwArg && a->kind != Node::Kind::KwSpread) {
+        pos.push_back(eval(a, env));
+      }
+    }
+    for (const NodeP& a : list) {
+      if (a->kind == Node::Kind::KwArg) {
+        add_kw(a->s, eval(a->a, env));
+      } else if (a->kind == Node::Kind::KwSpread) {
+        const Value v = eval(a->a, env);
+        if (!v.is_object()) err("Argument after ** must be a mapping, not " + v.type_name());
+        for (const auto& [k, x] : v.obj->items) add_kw(k, x);
+      }
+    }
+    return {std::move(pos), std::move(kw)};
+  }
+
+  Value call(const Value& fn, const Args& args, const EnvP& env) {
+    if (fn.kind != K::Callable)
+      err("Cannot call something that is not a function: got " + fn.type_name());
+    step();
+    DepthGuard g(*this);
+    return (*fn.fn)(args, env);
+  }
+
+  Value eval_inner(const Node& n, const EnvP& env) {
+    switch (n.kind) {
+      case Node::Kind::Text: return Value::string(n.s);
+      case Node::Kind::Comment: return Value::none();
+      case Node::Kind::Int: return Value::integer(n.i);
+      case Node::Kind::Float: return Value::number(n.f);
+      case Node::Kind::Str: return Value::string(n.s);
+      case Node::Kind::Ident: return env->lookup(n.s);
+      case Node::Kind::ArrayLit:
+      case Node::Kind::TupleLit: {
+        std::vector<Value> v;
+        for (const NodeP& e : n.list) v.push_back(eval(e, env));
+        return Value::array(std::move(v));
+      }
+      case Node::Kind::ObjectLit: {
+        Object o;
+        for (const auto& [k, v] : n.pairs) {
+          const Value key = eval(k, env);
+          if (!key.is_string()) err("Object keys must be strings: got " + key.type_name());
+          o.set(key.s, eval(v, env));
+        }
+        return Value::object(std::move(o));
+      }
+      case Node::Kind::Set: return eval_set(n, env);
+      case Node::Kind::If:
+        return block(eval(n.a, env).truthy() ? n.body : n.alt, env);
+      case Node::Kind::For: return eval_for(n, env);
+      case Node::Kind::Macro: {
+        env->vars[n.a->s] = make_macro("'" + n.a->s + "'", n.list, n.body, nullptr);
+        return Value::none();
+      }
+      case Node::Kind::CallBlock: {
+        const Value caller = make_macro("None", n.list, n.body, env);
+        auto [pos, kw] = arguments(n.a->list, env);
+        Args args{std::move(pos), std::move(kw)};
+        const Value fn = eval(n.a->a, env);
+        auto inner = std::make_shared<Env>(env);
+        inner->vars["caller"] = caller;
+        return call(fn, args, inner);
+      }
+      case Node::Kind::Break: throw BreakSignal{};
+      case Node::Kind::Continue: throw ContinueSignal{};
+      case Node::Kind::FilterBlock: return apply_filter(block(n.body, env), *n.a, env);
+      case Node::Kind::Call: {
+        auto [pos, kw] = arguments(n.list, env);
+        Args args{std::move(pos), std::move(kw)};
+        return call(eval(n.a, env), args, env);
+      }
+      case Node::Kind::Member: return eval_member(n, env);
+      case Node::Kind::Unary: {
+        const Value v = eval(n.a, env);
+        if (n.s == "not") return Value::boolean(!v.truthy());
+        const int sign = n.s == "-" ? -1 : 1;
+        if (v.kind == K::Float) return Value::number(sign * v.f);
+        if (v.kind == K::Int) return Value::integer(sign * v.i);
+        if (v.kind == K::Bool) return Value::integer(sign * (v.b ? 1 : 0));
+        err("Unknown operator \"" + n.s + "\" for " + v.type_name());
+      }
+      case Node::Kind::Binary: return eval_binary(n, env);
+      case Node::Kind::Filter: return apply_filter(eval(n.a, env), *n.b, env);
+      case Node::Kind::Test: {
+        const Value v = eval(n.a, env);
+        const bool r = run_test(n.s, v, nullptr);
+        return Value::boolean(n.flag ? !r : r);
+      }
+      case Node::Kind::Select: {
+        if (!eval(n.b, env).truthy()) return Value();
+        return eval(n.a, env);
+      }
+      case Node::Kind::Ternary:
+        return eval(n.a, env).truthy() ? eval(n.b, env) : eval(n.c, env);
+      default: err("unexpected construct");
+    }
+  }
+
+  Value eval_set(const Node& n, const EnvP& env) {
+    const Value rhs = n.b ? eval(n.b, env) : block(n.body, env);
+    const Node& lhs = *n.a;
+    if (lhs.kind == Node::Kind::Ident) {
+      env->vars[lhs.s] = rhs;
+    } else if (lhs.kind == Node::Kind::TupleLit) {
+      if (!rhs.is_array()) err("Cannot unpack non-iterable type in set: " + rhs.type_name());
+      if (rhs.arr->size() != lhs.list.size())
+        err(std::string("Too ") + (lhs.list.size() > rhs.arr->size() ? "few" : "many") +
+            " items to unpack in set");
+      for (size_t k = 0; k < lhs.list.size(); ++k) {
+        if (lhs.list[k]->kind != Node::Kind::Ident) err("Cannot unpack to non-identifier in set");
+        env->vars[lhs.list[k]->s] = (*rhs.arr)[k];
+      }
+    } else if (lhs.kind == Node::Kind::Member) {
+      const Value obj = eval(lhs.a, env);
+      if (obj.kind != K::Namespace) err("cannot assign attribute on non-namespace object");
+      if (lhs.b->kind != Node::Kind::Ident) err("Cannot assign to member with non-identifier property");
+      obj.obj->set(lhs.b->s, rhs);
+    } else {
+      err("Invalid left-hand side in assignment");
+    }
+    return Value::none();
+  }
+
+  Value eval_for(const Node& n, const EnvP& env) {
+    auto scope = std::make_shared<Env>(env);
+    NodeP test;
+    Value iterable;
+    if (n.b->kind == Node::Kind::Select) {
+      iterable = eval(n.b->a, scope);
+      test = n.b->b;
+    } else {
+      iterable = eval(n.b, scope);
+    }
+    if (iterable.is_object()) {
+      std::vector<Value> keys;
+      for (const auto& [k, _] : iterable.obj->items) keys.push_back(Value::string(k));
+      iterable = Value::array(std::move(keys));
+    }
+    if (!iterable.is_array())
+      err("Expected iterable or object type in for loop: got " + iterable.type_name());
+    const Node& var = *n.a;
+    auto bind = [&](Env& e, const Value& cur) {
+      if (var.kind == Node::Kind::Ident) {
+        e.vars[var.s] = cur;
+        return;
+      }
+      if (!cur.is_array()) err("Cannot unpack non-iterable type: " + cur.type_name());
+      if (cur.arr->size() != var.list.size())
+        err(std::string("Too ") + (var.list.size() > cur.arr->size() ? "few" : "many") +
+            " items to unpack");
+      for (size_t k = 0; k < var.list.size(); ++k) {
+        if (var.list[k]->kind != Node::Kind::Ident) err("Cannot unpack non-identifier type");
+        e.vars[var.list[k]->s] = (*cur.arr)[k];
+      }
+    };
+    std::vector<Value> items;
+    for (const Value& cur : *iterable.arr) {
+      step();
+      if (test) {
+        auto ls = std::make_shared<Env>(scope);
+        bind(*ls, cur);
+        if (!eval(test, ls).truthy()) continue;
+      }
+      items.push_back(cur);
+    }
+    std::string out;
+    bool none = true;
+    const int64_t len = static_cast<int64_t>(items.size());
+    for (int64_t i = 0; i < len; ++i) {
+      step();
+      Object loop;
+      loop.set("index", Value::integer(i + 1));
+      loop.set("index0", Value::integer(i));
+      loop.set("revindex", Value::integer(len - i));
+      loop.set("revindex0", Value::integer(len - i - 1));
+      loop.set("first", Value::boolean(i == 0));
+      loop.set("last", Value::boolean(i == len - 1));
+      loop.set("length", Value::integer(len));
+      loop.set("previtem", i > 0 ? items[static_cast<size_t>(i - 1)] : Value());
+      loop.set("nextitem", i < len - 1 ? items[static_cast<size_t>(i + 1)] : Value());
+      scope->vars["loop"] = Value::object(std::move(loop));
+      bind(*scope, items[static_cast<size_t>(i)]);
+      try {
+        out += block(n.body, scope).s;
+      } catch (const ContinueSignal&) {
+        continue;
+      } catch (const BreakSignal&) {
+        break;
+      }
+      if (out.size() > lim_.max_output) err("the template output is too large");
+      none = false;
+    }
+    if (none) out += block(n.alt, scope).s;
+    return Value::string(std::move(out));
+  }
+
+  // Names a body reads as `kwargs` / `varargs` without declaring them.
+  static void special_args(const Node& node, std::set<std::string>& used) {
+    if (node.kind == Node::Kind::Ident && (node.s == "kwargs" || node.s == "varargs"))
+      used.insert(node.s);
+    for (const NodeP* c : {&node.a, &node.b, &node.c})
+      if (*c) special_args(**c, used);
+    for (const Block* b : {&node.list, &node.body, &node.alt})
+      for (const NodeP& x : *b)
+        if (x) special_args(*x, used);
+    for (const auto& [k, v] : node.pairs) {
+      if (k) special_args(*k, used);
+      if (v) special_args(*v, used);
+    }
+  }
+
+  Value make_macro(const std::string& name, const Block& params, const Block& body,
+                   EnvP defining_env) {
+    std::set<std::string> used;
+    for (const NodeP& b : body) special_args(*b, used);
+    for (const NodeP& p : params) used.erase(p->s);
+    return Value::function([this, name, &params, &body, used, defining_env](const Args& args,
+                                                                             const EnvP& scope) {
+      auto env = std::make_shared<Env>(defining_env ? defining_env : scope);
+      std::vector<std::pair<std::string, Value>> kw = args.kw;
+      std::vector<std::pair<std::string, NodeP>> pending;
+      for (size_t k = 0; k < params.size(); ++k) {
+        const std::string& pname = params[k]->s;
+        Value v;
+        bool have = false;
+        if (k < args.pos.size()) {
+          v = args.pos[k];
+          have = true;
+        } else {
+          for (auto it = kw.begin(); it != kw.end(); ++it)
+            if (it->first == pname) {
+              v = it->second;
+              kw.erase(it);
+              have = true;
+              break;
+            }
+        }
+        if (!have && params[k]->kind == Node::Kind::KwArg) pending.emplace_back(pname, params[k]->a);
+        env->vars[pname] = v;
+      }
+      if (used.count("kwargs")) {
+        Object o;
+        for (auto& [k, v] : kw) o.set(k, v);
+        env->vars["kwargs"] = Value::object(std::move(o));
+      } else if (!kw.empty()) {
+        err("macro " + name + " takes no keyword argument '" + kw[0].first + "'");
+      }
+      if (used.count("varargs")) {
+        std::vector<Value> rest;
+        for (size_t k = params.size(); k < args.pos.size(); ++k) rest.push_back(args.pos[k]);
+        env->vars["varargs"] = Value::array(std::move(rest));
+      } else if (args.pos.size() > params.size()) {
+        err("macro " + name + " takes not more than " + std::to_string(params.size()) +
+            " argument(s)");
+      }
+      for (const auto& [pname, def] : pending) env->vars[pname] = eval(def, env);
+      return block(body, env);
+    });
+  }
+
+  Value eval_member(const Node& n, const EnvP& env) {
+    const Value obj = eval(n.a, env);
+    Value prop;
+    if (n.flag) {
+      if (n.b->kind == Node::Kind::Slice) {
+        const Node& s = *n.b;
+        const Value a = eval(s.a, env), b = eval(s.b, env), c = eval(s.c, env);
+        for (const Value* v : {&a, &b, &c})
+          if (!v->is_undefined() && v->kind != K::Int) err("Slice indices must be integers");
+        if (obj.is_array()) return Value::array(slice_of(*obj.arr, a, b, c));
+        if (obj.is_string()) {
+          std::string out;
+          for (const Value& ch : slice_of(chars_of(obj.s), a, b, c)) out += ch.s;
+          return Value::string(out);
+        }
+        err("Slice object must be an array or string");
+      }
+      prop = eval(n.b, env);
+    } else if (n.b->kind == Node::Kind::Int) {
+      prop = Value::integer(n.b->i);
+    } else {
+      prop = Value::string(n.b->s);
+    }
+    if (obj.is_mapping()) {
+      if (!prop.is_string()) err("Cannot access property with non-string: got " + prop.type_name());
+      if (const Value* v = obj.obj->find(prop.s)) return *v;
+      return obj.is_object() ? builtin(obj, prop.s) : Value();
+    }
+    if (obj.is_array() || obj.is_string()) {
+      if (prop.kind == K::Int) {
+        const auto items = obj.is_array() ? *obj.arr : chars_of(obj.s);
+        int64_t k = prop.i;
+        if (k < 0) k += static_cast<int64_t>(items.size());
+        if (k < 0 || k >= static_cast<int64_t>(items.size())) return Value();
+        return items[static_cast<size_t>(k)];
+      }
+      if (prop.is_string()) return builtin(obj, prop.s);
+      err("Cannot access property with non-string/non-number: got " + prop.type_name());
+    }
+    if (!prop.is_string()) err("Cannot access property with non-string: got " + prop.type_name());
+    return Value();
+  }
+
+  // Methods of strings, arrays and objects (s.strip(), d.items(), ...).
+  Value builtin(const Value& obj, const std::string& name) {
+    if (obj.is_array()) {
+      if (name == "length") return Value::integer(static_cast<int64_t>(obj.arr->size()));
+      return Value();
+    }
+    if (obj.is_string()) {
+      const std::string s = obj.s;
+      if (name == "length")
+        return Value::integer(static_cast<int64_t>(utf8_chars(s).size()));
+      auto fn0 = [&](auto f) {
+        return Value::function([s, f](const Args&, const EnvP&) { return Value::string(f(s)); });
+      };
+      if (name == "upper") return fn0([](const std::string& x) { return js_upper(x); });
+      if (name == "lower") return fn0([](const std::string& x) { return js_lower(x); });
+      if (name == "strip") return fn0([](const std::string& x) { return js_trim(x); });
+      if (name == "lstrip") return fn0([](const std::string& x) { return js_trim(x, true, false); });
+      if (name == "rstrip") return fn0([](const std::string& x) { return js_trim(x, false, true); });
+      if (name == "title") return fn0([](const std::string& x) { return js_title(x); });
+      if (name == "capitalize") return fn0([](const std::string& x) { return js_capitalize(x); });
+      if (name == "startswith" || name == "endswith") {
+        const bool starts = name == "startswith";
+        return Value::function([s, starts, name](const Args& a, const EnvP&) {
+          if (a.pos.empty()) err(name + "() requires at least one argument");
+          auto check = [&](const std::string& p) {
+            return p.size() <= s.size() &&
+                   (starts ? s.compare(0, p.size(), p) == 0
+                           : s.compare(s.size() - p.size(), p.size(), p) == 0);
+          };
+          const Value& p = a.pos[0];
+          if (p.is_string()) return Value::boolean(check(p.s));
+          if (p.is_array()) {
+            for (const Value& x : *p.arr) {
+              if (!x.is_string()) err(name + "() tuple elements must be strings");
+              if (check(x.s)) return Value::boolean(true);
+            }
+            return Value::boolean(false);
+          }
+          err(name + "() argument must be a string or tuple of strings");
+        });
+      }
+      if (name == "split")
+        return Value::function([s](const Args& a, const EnvP&) {
+          const Value* sep = a.get(0, "sep");
+          const Value* maxs = a.get(1, "maxsplit");
+          if (sep && !sep->is_string() && !sep->is_none())
+            err("sep argument must be a string or null");
+          if (maxs && maxs->kind != K::Int) err("maxsplit argument must be a number");
+          std::vector<Value> out;
+          for (auto& part : py_split(s, sep && sep->is_string() ? &sep->s : nullptr,
+                                     maxs ? maxs->i : -1))
+            out.push_back(Value::string(std::move(part)));
+          return Value::array(std::move(out));
+        });
+      if (name == "replace")
+        return Value::function([s](const Args& a, const EnvP&) { return str_replace(s, a); });
+      return Value();
+    }
+    if (obj.is_object()) {
+      auto o = obj.obj;
+      if (name == "get")
+        return Value::function([o](const Args& a, const EnvP&) {
+          const Value* key = a.get(0, nullptr);
+          if (!key || !key->is_string())
+            err("Object key must be a string: got " + (key ? key->type_name() : "nothing"));
+          if (const Value* v = o->find(key->s)) return *v;
+          const Value* def = a.get(1, nullptr);
+          return def ? *def : Value::none();
+        });
+      if (name == "items")
+        return Value::function([o](const Args&, const EnvP&) { return items_of(*o); });
+      if (name == "keys")
+        return Value::function([o](const Args&, const EnvP&) {
+          std::vector<Value> v;
+          for (const auto& [k, _] : o->items) v.push_back(Value::string(k));
+          return Value::array(std::move(v));
+        });
+      if (name == "values")
+        return Value::function([o](const Args&, const EnvP&) {
+          std::vector<Value> v;
+          for (const auto& [_, x] : o->items) v.push_back(x);
+          return Value::array(std::move(v));
+        });
+      if (name == "dictsort")
+        return Value::function([o](const Args& a, const EnvP&) {
+          const Value* cs = a.get(0, "case_sensitive");
+          const Value* by = a.get(1, "by");
+          const Value* rev = a.get(2, "reverse");
+          const bool case_sensitive = cs && cs->truthy();
+          const bool by_value = by && by->is_string() && by->s == "value";
+          if (by && (!by->is_string() || (by->s != "key" && by->s != "value")))
+            err("by must be either 'key' or 'value'");
+          std::vector<Value> items = items_of(*o).arr ? *items_of(*o).arr : std::vector<Value>{};
+          std::stable_sort(items.begin(), items.end(), [&](const Value& x, const Value& y) {
+            const int r = compare_values((*x.arr)[by_value], (*y.arr)[by_value], case_sensitive);
+            return rev && rev->truthy() ? r > 0 : r < 0;
+          });
+          return Value::array(std::move(items));
+        });
+    }
+    return Value();
+  }
+
+  static Value items_of(const Object& o) {
+    std::vector<Value> v;
+    for (const auto& [k, x] : o.items) v.push_back(Value::array({Value::string(k), x}));
+    return Value::array(std::move(v));
+  }
+
+  static Value str_replace(const std::string& s, const Args& a) {
+    if (a.pos.size() < 2) err("replace() requires at least two arguments");
+    if (!a.pos[0].is_string() || !a.pos[1].is_string()) err("replace() arguments must be strings");
+    const Value* count = a.get(2, "count");
+    if (count && count->kind != K::Int && !count->is_none())
+      err("replace() count argument must be a number or null");
+    const int64_t c = count && count->kind == K::Int ? count->i : -1;
+    return Value::string(replace_all(s, a.pos[0].s, a.pos[1].s, c));
+  }
+
+  Value eval_binary(const Node& n, const EnvP& env) {
+    const std::string& op = n.s;
+    const Value l = eval(n.a, env);
+    if (op == "and") return l.truthy() ? eval(n.b, env) : l;
+    if (op == "or") return l.truthy() ? l : eval(n.b, env);
+    const Value r = eval(n.b, env);
+    if (op == "==") return Value::boolean(loose_equal(l, r));
+    if (op == "!=") return Value::boolean(!loose_equal(l, r));
+    if (l.is_undefined() || r.is_undefined()) {
+      if (r.is_undefined() && (op == "in" || op == "not in")) return Value::boolean(op == "not in");
+      err("Cannot perform operation " + op + " on undefined values");
+    }
+    if (l.is_none() || r.is_none()) err("Cannot perform operation on null values");
+    if (op == "~") return Value::string(l.to_string() + r.to_string());
+    auto numeric = [](const Value& v) { return v.is_number() || v.kind == K::Bool; };
+    if (op == "**" && numeric(l) && numeric(r)) {
+      const double a = l.as_double(), b = r.as_double();
+      if (a == 0 && b < 0) err("0.0 cannot be raised to a negative power");
+      const double res = std::pow(a, b);
+      if (!std::isfinite(res)) err("Exponentiation result is not a finite real number");
+      if (l.kind == K::Float || r.kind == K::Float || b < 0) return Value::number(res);
+      return Value::integer(static_cast<int64_t>(res));
+    }
+    if (l.is_number() && r.is_number()) {
+      const bool fl = l.kind == K::Float || r.kind == K::Float;
+      if (op == "+" || op == "-" || op == "*") {
+        if (!fl)
+          return Value::integer(op == "+" ? l.i + r.i : op == "-" ? l.i - r.i : l.i * r.i);
+        const double a = l.as_double(), b = r.as_double();
+        return Value::number(op == "+" ? a + b : op == "-" ? a - b : a * b);
+      }
+      const double a = l.as_double(), b = r.as_double();
+      if (op == "/") return Value::number(a / b);
+      if (op == "//") {
+        if (!fl) {
+          if (r.i == 0) err("integer division by zero");
+          return Value::integer(static_cast<int64_t>(std::floor(a / b)));
+        }
+        return Value::number(std::floor(a / b));
+      }
+      if (op == "%") {
+        if (!fl) {
+          if (r.i == 0) err("integer modulo by zero");
+          return Value::integer(l.i % r.i);  // JavaScript's % keeps the dividend's sign
+        }
+        return Value::number(std::fmod(a, b));
+      }
+      if (op == "<") return Value::boolean(a < b);
+      if (op == ">") return Value::boolean(a > b);
+      if (op == "<=") return Value::boolean(a <= b);
+      if (op == ">=") return Value::boolean(a >= b);
+    } else if (l.is_array() && r.is_array()) {
+      if (op == "+") {
+        std::vector<Value> v = *l.arr;
+        v.insert(v.end(), r.arr->begin(), r.arr->end());
+        return Value::array(std::move(v));
+      }
+    } else if (r.is_array()) {
+      bool member = false;
+      for (const Value& x : *r.arr) member |= strict_equal(x, l);
+      if (op == "in") return Value::boolean(member);
+      if (op == "not in") return Value::boolean(!member);
+    }
+    if ((l.is_string() || r.is_string()) && op == "+")
+      return Value::string(l.to_string() + r.to_string());
+    if (l.is_string() && r.is_string()) {
+      if (op == "in") return Value::boolean(r.s.find(l.s) != std::string::npos);
+      if (op == "not in") return Value::boolean(r.s.find(l.s) == std::string::npos);
+      // Comparisons of strings are not in the reference's list either; keep its error.
+    }
+    if (l.is_string() && r.is_object()) {
+      if (op == "in") return Value::boolean(r.obj->find(l.s) != nullptr);
+      if (op == "not in") return Value::boolean(r.obj->find(l.s) == nullptr);
+    }
+    err("Unknown operator \"" + op + "\" between " + l.type_name() + " and " + r.type_name());
+  }
+
+  Value apply_filter(const Value& v, const Node& f, const EnvP& env) {
+    if (f.kind == Node::Kind::Ident) {
+      Args none;
+      return filter(v, f.s, none, env);
+    }
+    if (f.kind != Node::Kind::Call || f.a->kind != Node::Kind::Ident) err("Unknown filter");
+    if (f.a->s == "selectattr" || f.a->s == "rejectattr") {
+      for (const NodeP& a : f.list)
+        if (a->kind != Node::Kind::Str) err("arguments of `" + f.a->s + "` must be strings");
+    }
+    auto [pos, kw] = arguments(f.list, env);
+    Args args{std::move(pos), std::move(kw)};
+    return filter(v, f.a->s, args, env);
+  }
+
+  Value filter(const Value& v, const std::string& name, const Args& a, const EnvP& env) {
+    step();
+    if (name == "safe") return v;
+    if (name == "tojson") {
+      JsonOptions o;
+      const Value* ind = kwarg(a, "indent");
+      if (ind && ind->kind != K::Int && !ind->is_none()) err("If set, indent must be a number");
+      o.indent = ind && ind->kind == K::Int ? static_cast<int>(std::clamp<int64_t>(ind->i, 0, 64)) : 0;
+      const Value* ea = kwarg(a, "ensure_ascii");
+      o.ensure_ascii = ea && ea->truthy();
+      const Value* sk = kwarg(a, "sort_keys");
+      o.sort_keys = sk && sk->truthy();
+      std::pair<std::string, std::string> seps;
+      if (const Value* s = kwarg(a, "separators"); s && !s->is_none()) {
+        if (!s->is_array() || s->arr->size() != 2 || !(*s->arr)[0].is_string() ||
+            !(*s->arr)[1].is_string())
+          err("separators must be a tuple of two strings");
+        seps = {(*s->arr)[0].s, (*s->arr)[1].s};
+        o.separators = &seps;
+      }
+      return Value::string(to_json(v, o));
+    }
+    if (name == "default" || name == "d") {
+      const Value* def = a.get(0, "default_value");
+      const Value* boolean = a.get(1, "boolean");
+      if (v.is_undefined() || (boolean && boolean->truthy() && !v.truthy()))
+        return def ? *def : Value::string("");
+      return v;
+    }
+    if (name == "join") {
+      std::vector<std::string> parts;
+      if (v.is_string()) {
+        parts = utf8_chars(v.s);
+      } else if (v.is_array()) {
+        for (const Value& x : *v.arr) parts.push_back(x.is_none() || x.is_undefined() ? "" : x.to_string());
+      } else {
+        err("Cannot apply filter \"join\" to type: " + v.type_name());
+      }
+      const Value* sep = a.get(0, "separator");
+      if (sep && !sep->is_string()) err("separator must be a string");
+      std::string out;
+      for (size_t k = 0; k < parts.size(); ++k) out += (k && sep ? sep->s : "") + parts[k];
+      return Value::string(out);
+    }
+    if (name == "int" || name == "float") {
+      const bool is_int = name == "int";
+      const Value* def = a.get(0, "default");
+      if (v.is_string()) {
+        const std::string t = js_trim(v.s);
+        char* end = nullptr;
+        if (is_int) {
+          const long long x = std::strtoll(t.c_str(), &end, 10);
+          if (end == t.c_str()) return def ? *def : Value::integer(0);
+          return Value::integer(x);
+        }
+        const double x = std::strtod(t.c_str(), &end);
+        if (end == t.c_str()) return def ? *def : Value::number(0);
+        return Value::number(x);
+      }
+      if (v.kind == K::Bool) return is_int ? Value::integer(v.b) : Value::number(v.b);
+      if (v.is_number()) {
+        if (!a.pos.empty() || !a.kw.empty()) return v;  // the call form leaves numbers alone
+        return is_int ? Value::integer(static_cast<int64_t>(std::floor(v.as_double())))
+                      : Value::number(v.as_double());
+      }
+      err("Cannot apply filter \"" + name + "\" to type: " + v.type_name());
+    }
+    if (v.is_array()) {
+      const auto& arr = *v.arr;
+      if (name == "list") return v;
+      if (name == "first") return arr.empty() ? Value() : arr.front();
+      if (name == "last") return arr.empty() ? Value() : arr.back();
+      if (name == "length" || name == "count")
+        return Value::integer(static_cast<int64_t>(arr.size()));
+      if (name == "reverse") return Value::array(std::vector<Value>(arr.rbegin(), arr.rend()));
+      if (name == "string") return Value::string(to_json(v, {}, 0, false));
+      if (name == "unique") {
+        std::vector<Value> out;
+        for (const Value& x : arr) {
+          bool seen = false;
+          for (const Value& y : out) seen |= strict_equal(x, y);
+          if (!seen) out.push_back(x);
+        }
+        return Value::array(std::move(out));
+      }
+      if (name == "sort") {
+        const Value* rev = a.get(0, "reverse");
+        const Value* cs = a.get(1, "case_sensitive");
+        const Value* attr = a.get(2, "attribute");
+        std::vector<Value> out = arr;
+        auto key = [&](const Value& x) {
+          if (!attr || attr->is_none()) return x;
+          return attribute_path(x, attr->kind == K::Int ? std::to_string(attr->i) : attr->s);
+        };
+        std::stable_sort(out.begin(), out.end(), [&](const Value& x, const Value& y) {
+          const int r = compare_values(key(x), key(y), cs && cs->truthy());
+          return rev && rev->truthy() ? r > 0 : r < 0;
+        });
+        return Value::array(std::move(out));
+      }
+      if (name == "selectattr" || name == "rejectattr") {
+        const bool select = name == "selectattr";
+        for (const Value& x : arr)
+          if (!x.is_mapping()) err("`" + name + "` can only be applied to array of objects");
+        const Value* attr = a.get(0, nullptr);
+        const Value* test = a.get(1, nullptr);
+        const Value* arg = a.get(2, nullptr);
+        if (!attr) err("`" + name + "` needs an attribute name");
+        std::vector<Value> out;
+        for (const Value& x : arr) {
+          const Value* field = x.obj->find(attr->s);
+          bool r = false;
+          if (field && !field->is_undefined())
+            r = test ? run_test(test->s, *field, arg) : field->truthy();
+          if (r == select) out.push_back(x);
+        }
+        return Value::array(std::move(out));
+      }
+      if (name == "select" || name == "reject") {
+        const bool select = name == "select";
+        const Value* test = a.get(0, nullptr);
+        const Value* arg = a.get(1, nullptr);
+        std::vector<Value> out;
+        for (const Value& x : arr) {
+          const bool r = test ? run_test(test->s, x, arg) : x.truthy();
+          if (r == select) out.push_back(x);
+        }
+        return Value::array(std::move(out));
+      }
+      if (name == "map") {
+        const Value* attr = kwarg(a, "attribute");
+        if (!attr) {
+          // map('filter_name') applies a filter to each item.
+          const Value* fname = a.get(0, nullptr);
+          if (!fname || !fname->is_string()) err("`map` needs attribute= or a filter name");
+          Args rest;
+          rest.pos.assign(a.pos.begin() + 1, a.pos.end());
+          std::vector<Value> out;
+          for (const Value& x : arr) out.push_back(filter(x, fname->s, rest, env));
+          return Value::array(std::move(out));
+        }
+        if (!attr->is_string()) err("attribute must be a string");
+        const Value* def = kwarg(a, "default");
+        std::vector<Value> out;
+        for (const Value& x : arr) {
+          if (!x.is_mapping()) err("items in map must be an object");
+          Value y = attribute_path(x, attr->s);
+          out.push_back(y.is_undefined() && def ? *def : y);
+        }
+        return Value::array(std::move(out));
+      }
+      err("Unknown ArrayValue filter: " + name);
+    }
+    if (v.is_string()) {
+      const std::string& s = v.s;
+      if (name == "length" || name == "count")
+        return Value::integer(static_cast<int64_t>(utf8_chars(s).size()));
+      if (name == "upper") return Value::string(js_upper(s));
+      if (name == "lower") return Value::string(js_lower(s));
+      if (name == "title") return Value::string(js_title(s));
+      if (name == "capitalize") return Value::string(js_capitalize(s));
+      if (name == "trim") return Value::string(js_trim(s));
+      if (name == "string") return v;
+      if (name == "list") return Value::array(chars_of(s));
+      if (name == "first") return s.empty() ? Value() : Value::string(utf8_chars(s).front());
+      if (name == "last") return s.empty() ? Value() : Value::string(utf8_chars(s).back());
+      if (name == "indent") {
+        const Value* width = a.get(0, "width");
+        const Value* first = a.get(1, "first");
+        const Value* blank = a.get(2, "blank");
+        if (width && width->kind != K::Int) err("width must be a number");
+        const std::string ind(static_cast<size_t>(width ? std::clamp<int64_t>(width->i, 0, 256) : 4), ' ');
+        std::string out;
+        size_t p = 0, line = 0;
+        while (true) {
+          const size_t q = s.find('\n', p);
+          const std::string l = s.substr(p, q == std::string::npos ? std::string::npos : q - p);
+          const bool skip = (line == 0 && !(first && first->truthy())) ||
+                            (l.empty() && !(blank && blank->truthy()));
+          out += (skip ? "" : ind) + l;
+          if (q == std::string::npos) break;
+          out += '\n';
+          p = q + 1;
+          ++line;
+        }
+        return Value::string(out);
+      }
+      if (name == "replace") return str_replace(s, a);
+      err("Unknown StringValue filter: " + name);
+    }
+    if (v.is_number()) {
+      if (name == "abs")
+        return v.kind == K::Int ? Value::integer(v.i < 0 ? -v.i : v.i) : Value::number(std::fabs(v.f));
+      if (name == "string") return Value::string(v.to_string());
+      err("Unknown NumericValue filter: " + name);
+    }
+    if (v.is_object()) {
+      if (name == "items") return items_of(*v.obj);
+      if (name == "length" || name == "count")
+        return Value::integer(static_cast<int64_t>(v.obj->items.size()));
+      if (name == "string") return Value::string(v.to_string());
+      const Value fn = builtin(v, name);
+      if (fn.kind == K::Callable) return call(fn, a, env);
+      err("Unknown ObjectValue filter: " + name);
+    }
+    if (v.kind == K::Bool) {
+      if (name == "bool") return v;
+      if (name == "string") return Value::string(v.b ? "true" : "false");
+      err("Unknown BooleanValue filter: " + name);
+    }
+    err("Cannot apply filter \"" + name + "\" to type: " + v.type_name());
+  }
+};
+
+}  // namespace
+
+std::string render(const Program& program, const Value& context, const Limits& limits) {
+  Interp in(program, limits);
+  return in.run(context);
+}
+
+}  // namespace brisk::jinja

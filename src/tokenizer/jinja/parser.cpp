@@ -1,0 +1,820 @@
+#include "tokenizer/jinja/parser.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+#include "core/error.h"
+#include "tokenizer/jinja/strings.h"
+
+namespace brisk::jinja {
+namespace {
+
+enum class T {
+  Text, Num, Str, Ident, Equals, LParen, RParen, OpenStmt, CloseStmt, OpenExpr, CloseExpr,
+  LBracket, RBracket, LBrace, RBrace, Comma, Dot, Colon, Pipe, Add, Mul, Pow, Cmp, Unary, Comment,
+};
+
+struct Tok {
+  T type;
+  std::string value;
+  size_t pos;
+};
+
+bool is_word(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+[[noreturn]] void syntax_error(const std::string& src, size_t pos, const std::string& what) {
+  fail("template syntax error at {}: {}", location(src, pos), what);
+}
+
+// lstrip_blocks, trim_blocks, the trailing newline, and transformers' {% generation %} markers.
+std::string preprocess(std::string t) {
+  if (!t.empty() && t.back() == '\n') t.pop_back();
+  std::string a;
+  a.reserve(t.size());
+  for (size_t i = 0; i < t.size();) {  // spaces and tabs before a block tag at a line start
+    const bool line_start = i == 0 || t[i - 1] == '\n';
+    if (line_start) {
+      size_t j = i;
+      while (j < t.size() && (t[j] == ' ' || t[j] == '\t')) ++j;
+      if (j + 1 < t.size() && t[j] == '{' && (t[j + 1] == '#' || t[j + 1] == '%' || t[j + 1] == '-')) {
+        i = j;
+      }
+    }
+    a += t[i++];
+  }
+  std::string b;
+  b.reserve(a.size());
+  for (size_t i = 0; i < a.size(); ++i) {  // the newline right after a block tag
+    b += a[i];
+    if (a[i] == '}' && i > 0 && (a[i - 1] == '#' || a[i - 1] == '%' || a[i - 1] == '-') &&
+        i + 1 < a.size() && a[i + 1] == '\n')
+      ++i;
+  }
+  // {%- generation -%} / {% endgeneration %}: removed, with their whitespace control honoured.
+  std::string c;
+  for (size_t i = 0; i < b.size();) {
+    const size_t open = b.find("{%", i);
+    if (open == std::string::npos) {
+      c += b.substr(i);
+      break;
+    }
+    size_t k = open + 2;
+    const bool lstrip = k < b.size() && b[k] == '-';
+    if (lstrip) ++k;
+    while (k < b.size() && is_space(b[k])) ++k;
+    std::string word;
+    if (b.compare(k, 3, "end") == 0) k += 3;
+    if (b.compare(k, 10, "generation") != 0) {
+      c += b.substr(i, open + 2 - i);
+      i = open + 2;
+      continue;
+    }
+    k += 10;
+    while (k < b.size() && is_space(b[k])) ++k;
+    const bool rstrip = k < b.size() && b[k] == '-';
+    if (rstrip) ++k;
+    if (b.compare(k, 2, "%}") != 0) {
+      c += b.substr(i, open + 2 - i);
+      i = open + 2;
+      continue;
+    }
+    k += 2;
+    std::string before = b.substr(i, open - i);
+    if (lstrip) {
+      size_t e = before.size();
+      while (e > 0 && is_space(before[e - 1])) --e;
+      before.resize(e);
+    }
+    c += before;
+    if (rstrip)
+      while (k < b.size() && is_space(b[k])) ++k;
+    i = k;
+  }
+  return c;
+}
+
+std::vector<Tok> tokenize(const std::string& src) {
+  std::vector<Tok> toks;
+  size_t p = 0;
+  int brace_depth = 0;
+  auto last = [&]() -> const Tok* { return toks.empty() ? nullptr : &toks.back(); };
+  auto strip_trailing = [&] {
+    if (!toks.empty() && toks.back().type == T::Text) {
+      toks.back().value = js_trim(toks.back().value, false, true);
+      if (toks.back().value.empty()) toks.pop_back();
+    }
+  };
+  auto skip_space = [&] {
+    while (p < src.size() && is_space(src[p])) ++p;
+  };
+  auto consume_string = [&](char quote) {
+    std::string out;
+    const size_t start = p;
+    while (true) {
+      if (p >= src.size()) syntax_error(src, start, "unterminated string");
+      char ch = src[p];
+      if (ch == quote) break;
+      if (ch == '\\') {
+        if (++p >= src.size()) syntax_error(src, p, "unexpected end of input");
+        const char e = src[p++];
+        switch (e) {
+          case 'n': out += '\n'; break;
+          case 't': out += '\t'; break;
+          case 'r': out += '\r'; break;
+          case 'b': out += '\b'; break;
+          case 'f': out += '\f'; break;
+          case 'v': out += '\v'; break;
+          case '\'': out += '\''; break;
+          case '"': out += '"'; break;
+          case '\\': out += '\\'; break;
+          case 'x':
+          case 'u': {
+            const size_t n = e == 'x' ? 2 : 4;
+            if (p + n > src.size()) syntax_error(src, p, "invalid escape");
+            const std::string hex = src.substr(p, n);
+            if (hex.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
+              syntax_error(src, p, "invalid hexadecimal escape \\" + std::string(1, e) + hex);
+            const uint32_t cp = static_cast<uint32_t>(std::strtoul(hex.c_str(), nullptr, 16));
+            std::string u;
+            if (cp < 0x80) {
+              u += static_cast<char>(cp);
+            } else if (cp < 0x800) {
+              u += static_cast<char>(0xC0 | (cp >> 6));
+              u += static_cast<char>(0x80 | (cp & 0x3F));
+            } else {
+              u += static_cast<char>(0xE0 | (cp >> 12));
+              u += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+              u += static_cast<char>(0x80 | (cp & 0x3F));
+            }
+            out += u;
+            p += n;
+            break;
+          }
+          default: syntax_error(src, p - 1, std::string("unexpected escaped character: ") + e);
+        }
+        continue;
+      }
+      out += ch;
+      ++p;
+    }
+    ++p;  // closing quote
+    return out;
+  };
+  static const std::pair<const char*, T> kTable[] = {
+      {"{%", T::OpenStmt}, {"%}", T::CloseStmt}, {"{{", T::OpenExpr}, {"}}", T::CloseExpr},
+      {"(", T::LParen},    {")", T::RParen},     {"{", T::LBrace},    {"}", T::RBrace},
+      {"[", T::LBracket},  {"]", T::RBracket},   {",", T::Comma},     {".", T::Dot},
+      {":", T::Colon},     {"|", T::Pipe},       {"<=", T::Cmp},      {">=", T::Cmp},
+      {"==", T::Cmp},      {"!=", T::Cmp},       {"<", T::Cmp},       {">", T::Cmp},
+      {"+", T::Add},       {"-", T::Add},        {"~", T::Add},       {"**", T::Pow},
+      {"*", T::Mul},       {"//", T::Mul},       {"/", T::Mul},       {"%", T::Mul},
+      {"=", T::Equals},
+  };
+  while (p < src.size()) {
+    const Tok* lt = last();
+    if (!lt || lt->type == T::CloseStmt || lt->type == T::CloseExpr || lt->type == T::Comment) {
+      const size_t start = p;
+      while (p < src.size() &&
+             !(src[p] == '{' && p + 1 < src.size() &&
+               (src[p + 1] == '%' || src[p + 1] == '{' || src[p + 1] == '#')))
+        ++p;
+      if (p > start) {
+        toks.push_back({T::Text, src.substr(start, p - start), start});
+        continue;
+      }
+    }
+    if (src.compare(p, 2, "{#") == 0) {
+      const size_t start = p;
+      p += 2;
+      const bool strip_before = p < src.size() && src[p] == '-';
+      if (strip_before) ++p;
+      const size_t end = src.find("#}", p);
+      if (end == std::string::npos) syntax_error(src, start, "missing end of comment tag");
+      std::string comment = src.substr(p, end - p);
+      const bool strip_after = !comment.empty() && comment.back() == '-';
+      if (strip_after) comment.pop_back();
+      if (strip_before) strip_trailing();
+      toks.push_back({T::Comment, comment, start});
+      p = end + 2;
+      if (strip_after) skip_space();
+      continue;
+    }
+    if (src.compare(p, 3, "{%-") == 0) {
+      strip_trailing();
+      toks.push_back({T::OpenStmt, "{%", p});
+      p += 3;
+      continue;
+    }
+    if (src.compare(p, 3, "{{-") == 0) {
+      strip_trailing();
+      toks.push_back({T::OpenExpr, "{{", p});
+      brace_depth = 0;
+      p += 3;
+      continue;
+    }
+    skip_space();
+    if (p >= src.size()) break;
+    if (src.compare(p, 3, "-%}") == 0) {
+      toks.push_back({T::CloseStmt, "%}", p});
+      p += 3;
+      skip_space();
+      continue;
+    }
+    if (src.compare(p, 3, "-}}") == 0) {
+      toks.push_back({T::CloseExpr, "}}", p});
+      p += 3;
+      skip_space();
+      continue;
+    }
+    const char ch = src[p];
+    if (ch == '-' || ch == '+') {
+      const Tok* l2 = last();
+      if (!l2 || l2->type == T::Text)
+        syntax_error(src, p, std::string("unexpected character: ") + ch);
+      const T lt2 = l2->type;
+      if (lt2 != T::Ident && lt2 != T::Num && lt2 != T::Str && lt2 != T::RParen &&
+          lt2 != T::RBracket) {
+        const size_t start = p++;
+        std::string num;
+        while (p < src.size() && is_digit(src[p])) num += src[p++];
+        if (!num.empty() && p + 1 < src.size() && src[p] == '.' && is_digit(src[p + 1])) {
+          ++p;
+          num += '.';
+          while (p < src.size() && is_digit(src[p])) num += src[p++];
+        }
+        toks.push_back({num.empty() ? T::Unary : T::Num, std::string(1, ch) + num, start});
+        continue;
+      }
+    }
+    bool matched = false;
+    for (const auto& [seq, type] : kTable) {
+      if (type == T::CloseExpr && brace_depth > 0) continue;
+      const size_t n = std::char_traits<char>::length(seq);
+      if (src.compare(p, n, seq) == 0) {
+        toks.push_back({type, seq, p});
+        if (type == T::OpenExpr)
+          brace_depth = 0;
+        else if (type == T::LBrace)
+          ++brace_depth;
+        else if (type == T::RBrace)
+          --brace_depth;
+        p += n;
+        matched = true;
+        break;
+      }
+    }
+    if (matched) continue;
+    if (ch == '\'' || ch == '"') {
+      const size_t start = p++;
+      toks.push_back({T::Str, consume_string(ch), start});
+      continue;
+    }
+    if (is_digit(ch)) {
+      const size_t start = p;
+      std::string num;
+      while (p < src.size() && is_digit(src[p])) num += src[p++];
+      if ((toks.empty() || toks.back().type != T::Dot) && p + 1 < src.size() && src[p] == '.' &&
+          is_digit(src[p + 1])) {
+        ++p;
+        num += '.';
+        while (p < src.size() && is_digit(src[p])) num += src[p++];
+      }
+      toks.push_back({T::Num, num, start});
+      continue;
+    }
+    if (is_word(ch)) {
+      const size_t start = p;
+      while (p < src.size() && is_word(src[p])) ++p;
+      toks.push_back({T::Ident, src.substr(start, p - start), start});
+      continue;
+    }
+    syntax_error(src, p, std::string("unexpected character: ") + ch);
+  }
+  return toks;
+}
+
+class Parser {
+ public:
+  Parser(const std::vector<Tok>& toks, const std::string& src) : t_(toks), src_(src) {}
+
+  Block program() {
+    Block body;
+    while (cur_ < t_.size()) body.push_back(any());
+    return body;
+  }
+
+ private:
+  const std::vector<Tok>& t_;
+  const std::string& src_;
+  size_t cur_ = 0;
+
+  size_t here() const { return cur_ < t_.size() ? t_[cur_].pos : src_.size(); }
+  [[noreturn]] void error(const std::string& what) const { syntax_error(src_, here(), what); }
+  bool is(T type, size_t ahead = 0) const {
+    return cur_ + ahead < t_.size() && t_[cur_ + ahead].type == type;
+  }
+  bool is_ident(const char* name, size_t ahead = 0) const {
+    return is(T::Ident, ahead) && t_[cur_ + ahead].value == name;
+  }
+  bool is_statement(std::initializer_list<const char*> names) const {
+    if (!is(T::OpenStmt) || !is(T::Ident, 1)) return false;
+    for (const char* n : names)
+      if (t_[cur_ + 1].value == n) return true;
+    return false;
+  }
+  const Tok& expect(T type, const char* what) {
+    if (!is(type)) error(std::string("expected ") + what);
+    return t_[cur_++];
+  }
+  void expect_ident(const char* name) {
+    if (!is_ident(name)) error(std::string("expected '") + name + "'");
+    ++cur_;
+  }
+  NodeP node(Node::Kind k, size_t pos) { return std::make_shared<Node>(k, pos); }
+  void need_more() const {
+    if (cur_ >= t_.size()) error("unexpected end of template (a block is not closed)");
+  }
+
+  NodeP any() {
+    need_more();
+    const Tok& tk = t_[cur_];
+    switch (tk.type) {
+      case T::Comment: {
+        ++cur_;
+        return node(Node::Kind::Comment, tk.pos);
+      }
+      case T::Text: {
+        ++cur_;
+        auto n = node(Node::Kind::Text, tk.pos);
+        n->s = tk.value;
+        return n;
+      }
+      case T::OpenStmt: return statement();
+      case T::OpenExpr: {
+        ++cur_;
+        auto e = expression();
+        expect(T::CloseExpr, "'}}'");
+        return e;
+      }
+      default: error("unexpected token '" + tk.value + "'");
+    }
+  }
+
+  Block body_until(std::initializer_list<const char*> ends) {
+    Block b;
+    while (!is_statement(ends)) b.push_back(any());
+    return b;
+  }
+
+  void end_tag(const char* name) {
+    expect(T::OpenStmt, "'{%'");
+    expect_ident(name);
+    expect(T::CloseStmt, "'%}'");
+  }
+
+  NodeP statement() {
+    const size_t pos = here();
+    expect(T::OpenStmt, "'{%'");
+    if (!is(T::Ident)) error("expected a statement name");
+    const std::string name = t_[cur_++].value;
+    if (name == "set") {
+      auto n = node(Node::Kind::Set, pos);
+      n->a = sequence(false);
+      if (is(T::Equals)) {
+        ++cur_;
+        n->b = sequence(false);
+      } else {
+        expect(T::CloseStmt, "'%}'");
+        n->body = body_until({"endset"});
+        expect(T::OpenStmt, "'{%'");
+        expect_ident("endset");
+      }
+      expect(T::CloseStmt, "'%}'");
+      return n;
+    }
+    if (name == "if") {
+      auto n = if_rest(pos);
+      end_tag("endif");
+      return n;
+    }
+    if (name == "macro") {
+      auto n = node(Node::Kind::Macro, pos);
+      n->a = primary();
+      if (n->a->kind != Node::Kind::Ident) error("expected a macro name");
+      n->list = args(true);
+      expect(T::CloseStmt, "'%}'");
+      n->body = body_until({"endmacro"});
+      end_tag("endmacro");
+      return n;
+    }
+    if (name == "for") {
+      auto n = node(Node::Kind::For, pos);
+      n->a = sequence(true);
+      if (n->a->kind != Node::Kind::Ident && n->a->kind != Node::Kind::TupleLit)
+        error("expected a loop variable");
+      expect_ident("in");
+      n->b = expression();
+      expect(T::CloseStmt, "'%}'");
+      n->body = body_until({"endfor", "else"});
+      if (is_statement({"else"})) {
+        cur_ += 2;
+        expect(T::CloseStmt, "'%}'");
+        n->alt = body_until({"endfor"});
+      }
+      end_tag("endfor");
+      return n;
+    }
+    if (name == "call") {
+      auto n = node(Node::Kind::CallBlock, pos);
+      if (is(T::LParen)) n->list = args(true);
+      auto callee = primary();
+      if (callee->kind != Node::Kind::Ident) error("expected a macro name after 'call'");
+      auto call = node(Node::Kind::Call, callee->pos);
+      call->a = callee;
+      call->list = args(false);
+      n->a = call;
+      expect(T::CloseStmt, "'%}'");
+      n->body = body_until({"endcall"});
+      end_tag("endcall");
+      return n;
+    }
+    if (name == "break" || name == "continue") {
+      expect(T::CloseStmt, "'%}'");
+      return node(name == "break" ? Node::Kind::Break : Node::Kind::Continue, pos);
+    }
+    if (name == "filter") {
+      auto n = node(Node::Kind::FilterBlock, pos);
+      auto f = primary();
+      if (f->kind == Node::Kind::Ident && is(T::LParen)) f = call_rest(f);
+      n->a = f;
+      expect(T::CloseStmt, "'%}'");
+      n->body = body_until({"endfilter"});
+      end_tag("endfilter");
+      return n;
+    }
+    syntax_error(src_, pos, "unknown statement '" + name + "'");
+  }
+
+  NodeP if_rest(size_t pos) {
+    auto n = node(Node::Kind::If, pos);
+    n->a = expression();
+    expect(T::CloseStmt, "'%}'");
+    n->body = body_until({"elif", "else", "endif"});
+    if (is_statement({"elif"})) {
+      const size_t p2 = here();
+      cur_ += 2;
+      n->alt.push_back(if_rest(p2));
+    } else if (is_statement({"else"})) {
+      cur_ += 2;
+      expect(T::CloseStmt, "'%}'");
+      n->alt = body_until({"endif"});
+    }
+    return n;
+  }
+
+  NodeP sequence(bool primary_only) {
+    const size_t pos = here();
+    std::vector<NodeP> xs{primary_only ? primary() : expression()};
+    const bool tuple = is(T::Comma);
+    while (tuple) {
+      ++cur_;
+      xs.push_back(primary_only ? primary() : expression());
+      if (!is(T::Comma)) break;
+    }
+    if (!tuple) return xs[0];
+    auto n = node(Node::Kind::TupleLit, pos);
+    n->list = std::move(xs);
+    return n;
+  }
+
+  NodeP expression() {
+    const size_t pos = here();
+    auto a = logical_or();
+    if (is_ident("if")) {
+      ++cur_;
+      auto test = logical_or();
+      if (is_ident("else")) {
+        ++cur_;
+        auto n = node(Node::Kind::Ternary, pos);
+        n->a = test;
+        n->b = a;
+        n->c = expression();
+        return n;
+      }
+      auto n = node(Node::Kind::Select, pos);
+      n->a = a;
+      n->b = test;
+      return n;
+    }
+    return a;
+  }
+
+  NodeP binary(const Tok& op, NodeP l, NodeP r) {
+    auto n = node(Node::Kind::Binary, op.pos);
+    n->s = op.value;
+    n->a = std::move(l);
+    n->b = std::move(r);
+    return n;
+  }
+
+  NodeP logical_or() {
+    auto l = logical_and();
+    while (is_ident("or")) {
+      const Tok& op = t_[cur_++];
+      l = binary(op, l, logical_and());
+    }
+    return l;
+  }
+  NodeP logical_and() {
+    auto l = logical_not();
+    while (is_ident("and")) {
+      const Tok& op = t_[cur_++];
+      l = binary(op, l, logical_not());
+    }
+    return l;
+  }
+  NodeP logical_not() {
+    if (is_ident("not")) {
+      const size_t pos = here();
+      ++cur_;
+      auto n = node(Node::Kind::Unary, pos);
+      n->s = "not";
+      n->a = logical_not();
+      return n;
+    }
+    return comparison();
+  }
+  NodeP comparison() {
+    auto l = additive();
+    while (true) {
+      Tok op;
+      if (is_ident("not") && is_ident("in", 1)) {
+        op = {T::Ident, "not in", here()};
+        cur_ += 2;
+      } else if (is_ident("in") || is(T::Cmp)) {
+        op = t_[cur_++];
+      } else {
+        break;
+      }
+      l = binary(op, l, additive());
+    }
+    return l;
+  }
+  NodeP additive() {
+    auto l = multiplicative();
+    while (is(T::Add)) {
+      const Tok& op = t_[cur_++];
+      l = binary(op, l, multiplicative());
+    }
+    return l;
+  }
+  NodeP multiplicative() {
+    auto l = power();
+    while (is(T::Mul)) {
+      const Tok& op = t_[cur_++];
+      l = binary(op, l, power());
+    }
+    return l;
+  }
+  NodeP power() {
+    auto l = test();
+    while (is(T::Pow)) {
+      const Tok& op = t_[cur_++];
+      l = binary(op, l, test());
+    }
+    return l;
+  }
+  NodeP test() {
+    auto operand = filter();
+    while (is_ident("is")) {
+      const size_t pos = here();
+      ++cur_;
+      const bool negate = is_ident("not");
+      if (negate) ++cur_;
+      auto name = primary();
+      if (name->kind != Node::Kind::Ident) error("expected a test name after 'is'");
+      auto n = node(Node::Kind::Test, pos);
+      n->a = operand;
+      n->flag = negate;
+      n->s = name->s;
+      operand = n;
+    }
+    return operand;
+  }
+  NodeP filter() {
+    auto operand = unary_sign();
+    while (is(T::Pipe)) {
+      const size_t pos = here();
+      ++cur_;
+      auto f = primary();
+      if (f->kind != Node::Kind::Ident) error("expected a filter name after '|'");
+      if (is(T::LParen)) f = call_rest(f);
+      auto n = node(Node::Kind::Filter, pos);
+      n->a = operand;
+      n->b = f;
+      operand = n;
+    }
+    return operand;
+  }
+  NodeP unary_sign() {
+    if ((is(T::Unary) || is(T::Add)) && (t_[cur_].value == "-" || t_[cur_].value == "+")) {
+      const Tok& op = t_[cur_++];
+      auto n = node(Node::Kind::Unary, op.pos);
+      n->s = op.value;
+      n->a = unary_sign();
+      return n;
+    }
+    auto m = member(primary());
+    if (is(T::LParen)) return call_rest(m);
+    return m;
+  }
+  NodeP call_rest(NodeP callee) {
+    auto n = node(Node::Kind::Call, callee->pos);
+    n->a = std::move(callee);
+    n->list = args(false);
+    NodeP e = member(n);
+    if (is(T::LParen)) e = call_rest(e);
+    return e;
+  }
+  Block args(bool parameters) {
+    expect(T::LParen, "'('");
+    Block out;
+    bool saw_kw = false, saw_spread = false;
+    while (!is(T::RParen)) {
+      need_more();
+      const size_t pos = here();
+      const bool kw_spread = is(T::Pow);
+      const bool spread = is(T::Mul) && t_[cur_].value == "*";
+      if (parameters && (kw_spread || spread)) error("argument unpacking in a parameter list");
+      if (kw_spread) {
+        ++cur_;
+        auto n = node(Node::Kind::KwSpread, pos);
+        n->a = expression();
+        out.push_back(n);
+        if (is(T::Comma)) ++cur_;
+        if (!is(T::RParen)) error("'**' must be the last argument");
+        break;
+      }
+      NodeP arg;
+      if (spread) {
+        if (saw_spread) error("only one '*' argument is allowed");
+        saw_spread = true;
+        ++cur_;
+        arg = node(Node::Kind::Spread, pos);
+        arg->a = expression();
+      } else {
+        arg = expression();
+        if (is(T::Equals)) {
+          ++cur_;
+          if (arg->kind != Node::Kind::Ident) error("expected a name before '='");
+          auto kw = node(Node::Kind::KwArg, pos);
+          kw->s = arg->s;
+          kw->a = expression();
+          arg = kw;
+        }
+        if (parameters && arg->kind != Node::Kind::Ident && arg->kind != Node::Kind::KwArg)
+          error("expected a parameter name");
+        if (arg->kind == Node::Kind::KwArg)
+          saw_kw = true;
+        else if (saw_kw)
+          error(parameters ? "non-default parameter after a default one"
+                           : "positional argument after a keyword argument");
+      }
+      out.push_back(arg);
+      if (is(T::Comma)) ++cur_;
+    }
+    ++cur_;
+    return out;
+  }
+  NodeP member(NodeP object) {
+    while (is(T::Dot) || is(T::LBracket)) {
+      const Tok& op = t_[cur_++];
+      auto n = node(Node::Kind::Member, op.pos);
+      n->a = object;
+      n->flag = op.type == T::LBracket;
+      if (n->flag) {
+        std::vector<NodeP> parts;
+        bool slice = false;
+        while (!is(T::RBracket)) {
+          need_more();
+          if (is(T::Colon)) {
+            parts.push_back(nullptr);
+            ++cur_;
+            slice = true;
+          } else {
+            parts.push_back(expression());
+            if (is(T::Colon)) {
+              ++cur_;
+              slice = true;
+            }
+          }
+        }
+        if (parts.empty()) error("empty subscript");
+        if (slice) {
+          if (parts.size() > 3) error("a slice takes at most 3 parts");
+          auto s = node(Node::Kind::Slice, op.pos);
+          s->a = parts[0];
+          s->b = parts.size() > 1 ? parts[1] : nullptr;
+          s->c = parts.size() > 2 ? parts[2] : nullptr;
+          n->b = s;
+        } else {
+          n->b = parts[0];
+        }
+        expect(T::RBracket, "']'");
+      } else {
+        n->b = primary();
+        if (n->b->kind != Node::Kind::Ident && n->b->kind != Node::Kind::Int)
+          error("expected a name after '.'");
+      }
+      object = n;
+    }
+    return object;
+  }
+  NodeP primary() {
+    need_more();
+    const Tok& tk = t_[cur_++];
+    switch (tk.type) {
+      case T::Num: {
+        if (tk.value.find('.') != std::string::npos) {
+          auto n = node(Node::Kind::Float, tk.pos);
+          n->f = std::strtod(tk.value.c_str(), nullptr);
+          return n;
+        }
+        auto n = node(Node::Kind::Int, tk.pos);
+        n->i = std::strtoll(tk.value.c_str(), nullptr, 10);
+        return n;
+      }
+      case T::Str: {
+        auto n = node(Node::Kind::Str, tk.pos);
+        n->s = tk.value;
+        while (is(T::Str)) n->s += t_[cur_++].value;
+        return n;
+      }
+      case T::Ident: {
+        auto n = node(Node::Kind::Ident, tk.pos);
+        n->s = tk.value;
+        return n;
+      }
+      case T::LParen: {
+        auto e = sequence(false);
+        expect(T::RParen, "')'");
+        return e;
+      }
+      case T::LBracket: {
+        auto n = node(Node::Kind::ArrayLit, tk.pos);
+        while (!is(T::RBracket)) {
+          need_more();
+          n->list.push_back(expression());
+          if (is(T::Comma)) ++cur_;
+        }
+        ++cur_;
+        return n;
+      }
+      case T::LBrace: {
+        auto n = node(Node::Kind::ObjectLit, tk.pos);
+        while (!is(T::RBrace)) {
+          need_more();
+          auto k = expression();
+          expect(T::Colon, "':' in a dict literal");
+          n->pairs.emplace_back(k, expression());
+          if (is(T::Comma)) ++cur_;
+        }
+        ++cur_;
+        return n;
+      }
+      default: syntax_error(src_, tk.pos, "unexpected '" + tk.value + "'");
+    }
+  }
+};
+
+}  // namespace
+
+std::string location(const std::string& source, size_t pos) {
+  pos = std::min(pos, source.size());
+  size_t line = 1, col = 1;
+  for (size_t k = 0; k < pos; ++k) {
+    if (source[k] == '\n') {
+      ++line;
+      col = 1;
+    } else if ((static_cast<unsigned char>(source[k]) & 0xC0) != 0x80) {
+      ++col;
+    }
+  }
+  return "line " + std::to_string(line) + ", column " + std::to_string(col);
+}
+
+Program parse(const std::string& template_text) {
+  Program p;
+  p.source = preprocess(template_text);
+  const auto toks = tokenize(p.source);
+  Parser parser(toks, p.source);
+  p.body = parser.program();
+  return p;
+}
+
+}  // namespace brisk::jinja

@@ -1,0 +1,22 @@
+// String operations with JavaScript's meaning (the reference renderer's): trim's notion of
+// whitespace, Unicode upper/lower case, title case by ASCII word boundaries, lengths and indices
+// in characters.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace brisk::jinja {
+
+std::string js_trim(const std::string& s, bool left = true, bool right = true);
+std::string js_upper(const std::string& s);
+std::string js_lower(const std::string& s);
+std::string js_title(const std::string& s);       // /\b\w/g upper-cased
+std::string js_capitalize(const std::string& s);  // first character upper, the rest unchanged
+std::vector<std::string> utf8_chars(const std::string& s);
+// Python's str.split: on runs of whitespace when sep is empty (and `whitespace` is true).
+std::vector<std::string> py_split(const std::string& s, const std::string* sep, int64_t maxsplit);
+std::string replace_all(const std::string& s, const std::string& from, const std::string& to,
+                        int64_t count);
+
+}  // namespace brisk::jinja
