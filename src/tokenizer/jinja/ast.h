@@ -15,18 +15,44 @@ using Block = std::vector<NodeP>;
 struct Node {
   enum class Kind {
     // statements
-    Text, If, For, Set, Macro, CallBlock, Break, Continue, FilterBlock, Comment,
+    Text,
+    If,
+    For,
+    Set,
+    Macro,
+    CallBlock,
+    Break,
+    Continue,
+    FilterBlock,
+    Comment,
     // expressions
-    Int, Float, Str, ArrayLit, TupleLit, ObjectLit, Ident, Call, Member, Slice, Unary, Binary,
-    Filter, Test, Select, Ternary, KwArg, Spread, KwSpread,
+    Int,
+    Float,
+    Str,
+    ArrayLit,
+    TupleLit,
+    ObjectLit,
+    Ident,
+    Call,
+    Member,
+    Slice,
+    Unary,
+    Binary,
+    Filter,
+    Test,
+    Select,
+    Ternary,
+    KwArg,
+    Spread,
+    KwSpread,
   };
   Kind kind;
-  size_t pos = 0;     // offset in the (preprocessed) template, for error messages
-  std::string s;      // text, identifier, operator, test name
+  size_t pos = 0;  // offset in the (preprocessed) template, for error messages
+  std::string s;   // text, identifier, operator, test name
   int64_t i = 0;
   double f = 0;
-  bool flag = false;  // member: computed ([...]); test: negated
-  NodeP a, b, c;      // operands: condition/object/left/callee, then right/property/value, ...
+  bool flag = false;      // member: computed ([...]); test: negated
+  NodeP a, b, c;          // operands: condition/object/left/callee, then right/property/value, ...
   Block list, body, alt;  // arguments or elements; bodies of blocks; else-branches
   std::vector<std::pair<NodeP, NodeP>> pairs;  // object literal entries
 

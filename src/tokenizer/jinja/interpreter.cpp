@@ -34,7 +34,9 @@ struct Located {
   std::string msg;
 };
 
-[[noreturn]] void err(const std::string& m) { throw std::runtime_error(m); }
+[[noreturn]] void err(const std::string& m) {
+  throw std::runtime_error(m);
+}
 
 const Value* kwarg(const Args& a, const char* name) {
   for (const auto& [k, v] : a.kw)
@@ -48,8 +50,9 @@ std::string strftime_now(const std::string& fmt_s) {
   localtime_r(&t, &tm);
   static const char* kShort[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                  "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-  static const char* kLong[] = {"January", "February", "March",     "April",   "May",      "June",
-                                "July",    "August",   "September", "October", "November", "December"};
+  static const char* kLong[] = {"January",   "February", "March",    "April",
+                                "May",       "June",     "July",     "August",
+                                "September", "October",  "November", "December"};
   std::string out;
   for (size_t i = 0; i < fmt_s.size(); ++i) {
     if (fmt_s[i] != '%' || i + 1 >= fmt_s.size()) {
@@ -58,15 +61,33 @@ std::string strftime_now(const std::string& fmt_s) {
     }
     const char c = fmt_s[++i];
     switch (c) {
-      case 'Y': out += std::to_string(tm.tm_year + 1900); break;
-      case 'm': out += fmt::format("{:02}", tm.tm_mon + 1); break;
-      case 'd': out += fmt::format("{:02}", tm.tm_mday); break;
-      case 'b': out += kShort[tm.tm_mon]; break;
-      case 'B': out += kLong[tm.tm_mon]; break;
-      case 'H': out += fmt::format("{:02}", tm.tm_hour); break;
-      case 'M': out += fmt::format("{:02}", tm.tm_min); break;
-      case '%': out += '%'; break;
-      default: out += '%'; out += c;
+      case 'Y':
+        out += std::to_string(tm.tm_year + 1900);
+        break;
+      case 'm':
+        out += fmt::format("{:02}", tm.tm_mon + 1);
+        break;
+      case 'd':
+        out += fmt::format("{:02}", tm.tm_mday);
+        break;
+      case 'b':
+        out += kShort[tm.tm_mon];
+        break;
+      case 'B':
+        out += kLong[tm.tm_mon];
+        break;
+      case 'H':
+        out += fmt::format("{:02}", tm.tm_hour);
+        break;
+      case 'M':
+        out += fmt::format("{:02}", tm.tm_min);
+        break;
+      case '%':
+        out += '%';
+        break;
+      default:
+        out += '%';
+        out += c;
     }
   }
   return out;
@@ -108,7 +129,8 @@ Value attribute_path(const Value& item, const std::string& path) {
     } else if (v.is_array()) {
       char* end = nullptr;
       const long long k = std::strtoll(part.c_str(), &end, 10);
-      if (end == part.c_str() || k < 0 || k >= static_cast<long long>(v.arr->size())) return Value();
+      if (end == part.c_str() || k < 0 || k >= static_cast<long long>(v.arr->size()))
+        return Value();
       v = (*v.arr)[static_cast<size_t>(k)];
     } else {
       return Value();
@@ -136,7 +158,8 @@ std::vector<Value> slice_of(const std::vector<Value>& a, const Value& start_v, c
     stop = stop < -1 ? std::max<int64_t>(n + stop, -1) : std::min(stop, n - 1);
   }
   std::vector<Value> out;
-  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.push_back(a[static_cast<size_t>(i)]);
+  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step)
+    out.push_back(a[static_cast<size_t>(i)]);
   return out;
 }
 
@@ -158,7 +181,7 @@ class Interp {
     try {
       return block(prog_.body, global).s;
     } catch (const Located& e) {
-      fail("template error at {}: {}", location(prog_.source, e.pos), e.msg);
+      fail("template error at {}: {}", location(prog_, e.pos), e.msg);
     } catch (const BreakSignal&) {
       fail("template error: 'break' outside a loop");
     } catch (const ContinueSignal&) {
@@ -259,7 +282,13 @@ class Interp {
   Value eval(const NodeP& n, const EnvP& env) {
     if (!n) return Value();
     try {
-      return eval_inner(*n, env);
+      Value v = eval_inner(*n, env);
+      // Strings can double at every step; stop before they eat the memory.
+      if (v.is_string() && v.s.size() > lim_.max_output)
+        err("a string in the template is too large");
+      if (v.is_array() && v.arr->size() > lim_.max_output / 8)
+        err("a list in the template is too large");
+      return v;
     } catch (const std::runtime_error& e) {  // brisk::Error included
       throw Located{n->pos, e.what()};
     }
@@ -305,12 +334,18 @@ class Interp {
 
   Value eval_inner(const Node& n, const EnvP& env) {
     switch (n.kind) {
-      case Node::Kind::Text: return Value::string(n.s);
-      case Node::Kind::Comment: return Value::none();
-      case Node::Kind::Int: return Value::integer(n.i);
-      case Node::Kind::Float: return Value::number(n.f);
-      case Node::Kind::Str: return Value::string(n.s);
-      case Node::Kind::Ident: return env->lookup(n.s);
+      case Node::Kind::Text:
+        return Value::string(n.s);
+      case Node::Kind::Comment:
+        return Value::none();
+      case Node::Kind::Int:
+        return Value::integer(n.i);
+      case Node::Kind::Float:
+        return Value::number(n.f);
+      case Node::Kind::Str:
+        return Value::string(n.s);
+      case Node::Kind::Ident:
+        return env->lookup(n.s);
       case Node::Kind::ArrayLit:
       case Node::Kind::TupleLit: {
         std::vector<Value> v;
@@ -326,10 +361,12 @@ class Interp {
         }
         return Value::object(std::move(o));
       }
-      case Node::Kind::Set: return eval_set(n, env);
+      case Node::Kind::Set:
+        return eval_set(n, env);
       case Node::Kind::If:
         return block(eval(n.a, env).truthy() ? n.body : n.alt, env);
-      case Node::Kind::For: return eval_for(n, env);
+      case Node::Kind::For:
+        return eval_for(n, env);
       case Node::Kind::Macro: {
         env->vars[n.a->s] = make_macro("'" + n.a->s + "'", n.list, n.body, nullptr);
         return Value::none();
@@ -343,15 +380,19 @@ class Interp {
         inner->vars["caller"] = caller;
         return call(fn, args, inner);
       }
-      case Node::Kind::Break: throw BreakSignal{};
-      case Node::Kind::Continue: throw ContinueSignal{};
-      case Node::Kind::FilterBlock: return apply_filter(block(n.body, env), *n.a, env);
+      case Node::Kind::Break:
+        throw BreakSignal{};
+      case Node::Kind::Continue:
+        throw ContinueSignal{};
+      case Node::Kind::FilterBlock:
+        return apply_filter(block(n.body, env), *n.a, env);
       case Node::Kind::Call: {
         auto [pos, kw] = arguments(n.list, env);
         Args args{std::move(pos), std::move(kw)};
         return call(eval(n.a, env), args, env);
       }
-      case Node::Kind::Member: return eval_member(n, env);
+      case Node::Kind::Member:
+        return eval_member(n, env);
       case Node::Kind::Unary: {
         const Value v = eval(n.a, env);
         if (n.s == "not") return Value::boolean(!v.truthy());
@@ -361,8 +402,10 @@ class Interp {
         if (v.kind == K::Bool) return Value::integer(sign * (v.b ? 1 : 0));
         err("Unknown operator \"" + n.s + "\" for " + v.type_name());
       }
-      case Node::Kind::Binary: return eval_binary(n, env);
-      case Node::Kind::Filter: return apply_filter(eval(n.a, env), *n.b, env);
+      case Node::Kind::Binary:
+        return eval_binary(n, env);
+      case Node::Kind::Filter:
+        return apply_filter(eval(n.a, env), *n.b, env);
       case Node::Kind::Test: {
         const Value v = eval(n.a, env);
         const bool r = run_test(n.s, v, nullptr);
@@ -374,7 +417,8 @@ class Interp {
       }
       case Node::Kind::Ternary:
         return eval(n.a, env).truthy() ? eval(n.b, env) : eval(n.c, env);
-      default: err("unexpected construct");
+      default:
+        err("unexpected construct");
     }
   }
 
@@ -395,7 +439,8 @@ class Interp {
     } else if (lhs.kind == Node::Kind::Member) {
       const Value obj = eval(lhs.a, env);
       if (obj.kind != K::Namespace) err("cannot assign attribute on non-namespace object");
-      if (lhs.b->kind != Node::Kind::Ident) err("Cannot assign to member with non-identifier property");
+      if (lhs.b->kind != Node::Kind::Ident)
+        err("Cannot assign to member with non-identifier property");
       obj.obj->set(lhs.b->s, rhs);
     } else {
       err("Invalid left-hand side in assignment");
@@ -496,48 +541,49 @@ class Interp {
     std::set<std::string> used;
     for (const NodeP& b : body) special_args(*b, used);
     for (const NodeP& p : params) used.erase(p->s);
-    return Value::function([this, name, &params, &body, used, defining_env](const Args& args,
-                                                                             const EnvP& scope) {
-      auto env = std::make_shared<Env>(defining_env ? defining_env : scope);
-      std::vector<std::pair<std::string, Value>> kw = args.kw;
-      std::vector<std::pair<std::string, NodeP>> pending;
-      for (size_t k = 0; k < params.size(); ++k) {
-        const std::string& pname = params[k]->s;
-        Value v;
-        bool have = false;
-        if (k < args.pos.size()) {
-          v = args.pos[k];
-          have = true;
-        } else {
-          for (auto it = kw.begin(); it != kw.end(); ++it)
-            if (it->first == pname) {
-              v = it->second;
-              kw.erase(it);
+    return Value::function(
+        [this, name, &params, &body, used, defining_env](const Args& args, const EnvP& scope) {
+          auto env = std::make_shared<Env>(defining_env ? defining_env : scope);
+          std::vector<std::pair<std::string, Value>> kw = args.kw;
+          std::vector<std::pair<std::string, NodeP>> pending;
+          for (size_t k = 0; k < params.size(); ++k) {
+            const std::string& pname = params[k]->s;
+            Value v;
+            bool have = false;
+            if (k < args.pos.size()) {
+              v = args.pos[k];
               have = true;
-              break;
+            } else {
+              for (auto it = kw.begin(); it != kw.end(); ++it)
+                if (it->first == pname) {
+                  v = it->second;
+                  kw.erase(it);
+                  have = true;
+                  break;
+                }
             }
-        }
-        if (!have && params[k]->kind == Node::Kind::KwArg) pending.emplace_back(pname, params[k]->a);
-        env->vars[pname] = v;
-      }
-      if (used.count("kwargs")) {
-        Object o;
-        for (auto& [k, v] : kw) o.set(k, v);
-        env->vars["kwargs"] = Value::object(std::move(o));
-      } else if (!kw.empty()) {
-        err("macro " + name + " takes no keyword argument '" + kw[0].first + "'");
-      }
-      if (used.count("varargs")) {
-        std::vector<Value> rest;
-        for (size_t k = params.size(); k < args.pos.size(); ++k) rest.push_back(args.pos[k]);
-        env->vars["varargs"] = Value::array(std::move(rest));
-      } else if (args.pos.size() > params.size()) {
-        err("macro " + name + " takes not more than " + std::to_string(params.size()) +
-            " argument(s)");
-      }
-      for (const auto& [pname, def] : pending) env->vars[pname] = eval(def, env);
-      return block(body, env);
-    });
+            if (!have && params[k]->kind == Node::Kind::KwArg)
+              pending.emplace_back(pname, params[k]->a);
+            env->vars[pname] = v;
+          }
+          if (used.count("kwargs")) {
+            Object o;
+            for (auto& [k, v] : kw) o.set(k, v);
+            env->vars["kwargs"] = Value::object(std::move(o));
+          } else if (!kw.empty()) {
+            err("macro " + name + " takes no keyword argument '" + kw[0].first + "'");
+          }
+          if (used.count("varargs")) {
+            std::vector<Value> rest;
+            for (size_t k = params.size(); k < args.pos.size(); ++k) rest.push_back(args.pos[k]);
+            env->vars["varargs"] = Value::array(std::move(rest));
+          } else if (args.pos.size() > params.size()) {
+            err("macro " + name + " takes not more than " + std::to_string(params.size()) +
+                " argument(s)");
+          }
+          for (const auto& [pname, def] : pending) env->vars[pname] = eval(def, env);
+          return block(body, env);
+        });
   }
 
   Value eval_member(const Node& n, const EnvP& env) {
@@ -591,16 +637,17 @@ class Interp {
     }
     if (obj.is_string()) {
       const std::string s = obj.s;
-      if (name == "length")
-        return Value::integer(static_cast<int64_t>(utf8_chars(s).size()));
+      if (name == "length") return Value::integer(utf16_length(s));
       auto fn0 = [&](auto f) {
         return Value::function([s, f](const Args&, const EnvP&) { return Value::string(f(s)); });
       };
       if (name == "upper") return fn0([](const std::string& x) { return js_upper(x); });
       if (name == "lower") return fn0([](const std::string& x) { return js_lower(x); });
       if (name == "strip") return fn0([](const std::string& x) { return js_trim(x); });
-      if (name == "lstrip") return fn0([](const std::string& x) { return js_trim(x, true, false); });
-      if (name == "rstrip") return fn0([](const std::string& x) { return js_trim(x, false, true); });
+      if (name == "lstrip")
+        return fn0([](const std::string& x) { return js_trim(x, true, false); });
+      if (name == "rstrip")
+        return fn0([](const std::string& x) { return js_trim(x, false, true); });
       if (name == "title") return fn0([](const std::string& x) { return js_title(x); });
       if (name == "capitalize") return fn0([](const std::string& x) { return js_capitalize(x); });
       if (name == "startswith" || name == "endswith") {
@@ -632,8 +679,8 @@ class Interp {
             err("sep argument must be a string or null");
           if (maxs && maxs->kind != K::Int) err("maxsplit argument must be a number");
           std::vector<Value> out;
-          for (auto& part : py_split(s, sep && sep->is_string() ? &sep->s : nullptr,
-                                     maxs ? maxs->i : -1))
+          for (auto& part :
+               py_split(s, sep && sep->is_string() ? &sep->s : nullptr, maxs ? maxs->i : -1))
             out.push_back(Value::string(std::move(part)));
           return Value::array(std::move(out));
         });
@@ -728,8 +775,7 @@ class Interp {
     if (l.is_number() && r.is_number()) {
       const bool fl = l.kind == K::Float || r.kind == K::Float;
       if (op == "+" || op == "-" || op == "*") {
-        if (!fl)
-          return Value::integer(op == "+" ? l.i + r.i : op == "-" ? l.i - r.i : l.i * r.i);
+        if (!fl) return Value::integer(op == "+" ? l.i + r.i : op == "-" ? l.i - r.i : l.i * r.i);
         const double a = l.as_double(), b = r.as_double();
         return Value::number(op == "+" ? a + b : op == "-" ? a - b : a * b);
       }
@@ -801,7 +847,8 @@ class Interp {
       JsonOptions o;
       const Value* ind = kwarg(a, "indent");
       if (ind && ind->kind != K::Int && !ind->is_none()) err("If set, indent must be a number");
-      o.indent = ind && ind->kind == K::Int ? static_cast<int>(std::clamp<int64_t>(ind->i, 0, 64)) : 0;
+      o.indent =
+          ind && ind->kind == K::Int ? static_cast<int>(std::clamp<int64_t>(ind->i, 0, 64)) : 0;
       const Value* ea = kwarg(a, "ensure_ascii");
       o.ensure_ascii = ea && ea->truthy();
       const Value* sk = kwarg(a, "sort_keys");
@@ -828,7 +875,8 @@ class Interp {
       if (v.is_string()) {
         parts = utf8_chars(v.s);
       } else if (v.is_array()) {
-        for (const Value& x : *v.arr) parts.push_back(x.is_none() || x.is_undefined() ? "" : x.to_string());
+        for (const Value& x : *v.arr)
+          parts.push_back(x.is_none() || x.is_undefined() ? "" : x.to_string());
       } else {
         err("Cannot apply filter \"join\" to type: " + v.type_name());
       }
@@ -949,8 +997,7 @@ class Interp {
     }
     if (v.is_string()) {
       const std::string& s = v.s;
-      if (name == "length" || name == "count")
-        return Value::integer(static_cast<int64_t>(utf8_chars(s).size()));
+      if (name == "length" || name == "count") return Value::integer(utf16_length(s));
       if (name == "upper") return Value::string(js_upper(s));
       if (name == "lower") return Value::string(js_lower(s));
       if (name == "title") return Value::string(js_title(s));
@@ -965,7 +1012,8 @@ class Interp {
         const Value* first = a.get(1, "first");
         const Value* blank = a.get(2, "blank");
         if (width && width->kind != K::Int) err("width must be a number");
-        const std::string ind(static_cast<size_t>(width ? std::clamp<int64_t>(width->i, 0, 256) : 4), ' ');
+        const std::string ind(
+            static_cast<size_t>(width ? std::clamp<int64_t>(width->i, 0, 256) : 4), ' ');
         std::string out;
         size_t p = 0, line = 0;
         while (true) {
@@ -986,7 +1034,8 @@ class Interp {
     }
     if (v.is_number()) {
       if (name == "abs")
-        return v.kind == K::Int ? Value::integer(v.i < 0 ? -v.i : v.i) : Value::number(std::fabs(v.f));
+        return v.kind == K::Int ? Value::integer(v.i < 0 ? -v.i : v.i)
+                                : Value::number(std::fabs(v.f));
       if (name == "string") return Value::string(v.to_string());
       err("Unknown NumericValue filter: " + name);
     }

@@ -11,8 +11,31 @@ namespace brisk::jinja {
 namespace {
 
 enum class T {
-  Text, Num, Str, Ident, Equals, LParen, RParen, OpenStmt, CloseStmt, OpenExpr, CloseExpr,
-  LBracket, RBracket, LBrace, RBrace, Comma, Dot, Colon, Pipe, Add, Mul, Pow, Cmp, Unary, Comment,
+  Text,
+  Num,
+  Str,
+  Ident,
+  Equals,
+  LParen,
+  RParen,
+  OpenStmt,
+  CloseStmt,
+  OpenExpr,
+  CloseExpr,
+  LBracket,
+  RBracket,
+  LBrace,
+  RBrace,
+  Comma,
+  Dot,
+  Colon,
+  Pipe,
+  Add,
+  Mul,
+  Pow,
+  Cmp,
+  Unary,
+  Comment,
 };
 
 struct Tok {
@@ -21,78 +44,102 @@ struct Tok {
   size_t pos;
 };
 
-bool is_word(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_word(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
-[[noreturn]] void syntax_error(const std::string& src, size_t pos, const std::string& what) {
-  fail("template syntax error at {}: {}", location(src, pos), what);
+struct Located {
+  size_t pos;  // in the preprocessed text
+  std::string msg;
+};
+
+[[noreturn]] void syntax_error(const std::string&, size_t pos, const std::string& what) {
+  throw Located{pos, what};
 }
 
-// lstrip_blocks, trim_blocks, the trailing newline, and transformers' {% generation %} markers.
-std::string preprocess(std::string t) {
-  if (!t.empty() && t.back() == '\n') t.pop_back();
-  std::string a;
-  a.reserve(t.size());
-  for (size_t i = 0; i < t.size();) {  // spaces and tabs before a block tag at a line start
-    const bool line_start = i == 0 || t[i - 1] == '\n';
-    if (line_start) {
-      size_t j = i;
-      while (j < t.size() && (t[j] == ' ' || t[j] == '\t')) ++j;
-      if (j + 1 < t.size() && t[j] == '{' && (t[j + 1] == '#' || t[j + 1] == '%' || t[j + 1] == '-')) {
-        i = j;
-      }
-    }
-    a += t[i++];
+// Text with, for each byte, its offset in the template as written (errors point there).
+struct Mapped {
+  std::string text;
+  std::vector<size_t> origin;
+  void put(const Mapped& from, size_t i) {
+    text += from.text[i];
+    origin.push_back(from.origin[i]);
   }
-  std::string b;
-  b.reserve(a.size());
-  for (size_t i = 0; i < a.size(); ++i) {  // the newline right after a block tag
-    b += a[i];
-    if (a[i] == '}' && i > 0 && (a[i - 1] == '#' || a[i - 1] == '%' || a[i - 1] == '-') &&
-        i + 1 < a.size() && a[i + 1] == '\n')
+  void put(const Mapped& from, size_t i, size_t n) {
+    for (size_t k = i; k < i + n && k < from.text.size(); ++k) put(from, k);
+  }
+};
+
+// lstrip_blocks, trim_blocks, the trailing newline, and transformers' {% generation %} markers.
+Mapped preprocess(const std::string& src) {
+  Mapped t;
+  t.text = src;
+  t.origin.resize(src.size());
+  for (size_t i = 0; i < src.size(); ++i) t.origin[i] = i;
+  if (!t.text.empty() && t.text.back() == '\n') {
+    t.text.pop_back();
+    t.origin.pop_back();
+  }
+  Mapped a;
+  for (size_t i = 0; i < t.text.size();) {  // spaces and tabs before a block tag at a line start
+    const std::string& x = t.text;
+    if (i == 0 || x[i - 1] == '\n') {
+      size_t j = i;
+      while (j < x.size() && (x[j] == ' ' || x[j] == '\t')) ++j;
+      if (j + 1 < x.size() && x[j] == '{' &&
+          (x[j + 1] == '#' || x[j + 1] == '%' || x[j + 1] == '-'))
+        i = j;
+    }
+    a.put(t, i++);
+  }
+  Mapped b;
+  for (size_t i = 0; i < a.text.size(); ++i) {  // the newline right after a block tag
+    const std::string& x = a.text;
+    b.put(a, i);
+    if (x[i] == '}' && i > 0 && (x[i - 1] == '#' || x[i - 1] == '%' || x[i - 1] == '-') &&
+        i + 1 < x.size() && x[i + 1] == '\n')
       ++i;
   }
   // {%- generation -%} / {% endgeneration %}: removed, with their whitespace control honoured.
-  std::string c;
-  for (size_t i = 0; i < b.size();) {
-    const size_t open = b.find("{%", i);
+  Mapped c;
+  const std::string& x = b.text;
+  for (size_t i = 0; i < x.size();) {
+    const size_t open = x.find("{%", i);
     if (open == std::string::npos) {
-      c += b.substr(i);
+      c.put(b, i, x.size() - i);
       break;
     }
     size_t k = open + 2;
-    const bool lstrip = k < b.size() && b[k] == '-';
+    const bool lstrip = k < x.size() && x[k] == '-';
     if (lstrip) ++k;
-    while (k < b.size() && is_space(b[k])) ++k;
-    std::string word;
-    if (b.compare(k, 3, "end") == 0) k += 3;
-    if (b.compare(k, 10, "generation") != 0) {
-      c += b.substr(i, open + 2 - i);
-      i = open + 2;
-      continue;
+    while (k < x.size() && is_space(x[k])) ++k;
+    if (x.compare(k, 3, "end") == 0) k += 3;
+    bool tag = x.compare(k, 10, "generation") == 0;
+    if (tag) {
+      k += 10;
+      while (k < x.size() && is_space(x[k])) ++k;
     }
-    k += 10;
-    while (k < b.size() && is_space(b[k])) ++k;
-    const bool rstrip = k < b.size() && b[k] == '-';
+    const bool rstrip = tag && k < x.size() && x[k] == '-';
     if (rstrip) ++k;
-    if (b.compare(k, 2, "%}") != 0) {
-      c += b.substr(i, open + 2 - i);
+    tag = tag && x.compare(k, 2, "%}") == 0;
+    if (!tag) {
+      c.put(b, i, open + 2 - i);
       i = open + 2;
       continue;
     }
     k += 2;
-    std::string before = b.substr(i, open - i);
-    if (lstrip) {
-      size_t e = before.size();
-      while (e > 0 && is_space(before[e - 1])) --e;
-      before.resize(e);
-    }
-    c += before;
+    size_t e = open;
+    if (lstrip)
+      while (e > i && is_space(x[e - 1])) --e;
+    c.put(b, i, e - i);
     if (rstrip)
-      while (k < b.size() && is_space(b[k])) ++k;
+      while (k < x.size() && is_space(x[k])) ++k;
     i = k;
   }
   return c;
@@ -123,15 +170,33 @@ std::vector<Tok> tokenize(const std::string& src) {
         if (++p >= src.size()) syntax_error(src, p, "unexpected end of input");
         const char e = src[p++];
         switch (e) {
-          case 'n': out += '\n'; break;
-          case 't': out += '\t'; break;
-          case 'r': out += '\r'; break;
-          case 'b': out += '\b'; break;
-          case 'f': out += '\f'; break;
-          case 'v': out += '\v'; break;
-          case '\'': out += '\''; break;
-          case '"': out += '"'; break;
-          case '\\': out += '\\'; break;
+          case 'n':
+            out += '\n';
+            break;
+          case 't':
+            out += '\t';
+            break;
+          case 'r':
+            out += '\r';
+            break;
+          case 'b':
+            out += '\b';
+            break;
+          case 'f':
+            out += '\f';
+            break;
+          case 'v':
+            out += '\v';
+            break;
+          case '\'':
+            out += '\'';
+            break;
+          case '"':
+            out += '"';
+            break;
+          case '\\':
+            out += '\\';
+            break;
           case 'x':
           case 'u': {
             const size_t n = e == 'x' ? 2 : 4;
@@ -155,7 +220,8 @@ std::vector<Tok> tokenize(const std::string& src) {
             p += n;
             break;
           }
-          default: syntax_error(src, p - 1, std::string("unexpected escaped character: ") + e);
+          default:
+            syntax_error(src, p - 1, std::string("unexpected escaped character: ") + e);
         }
         continue;
       }
@@ -179,9 +245,8 @@ std::vector<Tok> tokenize(const std::string& src) {
     const Tok* lt = last();
     if (!lt || lt->type == T::CloseStmt || lt->type == T::CloseExpr || lt->type == T::Comment) {
       const size_t start = p;
-      while (p < src.size() &&
-             !(src[p] == '{' && p + 1 < src.size() &&
-               (src[p + 1] == '%' || src[p + 1] == '{' || src[p + 1] == '#')))
+      while (p < src.size() && !(src[p] == '{' && p + 1 < src.size() &&
+                                 (src[p + 1] == '%' || src[p + 1] == '{' || src[p + 1] == '#')))
         ++p;
       if (p > start) {
         toks.push_back({T::Text, src.substr(start, p - start), start});
@@ -354,14 +419,16 @@ class Parser {
         n->s = tk.value;
         return n;
       }
-      case T::OpenStmt: return statement();
+      case T::OpenStmt:
+        return statement();
       case T::OpenExpr: {
         ++cur_;
         auto e = expression();
         expect(T::CloseExpr, "'}}'");
         return e;
       }
-      default: error("unexpected token '" + tk.value + "'");
+      default:
+        error("unexpected token '" + tk.value + "'");
     }
   }
 
@@ -787,15 +854,17 @@ class Parser {
         ++cur_;
         return n;
       }
-      default: syntax_error(src_, tk.pos, "unexpected '" + tk.value + "'");
+      default:
+        syntax_error(src_, tk.pos, "unexpected '" + tk.value + "'");
     }
   }
 };
 
 }  // namespace
 
-std::string location(const std::string& source, size_t pos) {
-  pos = std::min(pos, source.size());
+std::string location(const Program& p, size_t pos) {
+  const std::string& source = p.source;
+  pos = p.origin.empty() ? 0 : pos < p.origin.size() ? p.origin[pos] : source.size();
   size_t line = 1, col = 1;
   for (size_t k = 0; k < pos; ++k) {
     if (source[k] == '\n') {
@@ -810,10 +879,17 @@ std::string location(const std::string& source, size_t pos) {
 
 Program parse(const std::string& template_text) {
   Program p;
-  p.source = preprocess(template_text);
-  const auto toks = tokenize(p.source);
-  Parser parser(toks, p.source);
-  p.body = parser.program();
+  Mapped m = preprocess(template_text);
+  p.source = template_text;
+  p.origin = std::move(m.origin);
+  const std::string& text = m.text;
+  try {
+    const auto toks = tokenize(text);
+    Parser parser(toks, text);
+    p.body = parser.program();
+  } catch (const Located& e) {
+    fail("template syntax error at {}: {}", location(p, e.pos), e.msg);
+  }
   return p;
 }
 

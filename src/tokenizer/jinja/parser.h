@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "tokenizer/jinja/ast.h"
 
@@ -11,12 +12,13 @@ namespace brisk::jinja {
 
 struct Program {
   Block body;
-  std::string source;  // the preprocessed text positions refer to
+  std::string source;          // the template as written
+  std::vector<size_t> origin;  // node positions (in the preprocessed text) -> offsets in source
 };
 
 Program parse(const std::string& template_text);
 
-// "line L, column C" of an offset in `source`.
-std::string location(const std::string& source, size_t pos);
+// "line L, column C" in the template as written, for a node position.
+std::string location(const Program& p, size_t pos);
 
 }  // namespace brisk::jinja

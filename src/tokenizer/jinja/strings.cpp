@@ -9,7 +9,9 @@
 namespace brisk::jinja {
 namespace {
 
-bool js_space(uint32_t cp) { return cpt_is_whitespace(cp) || cp == 0xFEFF; }
+bool js_space(uint32_t cp) {
+  return cpt_is_whitespace(cp) || cp == 0xFEFF;
+}
 bool ascii_word(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
@@ -69,6 +71,12 @@ std::vector<std::string> utf8_chars(const std::string& s) {
   return out;
 }
 
+int64_t utf16_length(const std::string& s) {
+  int64_t n = 0;
+  for (uint32_t cp : utf8_to_cpts(s)) n += cp >= 0x10000 ? 2 : 1;
+  return n;
+}
+
 std::vector<std::string> py_split(const std::string& s, const std::string* sep, int64_t maxsplit) {
   std::vector<std::string> out;
   if (!sep) {
@@ -78,8 +86,8 @@ std::vector<std::string> py_split(const std::string& s, const std::string* sep, 
       size_t j = i;
       while (j < cps.size() && !js_space(cps[j])) ++j;
       if (maxsplit != -1 && static_cast<int64_t>(out.size()) >= maxsplit) {
-        out.push_back(cpts_to_utf8(std::vector<uint32_t>(cps.begin() + static_cast<long>(i),
-                                                         cps.end())));
+        out.push_back(
+            cpts_to_utf8(std::vector<uint32_t>(cps.begin() + static_cast<long>(i), cps.end())));
         return out;
       }
       out.push_back(cpts_to_utf8(std::vector<uint32_t>(cps.begin() + static_cast<long>(i),

@@ -3,6 +3,7 @@
 // in characters.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,8 @@ std::string js_lower(const std::string& s);
 std::string js_title(const std::string& s);       // /\b\w/g upper-cased
 std::string js_capitalize(const std::string& s);  // first character upper, the rest unchanged
 std::vector<std::string> utf8_chars(const std::string& s);
+// Length in UTF-16 code units, as JavaScript counts (a character outside the BMP counts 2).
+int64_t utf16_length(const std::string& s);
 // Python's str.split: on runs of whitespace when sep is empty (and `whitespace` is true).
 std::vector<std::string> py_split(const std::string& s, const std::string* sep, int64_t maxsplit);
 std::string replace_all(const std::string& s, const std::string& from, const std::string& to,

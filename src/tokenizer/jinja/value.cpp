@@ -53,63 +53,86 @@ Value Value::function(Function f) {
   return x;
 }
 
-Value Value::from_json(const nlohmann::json& j) {
+Value Value::from_json(const nlohmann::ordered_json& j) {
   switch (j.type()) {
-    case nlohmann::json::value_t::null: return none();
-    case nlohmann::json::value_t::boolean: return boolean(j.get<bool>());
-    case nlohmann::json::value_t::number_integer: return integer(j.get<int64_t>());
-    case nlohmann::json::value_t::number_unsigned:
+    case nlohmann::ordered_json::value_t::null:
+      return none();
+    case nlohmann::ordered_json::value_t::boolean:
+      return boolean(j.get<bool>());
+    case nlohmann::ordered_json::value_t::number_integer:
+      return integer(j.get<int64_t>());
+    case nlohmann::ordered_json::value_t::number_unsigned:
       return integer(static_cast<int64_t>(j.get<uint64_t>()));
-    case nlohmann::json::value_t::number_float: {
+    case nlohmann::ordered_json::value_t::number_float: {
       // JavaScript has one number type: an integral value is an integer there.
       const double d = j.get<double>();
       if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.0e15)
         return integer(static_cast<int64_t>(d));
       return number(d);
     }
-    case nlohmann::json::value_t::string: return string(j.get<std::string>());
-    case nlohmann::json::value_t::array: {
+    case nlohmann::ordered_json::value_t::string:
+      return string(j.get<std::string>());
+    case nlohmann::ordered_json::value_t::array: {
       std::vector<Value> v;
       for (const auto& e : j) v.push_back(from_json(e));
       return array(std::move(v));
     }
-    case nlohmann::json::value_t::object: {
+    case nlohmann::ordered_json::value_t::object: {
       Object o;
       for (auto it = j.begin(); it != j.end(); ++it) o.items.emplace_back(it.key(), from_json(*it));
       return object(std::move(o));
     }
-    default: return Value();
+    default:
+      return Value();
   }
 }
 
 bool Value::truthy() const {
   switch (kind) {
     case Kind::Undefined:
-    case Kind::None: return false;
-    case Kind::Bool: return b;
-    case Kind::Int: return i != 0;
-    case Kind::Float: return f != 0 && !std::isnan(f);
-    case Kind::String: return !s.empty();
-    case Kind::Array: return !arr->empty();
-    case Kind::Object: return !obj->items.empty();
+    case Kind::None:
+      return false;
+    case Kind::Bool:
+      return b;
+    case Kind::Int:
+      return i != 0;
+    case Kind::Float:
+      return f != 0 && !std::isnan(f);
+    case Kind::String:
+      return !s.empty();
+    case Kind::Array:
+      return !arr->empty();
+    case Kind::Object:
+      return !obj->items.empty();
     case Kind::Namespace:
-    case Kind::Callable: return true;
+    case Kind::Callable:
+      return true;
   }
   return false;
 }
 
 std::string Value::type_name() const {
   switch (kind) {
-    case Kind::Undefined: return "UndefinedValue";
-    case Kind::None: return "NullValue";
-    case Kind::Bool: return "BooleanValue";
-    case Kind::Int: return "IntegerValue";
-    case Kind::Float: return "FloatValue";
-    case Kind::String: return "StringValue";
-    case Kind::Array: return "ArrayValue";
-    case Kind::Object: return "ObjectValue";
-    case Kind::Namespace: return "NamespaceValue";
-    case Kind::Callable: return "FunctionValue";
+    case Kind::Undefined:
+      return "UndefinedValue";
+    case Kind::None:
+      return "NullValue";
+    case Kind::Bool:
+      return "BooleanValue";
+    case Kind::Int:
+      return "IntegerValue";
+    case Kind::Float:
+      return "FloatValue";
+    case Kind::String:
+      return "StringValue";
+    case Kind::Array:
+      return "ArrayValue";
+    case Kind::Object:
+      return "ObjectValue";
+    case Kind::Namespace:
+      return "NamespaceValue";
+    case Kind::Callable:
+      return "FunctionValue";
   }
   return "?";
 }
@@ -138,13 +161,27 @@ std::string json_string(const std::string& s, bool ensure_ascii) {
   std::string out = "\"";
   for (uint32_t cp : utf8_to_cpts(s)) {
     switch (cp) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (cp < 0x20) {
           out += fmt::format("\\u{:04x}", cp);
@@ -167,19 +204,26 @@ std::string json_string(const std::string& s, bool ensure_ascii) {
 
 std::string Value::to_string() const {
   switch (kind) {
-    case Kind::Undefined: return "undefined";
-    case Kind::None: return "null";
-    case Kind::Bool: return b ? "true" : "false";
-    case Kind::Int: return std::to_string(i);
+    case Kind::Undefined:
+      return "undefined";
+    case Kind::None:
+      return "null";
+    case Kind::Bool:
+      return b ? "true" : "false";
+    case Kind::Int:
+      return std::to_string(i);
     case Kind::Float:
       if (f == 0 && std::signbit(f)) return "-0.0";
       if (std::isfinite(f) && f == std::floor(f)) return fmt::format("{:.1f}", f);
       return js_number(f);
-    case Kind::String: return s;
+    case Kind::String:
+      return s;
     case Kind::Array:
     case Kind::Object:
-    case Kind::Namespace: return to_json(*this, {}, 0, false);
-    case Kind::Callable: return "[function]";
+    case Kind::Namespace:
+      return to_json(*this, {}, 0, false);
+    case Kind::Callable:
+      return "[function]";
   }
   return "";
 }
@@ -193,12 +237,18 @@ std::string to_json(const Value& v, const JsonOptions& o, int depth, bool undefi
     item_sep = ",";
   }
   switch (v.kind) {
-    case Value::Kind::None: return "null";
-    case Value::Kind::Undefined: return undefined_as_null ? "null" : "undefined";
-    case Value::Kind::Bool: return v.b ? "true" : "false";
-    case Value::Kind::Int: return std::to_string(v.i);
-    case Value::Kind::Float: return std::isfinite(v.f) ? js_number(v.f) : "null";
-    case Value::Kind::String: return json_string(v.s, o.ensure_ascii);
+    case Value::Kind::None:
+      return "null";
+    case Value::Kind::Undefined:
+      return undefined_as_null ? "null" : "undefined";
+    case Value::Kind::Bool:
+      return v.b ? "true" : "false";
+    case Value::Kind::Int:
+      return std::to_string(v.i);
+    case Value::Kind::Float:
+      return std::isfinite(v.f) ? js_number(v.f) : "null";
+    case Value::Kind::String:
+      return json_string(v.s, o.ensure_ascii);
     case Value::Kind::Array:
     case Value::Kind::Object:
     case Value::Kind::Namespace: {
@@ -223,15 +273,16 @@ std::string to_json(const Value& v, const JsonOptions& o, int depth, bool undefi
         std::stable_sort(entries.begin(), entries.end(),
                          [](const auto& a, const auto& b) { return a.first < b.first; });
       for (const auto& [k, e] : entries) {
-        std::string s = json_string(k, o.ensure_ascii) + key_sep +
-                        to_json(e, o, depth + 1, undefined_as_null);
+        std::string s =
+            json_string(k, o.ensure_ascii) + key_sep + to_json(e, o, depth + 1, undefined_as_null);
         core.push_back(o.indent ? child + s : s);
       }
       std::string s = "{";
       for (size_t k = 0; k < core.size(); ++k) s += (k ? item_sep : "") + core[k];
       return s + (o.indent && !core.empty() ? base : "") + "}";
     }
-    case Value::Kind::Callable: throw std::runtime_error("Cannot convert to JSON: FunctionValue");
+    case Value::Kind::Callable:
+      throw std::runtime_error("Cannot convert to JSON: FunctionValue");
   }
   return "";
 }
@@ -244,14 +295,21 @@ bool strict_equal(const Value& a, const Value& b) {
   }
   switch (a.kind) {
     case Value::Kind::Undefined:
-    case Value::Kind::None: return true;
-    case Value::Kind::Bool: return a.b == b.b;
-    case Value::Kind::String: return a.s == b.s;
-    case Value::Kind::Array: return a.arr == b.arr;
+    case Value::Kind::None:
+      return true;
+    case Value::Kind::Bool:
+      return a.b == b.b;
+    case Value::Kind::String:
+      return a.s == b.s;
+    case Value::Kind::Array:
+      return a.arr == b.arr;
     case Value::Kind::Object:
-    case Value::Kind::Namespace: return a.obj == b.obj;
-    case Value::Kind::Callable: return a.fn == b.fn;
-    default: return false;
+    case Value::Kind::Namespace:
+      return a.obj == b.obj;
+    case Value::Kind::Callable:
+      return a.fn == b.fn;
+    default:
+      return false;
   }
 }
 

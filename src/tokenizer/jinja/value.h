@@ -45,14 +45,30 @@ struct Value {
   std::shared_ptr<Function> fn;
 
   static Value none() { return with(Kind::None); }
-  static Value boolean(bool v) { Value x = with(Kind::Bool); x.b = v; return x; }
-  static Value integer(int64_t v) { Value x = with(Kind::Int); x.i = v; return x; }
-  static Value number(double v) { Value x = with(Kind::Float); x.f = v; return x; }
-  static Value string(std::string v) { Value x = with(Kind::String); x.s = std::move(v); return x; }
+  static Value boolean(bool v) {
+    Value x = with(Kind::Bool);
+    x.b = v;
+    return x;
+  }
+  static Value integer(int64_t v) {
+    Value x = with(Kind::Int);
+    x.i = v;
+    return x;
+  }
+  static Value number(double v) {
+    Value x = with(Kind::Float);
+    x.f = v;
+    return x;
+  }
+  static Value string(std::string v) {
+    Value x = with(Kind::String);
+    x.s = std::move(v);
+    return x;
+  }
   static Value array(std::vector<Value> v = {});
   static Value object(Object o = {}, Kind k = Kind::Object);
   static Value function(Function f);
-  static Value from_json(const nlohmann::json& j);
+  static Value from_json(const nlohmann::ordered_json& j);  // keeps key order
 
   bool is_undefined() const { return kind == Kind::Undefined; }
   bool is_none() const { return kind == Kind::None; }
@@ -67,7 +83,11 @@ struct Value {
   std::string to_string() const;  // as printed in template output
 
  private:
-  static Value with(Kind k) { Value x; x.kind = k; return x; }
+  static Value with(Kind k) {
+    Value x;
+    x.kind = k;
+    return x;
+  }
 };
 
 struct JsonOptions {
@@ -76,7 +96,8 @@ struct JsonOptions {
   const std::pair<std::string, std::string>* separators = nullptr;
 };
 // JSON text as the reference's tojson writes it (", " and ": " on one line).
-std::string to_json(const Value& v, const JsonOptions& o, int depth = 0, bool undefined_as_null = true);
+std::string to_json(const Value& v, const JsonOptions& o, int depth = 0,
+                    bool undefined_as_null = true);
 
 // Loose equality (==) and strict equality (in, unique) as the reference applies them.
 bool loose_equal(const Value& a, const Value& b);

@@ -1,0 +1,132 @@
+// Chat templates rendered by brisk's Jinja interpreter against the reference renderer
+// (@huggingface/jinja): tests/tokenizer/jinja/expected/*.json were written by render.mjs there,
+// for every template in templates/ and every conversation in conversations.json.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "formats/loader.h"
+#include "support/test_util.h"
+#include "tokenizer/chat_template.h"
+#include "tokenizer/jinja/interpreter.h"
+#include "tokenizer/vocab.h"
+
+namespace brisk {
+namespace {
+
+using json = nlohmann::ordered_json;
+const std::string kDir = "tests/tokenizer/jinja/";
+
+TEST(ChatTemplate, EveryTemplateMatchesTheReferenceRenderer) {
+  const json manifest = json::parse(test::read_file(kDir + "templates.json"));
+  const json convs = json::parse(test::read_file(kDir + "conversations.json"));
+  ASSERT_GE(manifest.size(), 13u);  // Llama-3, Qwen3, Phi-3 and at least ten more
+  size_t compared = 0, errors = 0;
+  for (auto it = manifest.begin(); it != manifest.end(); ++it) {
+    const std::string name = it.key();
+    const ChatTemplate tmpl(test::read_file(kDir + "templates/" + name + ".jinja"),
+                            it.value().at("bos_token"), it.value().at("eos_token"));
+    const json expected = json::parse(test::read_file(kDir + "expected/" + name + ".json"));
+    ASSERT_EQ(expected.size(), convs.size() * 2) << name;
+    for (const json& e : expected) {
+      const json* conv = nullptr;
+      for (const json& c : convs)
+        if (c.at("name") == e.at("conversation")) conv = &c;
+      ASSERT_NE(conv, nullptr);
+      json extra = {{"date_string", "26 Jul 2024"}};
+      if (conv->contains("tools")) extra["tools"] = conv->at("tools");
+      const std::string what = name + " / " + e.at("conversation").get<std::string>() +
+                               (e.at("add_generation_prompt").get<bool>() ? " +gen" : "");
+      try {
+        const std::string got =
+            tmpl.apply(conv->at("messages"), e.at("add_generation_prompt"), extra);
+        ASSERT_TRUE(e.contains("output"))
+            << what << ": the reference raised '" << e.value("error", "") << "', brisk rendered:\n"
+            << got;
+        EXPECT_EQ(got, e.at("output").get<std::string>()) << what;
+      } catch (const Error& err) {
+        EXPECT_TRUE(e.contains("error")) << what << ": " << err.what();
+        ++errors;
+      }
+      ++compared;
+    }
+  }
+  EXPECT_GE(compared, 13u * 12u);
+  EXPECT_GT(errors, 0u);  // raise_exception paths are compared too
+}
+
+TEST(ChatTemplate, ModelTemplatesFromFiles) {
+  // The Phi-3 template travels in the GGUF; Llama-3's and Qwen3's in tokenizer_config.json.
+  for (const char* f :
+       {"tokenizers/llama.cpp-vocab/ggml-vocab-phi-3.gguf", "tokenizers/llama3-hf/tokenizer.json",
+        "tokenizers/qwen3-hf/tokenizer.json"}) {
+    const Vocab v = Vocab::from_model(load_model_file(test::shared(f)));
+    const auto t = ChatTemplate::for_vocab(v);
+    const std::string out = t.apply(json::array({{{"role", "user"}, {"content", "Hi"}}}), true);
+    EXPECT_NE(out.find("Hi"), std::string::npos) << f;
+  }
+  const Vocab stories =
+      Vocab::from_model(load_model_file(test::shared("models/stories260K/stories260K.gguf")));
+  EXPECT_THROW(ChatTemplate::for_vocab(stories), Error);
+}
+
+std::string render(const std::string& src, const json& ctx = json::object()) {
+  return ChatTemplate(src).apply(json::array(), false, ctx);
+}
+
+TEST(Jinja, ErrorsNameLineAndColumn) {
+  try {
+    render("line one\n{% if x %}\n{{ 1 + }}\n{% endif %}");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("line 3"), std::string::npos) << e.what();
+  }
+  try {
+    render("{{ 'a' }}\n  {{ undefined_thing.x.y + 1 }}");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("line 2"), std::string::npos) << e.what();
+  }
+  try {
+    render("{% for x in y %}never closed");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not closed"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(render("{{ raise_exception('bad conversation') }}"), Error);
+}
+
+std::string render_limited(const std::string& src) {
+  jinja::Limits lim;
+  lim.max_steps = 200000;  // small limits keep the test quick (the defaults are far larger)
+  lim.max_output = 1 << 20;
+  return jinja::render(jinja::parse(src), jinja::Value::object(), lim);
+}
+
+TEST(Jinja, HostileTemplatesAreBounded) {
+  // Endless recursion, huge loops and huge output stop with an error instead of hanging.
+  EXPECT_THROW(render("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}"), Error);
+  EXPECT_THROW(render_limited("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor "
+                              "%}{% endfor %}"),
+               Error);
+  EXPECT_THROW(render_limited(
+                   "{% set s = namespace(t='x') %}{% for i in range(100) %}{% set s.t = s.t + s.t "
+                   "%}{% endfor %}{{ s.t | length }}"),
+               Error);
+  // No access to anything outside the context.
+  EXPECT_EQ(render("{{ os }}{{ self }}{{ config }}"), "");
+}
+
+TEST(Jinja, WhitespaceControlAndLoopHelpers) {
+  EXPECT_EQ(render("a  {%- if true -%}  b  {%- endif -%}  c"), "abc");
+  EXPECT_EQ(render("{% for x in xs %}\n{{ loop.index }}{{ ',' if not loop.last }}\n{% endfor %}",
+                   {{"xs", {1, 2, 3}}}),
+            "1,\n2,\n3\n");
+  EXPECT_EQ(render("{{ x | default('none') }} {{ y | default('d', true) }}", {{"y", ""}}),
+            "none d");
+}
+
+}  // namespace
+}  // namespace brisk

@@ -1,0 +1,37 @@
+// Renders every template in templates/ for every conversation in conversations.json, with
+// add_generation_prompt true and false, using the reference renderer (@huggingface/jinja, what
+// transformers.js uses). Writes expected/<template>.json; the C++ tests compare byte for byte.
+// Usage: cd tests/tokenizer/jinja && npm install && node render.mjs
+import { Template } from "@huggingface/jinja";
+import fs from "node:fs";
+
+const manifest = JSON.parse(fs.readFileSync("templates.json", "utf8"));
+const conversations = JSON.parse(fs.readFileSync("conversations.json", "utf8"));
+fs.mkdirSync("expected", { recursive: true });
+for (const [name, info] of Object.entries(manifest)) {
+  const source = fs.readFileSync(`templates/${name}.jinja`, "utf8");
+  const template = new Template(source);
+  const cases = [];
+  for (const conv of conversations) {
+    for (const add_generation_prompt of [true, false]) {
+      const context = {
+        messages: conv.messages,
+        add_generation_prompt,
+        bos_token: info.bos_token,
+        eos_token: info.eos_token,
+        date_string: "26 Jul 2024",  // templates that show today's date get a fixed one
+      };
+      if (conv.tools) context.tools = conv.tools;
+      let result;
+      try {
+        result = { output: template.render(context) };
+      } catch (e) {
+        result = { error: String(e.message ?? e) };
+      }
+      cases.push({ conversation: conv.name, add_generation_prompt, ...result });
+    }
+  }
+  fs.writeFileSync(`expected/${name}.json`, JSON.stringify(cases, null, 1) + "\n");
+  const errors = cases.filter((c) => c.error).length;
+  console.log(`${name}: ${cases.length} renderings${errors ? `, ${errors} raise errors` : ""}`);
+}
