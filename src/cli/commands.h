@@ -17,5 +17,6 @@ void register_bench_throughput(CLI::App& bench, Commands& c);  // brisk bench th
 void register_quantize(CLI::App& app, Commands& c);
 void register_perplexity(CLI::App& app, Commands& c);
 void register_tokenize(CLI::App& app, Commands& c);
+void register_chat(CLI::App& app, Commands& c);
 
 }  // namespace brisk::cli

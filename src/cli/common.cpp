@@ -57,4 +57,29 @@ std::unique_ptr<Model> load_model(ModelArgs& a, double* seconds) {
   return m;
 }
 
+void add_sampling_options(CLI::App& app, SamplingParams& sp, int64_t& seed) {
+  app.add_option("--temp", sp.temperature,
+                 "Sampling temperature; 0 picks the most likely token (greedy)")
+      ->check(CLI::Range(0.0f, 100.0f));
+  app.add_option("--top-k", sp.top_k, "Keep only the k most likely tokens (0: off)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--top-p", sp.top_p,
+                 "Keep the most likely tokens whose probabilities sum to p (1: off)")
+      ->check(CLI::Range(0.0f, 1.0f));
+  app.add_option("--min-p", sp.min_p,
+                 "Drop tokens less likely than min-p times the most likely one (0: off)")
+      ->check(CLI::Range(0.0f, 1.0f));
+  app.add_option("--repeat-penalty", sp.repeat_penalty,
+                 "Penalize tokens seen in the last --repeat-last-n tokens (1: off)")
+      ->check(CLI::Range(0.0f, 100.0f));
+  app.add_option("--repeat-last-n", sp.penalty_last_n,
+                 "Tokens the penalties look back over (-1: whole context)")
+      ->check(CLI::Range(-1, 1 << 24));
+  app.add_option("--presence-penalty", sp.presence_penalty,
+                 "Subtract this from tokens already present (0: off)");
+  app.add_option("--frequency-penalty", sp.frequency_penalty,
+                 "Subtract this times a token's count (0: off)");
+  app.add_option("-s,--seed", seed, "Random seed (-1: random, printed to stderr)");
+}
+
 }  // namespace brisk::cli

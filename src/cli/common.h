@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "engine/sampler.h"
 #include "model/model.h"
 
 namespace brisk::cli {
@@ -23,5 +24,8 @@ void add_model_options(CLI::App& app, ModelArgs& a, bool required = false);
 std::string resolve_model(ModelArgs& a);
 
 std::unique_ptr<Model> load_model(ModelArgs& a, double* seconds);
+
+// llama.cpp's sampling flags (--temp, --top-k, --top-p, --min-p, penalties, -s/--seed).
+void add_sampling_options(CLI::App& app, SamplingParams& sp, int64_t& seed);
 
 }  // namespace brisk::cli

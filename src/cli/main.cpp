@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   brisk::cli::register_quantize(app, cmds);
   brisk::cli::register_perplexity(app, cmds);
   brisk::cli::register_tokenize(app, cmds);
+  brisk::cli::register_chat(app, cmds);
   try {
     app.parse(static_cast<int>(cargs.size()), cargs.data());
   } catch (const CLI::ParseError& e) {

@@ -126,28 +126,7 @@ void register_run(CLI::App& app, Commands& c) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
   s->add_option("-b,--batch-size", a->n_batch, "Prompt tokens processed per forward pass")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
-  s->add_option("--temp", a->sp.temperature,
-                "Sampling temperature; 0 picks the most likely token (greedy)")
-      ->check(CLI::Range(0.0f, 100.0f));
-  s->add_option("--top-k", a->sp.top_k, "Keep only the k most likely tokens (0: off)")
-      ->check(CLI::NonNegativeNumber);
-  s->add_option("--top-p", a->sp.top_p,
-                "Keep the most likely tokens whose probabilities sum to p (1: off)")
-      ->check(CLI::Range(0.0f, 1.0f));
-  s->add_option("--min-p", a->sp.min_p,
-                "Drop tokens less likely than min-p times the most likely one (0: off)")
-      ->check(CLI::Range(0.0f, 1.0f));
-  s->add_option("--repeat-penalty", a->sp.repeat_penalty,
-                "Penalize tokens seen in the last --repeat-last-n tokens (1: off)")
-      ->check(CLI::Range(0.0f, 100.0f));
-  s->add_option("--repeat-last-n", a->sp.penalty_last_n,
-                "Tokens the penalties look back over (-1: whole context)")
-      ->check(CLI::Range(-1, 1 << 24));
-  s->add_option("--presence-penalty", a->sp.presence_penalty,
-                "Subtract this from tokens already present (0: off)");
-  s->add_option("--frequency-penalty", a->sp.frequency_penalty,
-                "Subtract this times a token's count (0: off)");
-  s->add_option("-s,--seed", a->seed, "Random seed (-1: random, printed to stderr)");
+  add_sampling_options(*s, a->sp, a->seed);
   s->add_flag("--ignore-eos", a->ignore_eos, "Keep generating past the end-of-text token");
   s->add_flag("--no-display-prompt", a->no_display_prompt, "Do not echo the prompt to stdout");
   s->add_flag("-v,--verbose", a->verbose, "Print model and run details to stderr");

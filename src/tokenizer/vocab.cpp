@@ -61,6 +61,12 @@ Vocab Vocab::from_model(const ModelFile& mf) {
   v.add_eos = mf.get_bool("tokenizer.ggml.add_eos_token").value_or(false);
   v.add_space_prefix = mf.get_bool("tokenizer.ggml.add_space_prefix").value_or(spm);
   v.chat_template = mf.get_str("tokenizer.chat_template").value_or("");
+  // Control tokens that end a turn in the chat formats of the common families.
+  for (const char* t :
+       {"<|eot_id|>", "<|eom_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>",
+        "<|END_OF_TURN_TOKEN|>", "<｜end▁of▁sentence｜>", "<|return|>", "<|call|>"})
+    if (const int32_t tid = v.find(t); tid >= 0 && v.types[tid] == TokenType::Control)
+      v.eog.push_back(tid);
   auto strings = [&](const char* key, std::vector<std::string>& dst) {
     const Value* a = mf.find(key);
     if (!a) return;

@@ -1,6 +1,7 @@
 // A tokenizer vocabulary as GGUF describes it (tokenizer.ggml.*), whatever file it came from.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -51,8 +52,12 @@ struct Vocab {
     return it == index.end() ? -1 : it->second;
   }
   bool is_control(int32_t id) const { return types[id] == TokenType::Control; }
-  // End-of-generation: EOS or EOT.
-  bool is_eog(int32_t id) const { return id == eos || id == eot; }
+  // End-of-generation: EOS, EOT, and the end-of-turn tokens chat templates write (<|im_end|>,
+  // <|eot_id|>, <end_of_turn>, ...), so a chat reply stops where its turn ends.
+  std::vector<int32_t> eog;
+  bool is_eog(int32_t id) const {
+    return id == eos || id == eot || std::find(eog.begin(), eog.end(), id) != eog.end();
+  }
 
   static Vocab from_model(const ModelFile& mf);
 };

@@ -59,6 +59,15 @@ check "tokenize: specials are plain text unless asked" '! grep -q 151644 "$T/t"'
 "$BRISK" info "$V/llama.cpp-vocab/ggml-vocab-bert-bge.gguf" >"$T/i"
 check "info on a vocab-only file" 'grep -q "vocabulary only" "$T/i" && grep -q "tokenizer:     bert" "$T/i"'
 
+# brisk chat: the second turn reuses the cached conversation; /reset starts over.
+printf 'Once upon a time\nThe cat sat\n/reset\nHi\n' | "$BRISK" chat -m "$M/stories260K.gguf" --temp 0 -n 16 \
+  --chat-template tests/tokenizer/jinja/templates/chatml.jinja >"$T/o" 2>"$T/e"
+check "chat: three replies" '[ $(grep -c "generated" "$T/e") -eq 3 ]'
+check "chat: turn 2 reuses the cache" 'sed -n 2p <(grep "prompt tokens" "$T/e") | grep -qv " 0 reused"'
+check "chat: /reset clears it" 'sed -n 3p <(grep "prompt tokens" "$T/e") | grep -q " 0 reused"'
+printf 'Hello\n' | "$BRISK" chat -m "$M/stories260K.gguf" --temp 0 -n 8 >"$T/o" 2>"$T/e"
+check "chat: ChatML when the model has none" 'grep -q "using ChatML" "$T/e"'
+
 # Ctrl-C stops generation cleanly and still prints the statistics.
 "$BRISK" run -m "$M/stories260K.gguf" -c 200000 -n -1 --ignore-eos --temp 0 >"$T/o" 2>"$T/e" &
 pid=$!
@@ -103,6 +112,8 @@ bad "bad KV size" "kv-cache-size" "$BRISK" bench throughput -m "$M/stories260K.g
 bad "bad KV type" "KV cache type" "$BRISK" bench throughput -m "$M/stories260K.gguf" --kv-cache-dtype q3
 bad "prompt longer than the model" "maximum model length" "$BRISK" bench throughput -m "$M/stories260K.gguf" --input-len 600
 
+printf '{%% if %%}' >"$T/bad.jinja"
+bad "chat template syntax error" "line 1" "$BRISK" chat -m "$M/stories260K.gguf" --chat-template "$T/bad.jinja"
 bad "tokenize without text" "exactly one of" "$BRISK" tokenize -m "$M/stories260K.gguf"
 printf '{"model": {"type": "Unigram", "vocab": []}}' >"$T/tokenizer.json"
 bad "unsupported tokenizer.json" "Unigram" "$BRISK" tokenize -m "$T/tokenizer.json" -p x
