@@ -47,9 +47,14 @@ int bench(BenchArgs& a) {
   }
   const uint64_t weight_bytes = m->w.matrix_bytes();
   std::string wtype = dtype_name(m->w.layers.empty() ? m->w.output.type : m->w.layers[0].wq.type);
-  std::printf("model: %s (%s, %s weights, %.1f MiB of matrices), kernels: %s, load %.0f ms\n",
+  std::printf("model: %s (%s, %s weights, %.1f MiB of matrices), kernels: %s, load %.0f ms%s\n",
               m->file.path.c_str(), hp.arch.c_str(), wtype.c_str(), weight_bytes / 1048576.0,
-              isa_name(best_isa()), load_s * 1e3);
+              isa_name(best_isa()), load_s * 1e3,
+              m->repack_seconds > 0
+                  ? fmt::format(" (of which {:.0f} ms repacking rows for the int8 kernels)",
+                                m->repack_seconds * 1e3)
+                        .c_str()
+                  : "");
   std::printf("| threads | test  | tokens/s | machine                 | vs roofline |\n");
   std::printf("|--------:|-------|---------:|-------------------------|------------:|\n");
   std::mt19937 rng(1);

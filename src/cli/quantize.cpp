@@ -40,7 +40,7 @@ int quantize(QuantizeArgs& a) {
     if (!f) fail("{}: cannot open the calibration text", a.calib);
     std::stringstream ss;
     ss << f.rdbuf();
-    model = Model::load(a.in);
+    model = Model::load(a.in, "", /*repack=*/false);  // AWQ reads the weights as stored
     const auto toks = model->tokenizer->encode(ss.str(), true);
     awq = awq_search(*model, pool, toks, target, a.awq_opt);
     job.in = &model->file;

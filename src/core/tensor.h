@@ -17,6 +17,8 @@ struct Tensor {
   std::array<int64_t, 4> ne{1, 1, 1, 1};
   const void* data = nullptr;
   uint64_t nbytes = 0;
+  // Rows regrouped at load time for the int8 kernels (see ops/repack.h); same bytes per row.
+  bool pairs = false;
 
   int64_t cols() const { return ne[0]; }
   int64_t rows() const { return ne[1] * ne[2] * ne[3]; }

@@ -13,10 +13,16 @@ using namespace matmul_detail;
 
 namespace {
 
-Kernel pick(Isa isa, DType t) {
+Kernel pick(Isa isa, const Tensor& w) {
+  const DType t = w.type;
   // Fall back ISA by ISA until a kernel exists for this type.
   for (int i = static_cast<int>(isa); i >= 0; --i) {
     Kernel k{};
+    if (w.pairs) {
+      k = kernel_pairs(static_cast<Isa>(i), t);
+      if (k.tile) return k;
+      continue;
+    }
     switch (t) {
       case DType::F32:
         k = kernel_f32(static_cast<Isa>(i));
@@ -42,7 +48,7 @@ void matmul_isa(Isa isa, const Tensor& w, const float* x, int64_t ldx, int64_t n
                 int64_t ldy, ThreadPool& pool) {
   if (n <= 0) return;
   const int64_t k = w.cols(), rows = w.rows();
-  const Kernel kern = pick(isa, w.type);
+  const Kernel kern = pick(isa, w);
   Args a{static_cast<const uint8_t*>(w.data), w.row_bytes(), k, nullptr, 0, y, ldy};
   thread_local std::vector<uint16_t> xb;
   thread_local std::vector<uint8_t> xq;
@@ -66,7 +72,8 @@ void matmul_isa(Isa isa, const Tensor& w, const float* x, int64_t ldx, int64_t n
     uint8_t* dst = xq.data();
     pool.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t)
-        quantize_activation_row(x + t * ldx, k, dst + static_cast<size_t>(t) * L.stride);
+        quantize_activation_row(x + t * ldx, k, dst + static_cast<size_t>(t) * L.stride,
+                                kern.q8_offset);
     });
     a.x = xq.data();
     a.x_stride = L.stride;

@@ -34,6 +34,7 @@ enum class XFormat { F32, BF16, Q8 };  // Q8: see matmul_q8.h
 struct Kernel {
   TileFn tile;
   XFormat x_format;
+  int q8_offset = 0;  // Q8 activations: the lane sums the kernel starts its dot products from
 };
 
 // One per weight type, in matmul_<type>.cpp; nullptr tile if the type has no kernel for this ISA.
@@ -41,6 +42,7 @@ Kernel kernel_f32(Isa isa);
 Kernel kernel_f16(Isa isa);
 Kernel kernel_bf16(Isa isa);
 Kernel kernel_quant(Isa isa, DType t);  // the GGUF quantized types
+Kernel kernel_pairs(Isa isa, DType t);  // Q4_0 / Q8_0 rows repacked at load time (ops/repack.h)
 
 }  // namespace matmul_detail
 }  // namespace brisk

@@ -11,17 +11,21 @@ namespace brisk::matmul_detail {
 //   qs:  int8[np * 64]        the values, zero-padded to whole pairs of blocks
 //   dxv: float[np * 16]       per pair: 8 copies of block 2p's scale, then 8 of block 2p+1's
 //   xs:  float[np * 4]        per 16 values: scale * sum of the 16 int8 values
+//   ls:  int32[np * 16]       per 4 values (one VPDPBUSD lane): -offset * their sum, for kernels
+//                             whose weights are offset bytes (value = d * (u - offset)): the
+//                             dot product starts from it instead of 0
 struct Q8Layout {
   int64_t np;
-  uint64_t dxv_off, xs_off, stride;
+  uint64_t dxv_off, xs_off, ls_off, stride;
   explicit Q8Layout(int64_t k)
       : np((k / 32 + 1) / 2),
         dxv_off(static_cast<uint64_t>(np) * 64),
         xs_off(dxv_off + static_cast<uint64_t>(np) * 64),
-        stride((xs_off + static_cast<uint64_t>(np) * 16 + 63) / 64 * 64) {}
+        ls_off((xs_off + static_cast<uint64_t>(np) * 16 + 63) / 64 * 64),
+        stride(ls_off + static_cast<uint64_t>(np) * 64) {}
 };
 
-// Quantizes one row into the layout (dst: stride bytes).
-void quantize_activation_row(const float* x, int64_t k, uint8_t* dst);
+// Quantizes one row into the layout (dst: stride bytes); ls is filled when offset is not 0.
+void quantize_activation_row(const float* x, int64_t k, uint8_t* dst, int offset = 0);
 
 }  // namespace brisk::matmul_detail

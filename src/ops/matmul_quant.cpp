@@ -31,7 +31,7 @@
 
 namespace brisk::matmul_detail {
 
-void quantize_activation_row(const float* x, int64_t k, uint8_t* dst) {
+void quantize_activation_row(const float* x, int64_t k, uint8_t* dst, int offset) {
   const Q8Layout L(k);
   auto* qs = reinterpret_cast<int8_t*>(dst);
   auto* dxv = reinterpret_cast<float*>(dst + L.dxv_off);
@@ -54,6 +54,11 @@ void quantize_activation_row(const float* x, int64_t k, uint8_t* dst) {
       for (int i = 0; i < 16; ++i) sum += qs[k0 + s * 16 + i];
       xs[b * 2 + s] = d * static_cast<float>(sum);
     }
+  }
+  if (offset != 0) {
+    auto* ls = reinterpret_cast<int32_t*>(dst + L.ls_off);
+    for (int64_t l = 0; l < L.np * 16; ++l)
+      ls[l] = -offset * (qs[4 * l] + qs[4 * l + 1] + qs[4 * l + 2] + qs[4 * l + 3]);
   }
 }
 

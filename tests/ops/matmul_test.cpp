@@ -10,6 +10,7 @@
 #include "core/quant.h"
 #include "ops/matmul.h"
 #include "ops/ref/ref_ops.h"
+#include "ops/repack.h"
 #include "support/test_util.h"
 
 namespace brisk {
@@ -174,6 +175,80 @@ std::vector<Param> quant_params() {
 }
 
 INSTANTIATE_TEST_SUITE_P(TypesAndIsas, QuantMatmul, ::testing::ValuesIn(quant_params()),
+                         [](const auto& pinfo) {
+                           return std::string(dtype_name(pinfo.param.type)) + "_" +
+                                  isa_name(pinfo.param.isa);
+                         });
+
+// Q4_0 and Q8_0 rows repacked at load time (ops/repack.h): the layout round-trips, and the kernels
+// for it match the reference on the original rows, with bits independent of batch and threads.
+Weights repacked(const Weights& src) {
+  Weights w = src;
+  const uint64_t rb = src.t.row_bytes();
+  for (int64_t r = 0; r < src.t.rows(); ++r)
+    repack_row(src.t.type, src.data.data() + r * rb, w.data.data() + r * rb, src.t.cols());
+  w.t.data = w.data.data();
+  w.t.pairs = true;
+  return w;
+}
+
+class RepackedMatmul : public ::testing::TestWithParam<Param> {};
+
+TEST_P(RepackedMatmul, RoundTripsAndMatchesReference) {
+  const auto [type, isa] = GetParam();
+  ThreadPool pool(2);
+  for (int64_t rows : {1, 3, 4, 7, 33}) {
+    // 64..640: partial last groups of 8 pairs included.
+    for (int64_t cols : {64, 128, 576, 640}) {
+      const auto w0 = make_weights(type, rows, cols, static_cast<uint64_t>(rows * 31 + cols));
+      ASSERT_TRUE(repackable(w0.t));
+      const auto w = repacked(w0);
+      std::vector<uint8_t> back(w0.t.row_bytes());
+      for (int64_t r = 0; r < rows; ++r) {
+        unpack_row(type, w.t.row(r), back.data(), cols);
+        ASSERT_EQ(std::memcmp(back.data(), w0.t.row(r), back.size()), 0) << "row " << r;
+      }
+      for (int64_t n : {1, 2, 5, 6, 13}) {
+        const auto x = test::random_floats(static_cast<size_t>(n * cols), static_cast<uint64_t>(n));
+        std::vector<float> y(static_cast<size_t>(n * rows)), yr(y.size()), yp(y.size());
+        matmul_isa(isa, w.t, x.data(), cols, n, y.data(), rows, pool);
+        ref::matmul(w0.t, x.data(), n, yr.data());
+        ref::matmul(w.t, x.data(), n, yp.data());  // the reference reads repacked rows too
+        for (size_t i = 0; i < y.size(); ++i) {
+          ASSERT_NEAR(y[i], yr[i], 2e-5 * static_cast<double>(cols) + 1e-5)
+              << dtype_name(type) << " " << isa_name(isa) << " rows=" << rows << " cols=" << cols
+              << " n=" << n;
+          ASSERT_EQ(yp[i], yr[i]);
+        }
+      }
+    }
+  }
+}
+
+TEST_P(RepackedMatmul, ResultIndependentOfBatchSizeAndThreads) {
+  const auto [type, isa] = GetParam();
+  const int64_t rows = 37, cols = 640, n = 11;
+  const auto w = repacked(make_weights(type, rows, cols, 77));
+  const auto x = test::random_floats(static_cast<size_t>(n * cols), 3);
+  ThreadPool p1(1), p3(3);
+  std::vector<float> all(static_cast<size_t>(n * rows));
+  matmul_isa(isa, w.t, x.data(), cols, n, all.data(), rows, p3);
+  for (ThreadPool* p : {&p1, &p3})
+    for (int64_t t = 0; t < n; ++t) {
+      std::vector<float> one(static_cast<size_t>(rows));
+      matmul_isa(isa, w.t, x.data() + t * cols, cols, 1, one.data(), rows, *p);
+      ASSERT_EQ(std::memcmp(one.data(), all.data() + t * rows, rows * 4), 0) << "token " << t;
+    }
+}
+
+std::vector<Param> repacked_params() {
+  std::vector<Param> v;
+  for (DType t : {DType::Q4_0, DType::Q8_0})
+    for (Isa i : isas()) v.push_back({t, i});
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(TypesAndIsas, RepackedMatmul, ::testing::ValuesIn(repacked_params()),
                          [](const auto& pinfo) {
                            return std::string(dtype_name(pinfo.param.type)) + "_" +
                                   isa_name(pinfo.param.isa);

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/quant.h"
+#include "ops/repack.h"
 
 namespace brisk::ref {
 
@@ -20,8 +21,14 @@ void matmul(const Tensor& w, const float* x, int64_t n, float* y) {
       for (int64_t i = b; i < b + 32; ++i)
         xq[static_cast<size_t>(i)] = static_cast<double>(d) * std::lrintf(x[i] * id);
     }
+  std::vector<uint8_t> gguf(w.pairs ? w.row_bytes() : 0);
   for (int64_t r = 0; r < rows; ++r) {
-    dequantize_row(w.type, w.row(r), row.data(), k);
+    const uint8_t* src = w.row(r);
+    if (w.pairs) {  // repacked at load time: back to the GGUF layout first
+      unpack_row(w.type, src, gguf.data(), k);
+      src = gguf.data();
+    }
+    dequantize_row(w.type, src, row.data(), k);
     for (int64_t t = 0; t < n; ++t) {
       double s = 0;
       for (int64_t j = 0; j < k; ++j) s += static_cast<double>(row[j]) * xq[t * k + j];
