@@ -78,7 +78,9 @@ std::string StreamDecoder::push(int32_t id) {
   }
   std::string piece = tok_.token_bytes(id, show_special_);
   if (piece.empty()) return "";
-  if (after_bos_ && !started_ && tok_.strips_leading_space() && piece[0] == ' ') piece.erase(0, 1);
+  if (!started_ && piece[0] == ' ' &&
+      ((after_bos_ && tok_.strips_leading_space()) || tok_.strips_leading_space_always()))
+    piece.erase(0, 1);
   started_ = true;
   pending_ += piece;
   const size_t n = utf8_complete_prefix(pending_);

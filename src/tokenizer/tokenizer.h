@@ -30,6 +30,9 @@ class Tokenizer {
   const Vocab& vocab() const { return vocab_; }
   // True if decoding should drop the space that starts the first word after BOS.
   virtual bool strips_leading_space() const { return false; }
+  // True if that space is dropped at the start of any decoding, BOS or not (WordPiece spells
+  // every word start with it).
+  virtual bool strips_leading_space_always() const { return false; }
 
  protected:
   // Encodes a run of ordinary text (no special tokens); at_start: the run begins the text or

@@ -13,6 +13,7 @@ class WpmTokenizer : public Tokenizer {
   explicit WpmTokenizer(Vocab v);
   std::string token_bytes(int32_t id, bool show_special = false) const override;
   bool strips_leading_space() const override { return true; }
+  bool strips_leading_space_always() const override { return true; }
 
   // BERT's normalization and pre-tokenization: the words, lowercased and without accents.
   static std::vector<std::string> split_words(std::string_view text, bool lowercase);

@@ -116,6 +116,10 @@ TEST(Wpm, BertNormalizationAndWordPieces) {
   std::string s;
   for (int32_t id : ids) s += t->token_bytes(id);
   EXPECT_EQ(s, " unaffable");
+  StreamDecoder d(*t);
+  std::string streamed;
+  for (int32_t id : t->encode("Hello, World!", false)) streamed += d.push(id);
+  EXPECT_EQ(streamed + d.flush(), "hello , world !");  // no leading space, as Hugging Face decodes
   // A word longer than 100 characters is unknown as a whole.
   EXPECT_EQ(t->encode(std::string(101, 'a'), false), std::vector<int32_t>{t->vocab().unk});
 }
