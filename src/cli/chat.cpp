@@ -2,7 +2,6 @@
 // whole conversation each turn; the session keeps the KV cache of what it has already processed,
 // so a turn only computes the tokens that are new since the last one.
 #include <atomic>
-#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -19,11 +18,6 @@
 
 namespace brisk::cli {
 namespace {
-
-std::atomic<bool> g_stop{false};
-void on_sigint(int) {
-  if (g_stop.exchange(true)) std::_Exit(130);  // a second Ctrl-C leaves at once
-}
 
 // What llama.cpp falls back to for a model without a template.
 const char* kChatMl =
@@ -100,12 +94,12 @@ int chat(ChatArgs& a) {
                "with \\ to continue it. /reset starts over, /exit (or Ctrl-D) quits, Ctrl-C "
                "stops a reply.\n",
                model->file.path.c_str(), static_cast<long long>(n_ctx));
-  std::signal(SIGINT, on_sigint);
+  catch_interrupts(true);
   std::string input;
   while (true) {
     std::fputs("\n> ", stderr);
     std::fflush(stderr);
-    g_stop = false;
+    g_interrupted = false;
     if (!read_message(input)) break;
     if (input == "/exit" || input == "/quit") break;
     if (input == "/reset") {
@@ -153,7 +147,7 @@ int chat(ChatArgs& a) {
           std::fflush(stdout);
           return true;
         },
-        &g_stop);
+        &g_interrupted);
     const std::string rest = dec.flush();
     reply += rest;
     std::fwrite(rest.data(), 1, rest.size(), stdout);
@@ -166,12 +160,12 @@ int chat(ChatArgs& a) {
     std::fprintf(stderr,
                  "[%s%lld prompt tokens: %lld reused from the cache, %lld processed in %.2f s | "
                  "%lld generated, %.2f tokens/s]\n",
-                 g_stop ? "stopped | " : "", static_cast<long long>(ids.size()),
+                 g_interrupted ? "stopped | " : "", static_cast<long long>(ids.size()),
                  static_cast<long long>(static_cast<int64_t>(ids.size()) - fresh),
                  static_cast<long long>(fresh), st.prompt_seconds - before_ps,
                  static_cast<long long>(gen), gs > 0 ? gen / gs : 0.0);
   }
-  std::signal(SIGINT, SIG_DFL);
+  catch_interrupts(false);
   std::fputc('\n', stderr);
   return 0;
 }

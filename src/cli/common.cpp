@@ -1,6 +1,7 @@
 #include "cli/common.h"
 
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 
 #include "core/download.h"
@@ -80,6 +81,18 @@ void add_sampling_options(CLI::App& app, SamplingParams& sp, int64_t& seed) {
   app.add_option("--frequency-penalty", sp.frequency_penalty,
                  "Subtract this times a token's count (0: off)");
   app.add_option("-s,--seed", seed, "Random seed (-1: random, printed to stderr)");
+}
+
+std::atomic<bool> g_interrupted{false};
+
+namespace {
+void on_sigint(int) {
+  if (g_interrupted.exchange(true)) std::_Exit(130);
+}
+}  // namespace
+
+void catch_interrupts(bool on) {
+  std::signal(SIGINT, on ? on_sigint : SIG_DFL);
 }
 
 }  // namespace brisk::cli

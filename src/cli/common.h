@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -24,6 +25,10 @@ void add_model_options(CLI::App& app, ModelArgs& a, bool required = false);
 std::string resolve_model(ModelArgs& a);
 
 std::unique_ptr<Model> load_model(ModelArgs& a, double* seconds);
+
+// Ctrl-C: the first sets the flag (generation stops cleanly), a second one exits at once.
+extern std::atomic<bool> g_interrupted;
+void catch_interrupts(bool on);
 
 // llama.cpp's sampling flags (--temp, --top-k, --top-p, --min-p, penalties, -s/--seed).
 void add_sampling_options(CLI::App& app, SamplingParams& sp, int64_t& seed);

@@ -1,6 +1,5 @@
 // brisk run: generate text from a prompt, streaming it to standard output.
 #include <atomic>
-#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -16,12 +15,6 @@
 
 namespace brisk::cli {
 namespace {
-
-std::atomic<bool> g_stop{false};
-
-void on_sigint(int) {
-  if (g_stop.exchange(true)) std::_Exit(130);  // a second Ctrl-C leaves at once
-}
 
 struct RunArgs {
   ModelArgs model;
@@ -75,7 +68,7 @@ int run(RunArgs& a) {
     std::fflush(stdout);
   }
 
-  std::signal(SIGINT, on_sigint);
+  catch_interrupts(true);
   session.feed(prompt);
   int64_t n_predict = a.n_predict;
   if (n_predict < 0 || static_cast<int64_t>(prompt.size()) + n_predict > n_ctx)
@@ -88,15 +81,15 @@ int run(RunArgs& a) {
         std::fflush(stdout);
         return true;
       },
-      &g_stop);
+      &g_interrupted);
   const std::string rest = dec.flush();
   std::fwrite(rest.data(), 1, rest.size(), stdout);
   std::fputc('\n', stdout);
   std::fflush(stdout);
-  std::signal(SIGINT, SIG_DFL);
+  catch_interrupts(false);
 
   const auto& st = session.stats();
-  if (g_stop) std::fprintf(stderr, "\n[interrupted]\n");
+  if (g_interrupted) std::fprintf(stderr, "\n[interrupted]\n");
   std::fprintf(stderr, "\nload time:    %10.2f ms", load_s * 1e3);
   if (model->repack_seconds > 0)
     std::fprintf(stderr, " (%.2f ms repacking weights)", model->repack_seconds * 1e3);
@@ -107,7 +100,7 @@ int run(RunArgs& a) {
   std::fprintf(stderr, "generation:   %10.2f ms / %5lld tokens (%9.2f tokens/s)\n",
                st.generate_seconds * 1e3, static_cast<long long>(st.generated_tokens),
                st.generate_seconds > 0 ? st.generated_tokens / st.generate_seconds : 0.0);
-  return g_stop ? 130 : 0;
+  return g_interrupted ? 130 : 0;
 }
 
 }  // namespace

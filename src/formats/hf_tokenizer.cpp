@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "formats/json_file.h"
 #include "tokenizer/pretokenizer.h"
 
 namespace brisk {
@@ -14,16 +15,6 @@ using json = nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
-
-json read_json(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) fail("{}: cannot open", path);
-  try {
-    return json::parse(f);
-  } catch (const json::exception& e) {
-    fail("{}: invalid JSON: {}", path, e.what());
-  }
-}
 
 // Escapes a literal for use inside a regular expression (Split with a String pattern).
 std::string regex_quote(const std::string& s) {
@@ -107,7 +98,7 @@ void template_specials(const json& pp, std::string& first, std::string& last) {
 
 void add_hf_tokenizer(ModelFile& mf, const std::string& tokenizer_json) {
   const std::string& p = tokenizer_json;
-  const json t = read_json(p);
+  const json t = read_json_file(p);
   auto& m = mf.meta;
   try {
     const json& model = t.at("model");
@@ -244,7 +235,7 @@ void add_hf_tokenizer(ModelFile& mf, const std::string& tokenizer_json) {
     }
     const fs::path tc = fs::path(p).parent_path() / "tokenizer_config.json";
     if (fs::exists(tc)) {
-      const json c = read_json(tc.string());
+      const json c = read_json_file(tc.string());
       auto tok_text = [](const json& j) -> std::string {
         if (j.is_string()) return j.get<std::string>();
         if (j.is_object() && j.contains("content") && j["content"].is_string())

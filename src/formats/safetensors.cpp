@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "formats/hf_tokenizer.h"
+#include "formats/json_file.h"
 
 namespace brisk {
 
@@ -18,16 +19,6 @@ using json = nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
-
-json read_json(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) fail("{}: cannot open", path);
-  try {
-    return json::parse(f);
-  } catch (const json::exception& e) {
-    fail("{}: invalid JSON: {}", path, e.what());
-  }
-}
 
 std::optional<DType> st_dtype(const std::string& s) {
   if (s == "F32") return DType::F32;
@@ -263,7 +254,7 @@ ModelFile load_hf_directory(const std::string& dir) {
   const fs::path cfg = fs::path(dir) / "config.json";
   if (!fs::exists(cfg))
     fail("{}: config.json is missing (not a Hugging Face model directory)", dir);
-  const json c = read_json(cfg.string());
+  const json c = read_json_file(cfg.string());
   std::string arch;
   try {
     add_config(mf, c, cfg.string(), arch);
@@ -275,7 +266,7 @@ ModelFile load_hf_directory(const std::string& dir) {
   std::vector<std::string> files;
   const fs::path index = fs::path(dir) / "model.safetensors.index.json";
   if (fs::exists(index)) {
-    const json ix = read_json(index.string());
+    const json ix = read_json_file(index.string());
     std::set<std::string> s;
     try {
       for (auto it = ix.at("weight_map").begin(); it != ix.at("weight_map").end(); ++it) {
