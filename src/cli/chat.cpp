@@ -3,11 +3,9 @@
 // so a turn only computes the tokens that are new since the last one.
 #include <atomic>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <random>
-#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -35,14 +33,6 @@ struct ChatArgs {
   bool verbose = false;
 };
 
-std::string read_text(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) fail("{}: cannot open", path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 // One user message: a line, or several joined while a line ends with a backslash.
 bool read_message(std::string& out) {
   out.clear();
@@ -69,8 +59,8 @@ int chat(ChatArgs& a) {
   auto text_of = [&](int32_t id) { return id >= 0 ? vocab.tokens[id] : std::string(); };
   std::unique_ptr<ChatTemplate> tmpl;
   if (!a.template_file.empty()) {
-    tmpl = std::make_unique<ChatTemplate>(read_text(a.template_file), text_of(vocab.bos),
-                                          text_of(vocab.eos));
+    tmpl = std::make_unique<ChatTemplate>(read_text_file(a.template_file, "chat template"),
+                                          text_of(vocab.bos), text_of(vocab.eos));
   } else if (!vocab.chat_template.empty()) {
     tmpl = std::make_unique<ChatTemplate>(ChatTemplate::for_vocab(vocab));
   } else {
@@ -133,7 +123,10 @@ int chat(ChatArgs& a) {
     const double before_gs = session.stats().generate_seconds;
     session.feed_conversation(ids);
     const int64_t fresh = session.stats().prompt_tokens - before_prompt;
-    for (int32_t t : ids) sampler.accept(t);
+    // The sampler already holds what earlier turns fed and generated; only this turn's new
+    // tokens join its penalty history.
+    for (size_t i = ids.size() - static_cast<size_t>(fresh); i < ids.size(); ++i)
+      sampler.accept(ids[i]);
     StreamDecoder dec(tok);
     std::string reply;
     int64_t n_predict = n_ctx - static_cast<int64_t>(ids.size());

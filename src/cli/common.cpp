@@ -3,6 +3,8 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "core/download.h"
 #include "core/error.h"
@@ -81,6 +83,14 @@ void add_sampling_options(CLI::App& app, SamplingParams& sp, int64_t& seed) {
   app.add_option("--frequency-penalty", sp.frequency_penalty,
                  "Subtract this times a token's count (0: off)");
   app.add_option("-s,--seed", seed, "Random seed (-1: random, printed to stderr)");
+}
+
+std::string read_text_file(const std::string& path, const char* what) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) fail("{}: cannot open the {}", path, what);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
 }
 
 std::atomic<bool> g_interrupted{false};

@@ -26,6 +26,9 @@ std::string resolve_model(ModelArgs& a);
 
 std::unique_ptr<Model> load_model(ModelArgs& a, double* seconds);
 
+// The whole of a text file the user named; the error names the file and what it was for.
+std::string read_text_file(const std::string& path, const char* what);
+
 // Ctrl-C: the first sets the flag (generation stops cleanly), a second one exits at once.
 extern std::atomic<bool> g_interrupted;
 void catch_interrupts(bool on);

@@ -1,9 +1,7 @@
 // brisk perplexity: how well a model predicts a text, computed like llama-perplexity so figures
 // compare with other tools'.
 #include <cstdio>
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -24,11 +22,7 @@ struct PerplexityArgs {
 int run_perplexity(PerplexityArgs& a) {
   double load_s = 0;
   auto m = load_model(a.model, &load_s);
-  std::ifstream f(a.file, std::ios::binary);
-  if (!f) fail("{}: cannot open the text file", a.file);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  const std::string text = ss.str();
+  const std::string text = read_text_file(a.file, "text file");
   const auto tokens = m->tokenizer->encode(text, true);
   const int64_t n_ctx = a.n_ctx;
   if (m->hp.n_ctx_train > 0 && n_ctx > m->hp.n_ctx_train)

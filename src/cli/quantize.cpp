@@ -2,10 +2,9 @@
 // mix, like llama-quantize, optionally with activation-aware scaling (AWQ).
 #include <chrono>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "core/error.h"
 #include "formats/loader.h"
 #include "model/awq.h"
@@ -36,12 +35,9 @@ int quantize(QuantizeArgs& a) {
   AwqResult awq;
   if (a.awq) {
     if (a.calib.empty()) fail("--awq needs calibration text: --calib FILE");
-    std::ifstream f(a.calib, std::ios::binary);
-    if (!f) fail("{}: cannot open the calibration text", a.calib);
-    std::stringstream ss;
-    ss << f.rdbuf();
+    const std::string calib = read_text_file(a.calib, "calibration text");
     model = Model::load(a.in, "", /*repack=*/false);  // AWQ reads the weights as stored
-    const auto toks = model->tokenizer->encode(ss.str(), true);
+    const auto toks = model->tokenizer->encode(calib, true);
     awq = awq_search(*model, pool, toks, target, a.awq_opt);
     job.in = &model->file;
     job.overrides = &awq.overrides;

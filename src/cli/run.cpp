@@ -1,10 +1,8 @@
 // brisk run: generate text from a prompt, streaming it to standard output.
 #include <atomic>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <random>
-#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -27,13 +25,7 @@ struct RunArgs {
 };
 
 int run(RunArgs& a) {
-  if (!a.prompt_file.empty()) {
-    std::ifstream f(a.prompt_file, std::ios::binary);
-    if (!f) fail("{}: cannot read the prompt file", a.prompt_file);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    a.prompt = ss.str();
-  }
+  if (!a.prompt_file.empty()) a.prompt = read_text_file(a.prompt_file, "prompt file");
   const int threads = a.threads > 0 ? a.threads : ThreadPool::default_threads();
   double load_s = 0;
   auto model = load_model(a.model, &load_s);

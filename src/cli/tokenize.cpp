@@ -1,7 +1,6 @@
 // brisk tokenize: text to token ids with a model's tokenizer, like llama-tokenize. Works on full
 // models, vocab-only GGUF files and tokenizer.json files.
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -48,15 +47,10 @@ int tokenize(TokenizeArgs& a) {
   const int sources = !a.prompt.empty() + !a.file.empty() + a.from_stdin;
   if (sources != 1) fail("tokenize: give exactly one of -p TEXT, -f FILE, --stdin");
   std::string text = a.prompt;
-  if (!a.file.empty() || a.from_stdin) {
+  if (!a.file.empty()) text = read_text_file(a.file, "text file");
+  if (a.from_stdin) {
     std::stringstream ss;
-    if (a.from_stdin) {
-      ss << std::cin.rdbuf();
-    } else {
-      std::ifstream f(a.file, std::ios::binary);
-      if (!f) fail("{}: cannot open", a.file);
-      ss << f.rdbuf();
-    }
+    ss << std::cin.rdbuf();
     text = ss.str();
   }
   const std::string path = resolve_model(a.model);

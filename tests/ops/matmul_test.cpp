@@ -124,6 +124,21 @@ INSTANTIATE_TEST_SUITE_P(TypesAndIsas, MatmulKernels, ::testing::ValuesIn(params
 // The integer kernels of every GGUF quantized type against the reference (dequantized weights
 // times int8-rounded activations in double), with odd row counts, ragged batches and rows of one or
 // several blocks (an odd number of 32-blocks included).
+// Each token's outputs computed alone (1 or 3 threads) are the same bits as in a batch of n.
+void expect_each_token_alone_equals_batch(Isa isa, const Tensor& w, int64_t n, uint64_t seed) {
+  const int64_t rows = w.rows(), cols = w.cols();
+  const auto x = test::random_floats(static_cast<size_t>(n * cols), seed);
+  ThreadPool p1(1), p3(3);
+  std::vector<float> all(static_cast<size_t>(n * rows));
+  matmul_isa(isa, w, x.data(), cols, n, all.data(), rows, p3);
+  for (ThreadPool* p : {&p1, &p3})
+    for (int64_t t = 0; t < n; ++t) {
+      std::vector<float> one(static_cast<size_t>(rows));
+      matmul_isa(isa, w, x.data() + t * cols, cols, 1, one.data(), rows, *p);
+      ASSERT_EQ(std::memcmp(one.data(), all.data() + t * rows, rows * 4), 0) << "token " << t;
+    }
+}
+
 class QuantMatmul : public ::testing::TestWithParam<Param> {};
 
 TEST_P(QuantMatmul, MatchesReference) {
@@ -154,16 +169,7 @@ TEST_P(QuantMatmul, ResultIndependentOfBatchSizeAndThreads) {
   const auto [type, isa] = GetParam();
   const int64_t rows = 37, cols = dtype_info(type).block_elems == 256 ? 512 : 96, n = 11;
   auto w = make_weights(type, rows, cols, 99);
-  const auto x = test::random_floats(static_cast<size_t>(n * cols), 5);
-  ThreadPool p1(1), p3(3);
-  std::vector<float> all(static_cast<size_t>(n * rows));
-  matmul_isa(isa, w.t, x.data(), cols, n, all.data(), rows, p3);
-  for (ThreadPool* p : {&p1, &p3})
-    for (int64_t t = 0; t < n; ++t) {
-      std::vector<float> one(static_cast<size_t>(rows));
-      matmul_isa(isa, w.t, x.data() + t * cols, cols, 1, one.data(), rows, *p);
-      ASSERT_EQ(std::memcmp(one.data(), all.data() + t * rows, rows * 4), 0) << "token " << t;
-    }
+  expect_each_token_alone_equals_batch(isa, w.t, n, 5);
 }
 
 std::vector<Param> quant_params() {
@@ -229,16 +235,7 @@ TEST_P(RepackedMatmul, ResultIndependentOfBatchSizeAndThreads) {
   const auto [type, isa] = GetParam();
   const int64_t rows = 37, cols = 640, n = 11;
   const auto w = repacked(make_weights(type, rows, cols, 77));
-  const auto x = test::random_floats(static_cast<size_t>(n * cols), 3);
-  ThreadPool p1(1), p3(3);
-  std::vector<float> all(static_cast<size_t>(n * rows));
-  matmul_isa(isa, w.t, x.data(), cols, n, all.data(), rows, p3);
-  for (ThreadPool* p : {&p1, &p3})
-    for (int64_t t = 0; t < n; ++t) {
-      std::vector<float> one(static_cast<size_t>(rows));
-      matmul_isa(isa, w.t, x.data() + t * cols, cols, 1, one.data(), rows, *p);
-      ASSERT_EQ(std::memcmp(one.data(), all.data() + t * rows, rows * 4), 0) << "token " << t;
-    }
+  expect_each_token_alone_equals_batch(isa, w.t, n, 3);
 }
 
 std::vector<Param> repacked_params() {
