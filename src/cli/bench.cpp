@@ -88,6 +88,14 @@ int bench(BenchArgs& a) {
     std::vector<double> bws, ratios;
     for (int r = 0; r < a.reps + 1; ++r) {
       const double bw_now = measure_read_bandwidth(pool, size_t{512} << 20, 3);
+      {
+        std::vector<std::span<const uint8_t>> spans;
+        auto add = [&](const Tensor& t) { spans.emplace_back(static_cast<const uint8_t*>(t.data), t.nbytes); };
+        add(m->w.output);
+        for (const auto& L : m->w.layers)
+          for (const Tensor* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_gate, &L.ffn_up, &L.ffn_down}) add(*t);
+        std::fprintf(stderr, "bw %.1f weights %.1f\n", bw_now / 1e9, measure_span_bandwidth(pool, spans) / 1e9);
+      }
       const double t0 = now();
       for (int i = 0; i < a.n_gen; ++i) {
         b.clear();

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -37,6 +38,20 @@ std::shared_ptr<MappedFile> MappedFile::open(const std::string& path) {
 
 MappedFile::~MappedFile() {
   if (data_) munmap(const_cast<uint8_t*>(data_), size_);
+}
+
+std::shared_ptr<uint8_t> allocate_large(uint64_t bytes, const std::string& what) {
+  constexpr uint64_t kHuge = uint64_t{1} << 21;
+  const uint64_t len = (std::max<uint64_t>(bytes, 1) + kHuge - 1) / kHuge * kHuge;
+  // Mapped 2 MiB too long, then trimmed to a 2 MiB-aligned start so that every page can be huge.
+  void* m = mmap(nullptr, len + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) fail("{}: cannot allocate {} MiB: {}", what, len >> 20, std::strerror(errno));
+  const auto base = reinterpret_cast<uintptr_t>(m), start = (base + kHuge - 1) / kHuge * kHuge;
+  if (start > base) munmap(m, start - base);
+  if (base + kHuge > start) munmap(reinterpret_cast<void*>(start + len), base + kHuge - start);
+  void* p = reinterpret_cast<void*>(start);
+  madvise(p, len, MADV_HUGEPAGE);  // advice only: 4 KiB pages where it is refused
+  return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [len](uint8_t* q) { munmap(q, len); });
 }
 
 }  // namespace brisk

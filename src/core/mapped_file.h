@@ -25,4 +25,9 @@ class MappedFile {
   uint64_t size_ = 0;
 };
 
+// Anonymous memory for weights made at load time (repacked matrices), in 2 MiB pages where the
+// kernel allows: streaming reads of it run measurably faster than over 4 KiB pages. Fails with an
+// error naming `what` when the memory cannot be had.
+std::shared_ptr<uint8_t> allocate_large(uint64_t bytes, const std::string& what);
+
 }  // namespace brisk

@@ -17,8 +17,9 @@ struct Tensor {
   std::array<int64_t, 4> ne{1, 1, 1, 1};
   const void* data = nullptr;
   uint64_t nbytes = 0;
-  // Rows regrouped at load time for the int8 kernels (see ops/repack.h); same bytes per row.
-  bool pairs = false;
+  // Rows interleaved in groups of 16 at load time for the int8 kernels (see ops/repack.h): same
+  // bytes in all, but row(r) no longer points at row r alone.
+  bool interleaved = false;
 
   int64_t cols() const { return ne[0]; }
   int64_t rows() const { return ne[1] * ne[2] * ne[3]; }

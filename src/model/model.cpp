@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "core/mapped_file.h"
 #include "core/thread_pool.h"
 #include "formats/loader.h"
 #include "ops/repack.h"
@@ -10,21 +11,19 @@ namespace brisk {
 
 namespace {
 
-// Regroups the rows of t into an owned buffer (rows split across threads: this is most of the
-// load time of a Q4_0 model, all of it memory traffic).
-void repack(Tensor& t, ModelFile& file, ThreadPool& pool) {
+// Regroups the rows of t into dst (row groups split across threads: this is most of the load time
+// of a Q4_0 model, all of it memory traffic).
+void repack(Tensor& t, uint8_t* dst, ThreadPool& pool) {
   const uint64_t rb = t.row_bytes();
-  auto buf = std::shared_ptr<uint8_t[]>(new uint8_t[t.nbytes]);
   const auto* src = static_cast<const uint8_t*>(t.data);
-  uint8_t* dst = buf.get();
   const DType type = t.type;
   const int64_t k = t.cols();
-  pool.parallel_for(t.rows(), 64, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) repack_row(type, src + r * rb, dst + r * rb, k);
+  pool.parallel_for(t.rows() / kInterleave, 4, [&](int64_t g0, int64_t g1) {
+    for (int64_t g = g0; g < g1; ++g)
+      repack_group(type, src + g * kInterleave * rb, rb, dst + g * kInterleave * rb, k);
   });
-  t.data = buf.get();
-  t.pairs = true;
-  file.storage.push_back(std::shared_ptr<const void>(buf, buf.get()));
+  t.data = dst;
+  t.interleaved = true;
 }
 
 }  // namespace
@@ -36,13 +35,27 @@ std::unique_ptr<Model> Model::from_file(ModelFile mf, bool repack_weights) {
   m->w = Weights::bind(m->file, m->hp);
   if (repack_weights && repack_pays_off()) {
     const auto t0 = std::chrono::steady_clock::now();
-    ThreadPool pool(ThreadPool::default_threads());
+    std::vector<Tensor*> todo;
     for (auto& L : m->w.layers)
       for (Tensor* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_gate, &L.ffn_up, &L.ffn_down})
-        if (repackable(*t)) repack(*t, m->file, pool);
+        if (repackable(*t)) todo.push_back(t);
     // A classifier tied to the embeddings stays as it is: the embedding lookup reads it too.
     if (m->w.output.data != m->w.token_embd.data && repackable(m->w.output))
-      repack(m->w.output, m->file, pool);
+      todo.push_back(&m->w.output);
+    // One buffer for all, each matrix on a cache-line boundary.
+    uint64_t total = 0;
+    for (const Tensor* t : todo) total += (t->nbytes + 63) / 64 * 64;
+    if (!todo.empty()) {
+      auto buf = allocate_large(total, m->file.path + ": repacked weights");
+      ThreadPool pool(ThreadPool::default_threads());
+      uint64_t off = 0;
+      for (Tensor* t : todo) {
+        const uint64_t n = t->nbytes;
+        repack(*t, buf.get() + off, pool);
+        off += (n + 63) / 64 * 64;
+      }
+      m->file.storage.push_back(std::shared_ptr<const void>(buf, buf.get()));
+    }
     m->repack_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }

@@ -18,8 +18,8 @@ Kernel pick(Isa isa, const Tensor& w) {
   // Fall back ISA by ISA until a kernel exists for this type.
   for (int i = static_cast<int>(isa); i >= 0; --i) {
     Kernel k{};
-    if (w.pairs) {
-      k = kernel_pairs(static_cast<Isa>(i), t);
+    if (w.interleaved) {
+      k = kernel_interleaved(static_cast<Isa>(i), t);
       if (k.tile) return k;
       continue;
     }

@@ -42,7 +42,7 @@ Kernel kernel_f32(Isa isa);
 Kernel kernel_f16(Isa isa);
 Kernel kernel_bf16(Isa isa);
 Kernel kernel_quant(Isa isa, DType t);  // the GGUF quantized types
-Kernel kernel_pairs(Isa isa, DType t);  // Q4_0 / Q8_0 rows repacked at load time (ops/repack.h)
+Kernel kernel_interleaved(Isa isa, DType t);  // Q4_0 / Q8_0 rows interleaved at load (ops/repack.h)
 
 }  // namespace matmul_detail
 }  // namespace brisk

@@ -59,6 +59,12 @@ void quantize_activation_row(const float* x, int64_t k, uint8_t* dst, int offset
     auto* ls = reinterpret_cast<int32_t*>(dst + L.ls_off);
     for (int64_t l = 0; l < L.np * 16; ++l)
       ls[l] = -offset * (qs[4 * l] + qs[4 * l + 1] + qs[4 * l + 2] + qs[4 * l + 3]);
+    auto* bs = reinterpret_cast<int32_t*>(dst + L.bs_off);
+    for (int64_t b = 0; b < L.np * 2; ++b) {
+      int32_t s = 0;
+      for (int i = 0; i < 8; ++i) s += ls[b * 8 + i];
+      bs[b] = s;
+    }
   }
 }
 

@@ -21,37 +21,44 @@ double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// Integer sums: any bytes (weights included) read at the same speed, no float special cases.
 __attribute__((target("avx512f"))) float sum_avx512(const float* p, size_t n) {
-  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+  __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
   for (size_t i = 0; i + 64 <= n; i += 64) {
-    a0 = _mm512_add_ps(a0, _mm512_load_ps(p + i));
-    a1 = _mm512_add_ps(a1, _mm512_load_ps(p + i + 16));
-    a2 = _mm512_add_ps(a2, _mm512_load_ps(p + i + 32));
-    a3 = _mm512_add_ps(a3, _mm512_load_ps(p + i + 48));
+    a0 = _mm512_add_epi32(a0, _mm512_loadu_si512(p + i));
+    a1 = _mm512_add_epi32(a1, _mm512_loadu_si512(p + i + 16));
+    a2 = _mm512_add_epi32(a2, _mm512_loadu_si512(p + i + 32));
+    a3 = _mm512_add_epi32(a3, _mm512_loadu_si512(p + i + 48));
   }
-  return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+  return static_cast<float>(
+      _mm512_reduce_add_epi32(_mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3))));
 }
 
 __attribute__((target("avx2"))) float sum_avx2(const float* p, size_t n) {
-  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
   for (size_t i = 0; i + 32 <= n; i += 32) {
-    a0 = _mm256_add_ps(a0, _mm256_load_ps(p + i));
-    a1 = _mm256_add_ps(a1, _mm256_load_ps(p + i + 8));
-    a2 = _mm256_add_ps(a2, _mm256_load_ps(p + i + 16));
-    a3 = _mm256_add_ps(a3, _mm256_load_ps(p + i + 24));
+    a0 = _mm256_add_epi32(a0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i)));
+    a1 = _mm256_add_epi32(a1, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 8)));
+    a2 = _mm256_add_epi32(a2, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 16)));
+    a3 = _mm256_add_epi32(a3, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 24)));
   }
-  alignas(32) float l[8];
-  _mm256_store_ps(l, _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
-  return l[0] + l[1] + l[2] + l[3] + l[4] + l[5] + l[6] + l[7];
+  alignas(32) int32_t l[8];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(l),
+                     _mm256_add_epi32(_mm256_add_epi32(a0, a1), _mm256_add_epi32(a2, a3)));
+  return static_cast<float>(l[0] ^ l[1] ^ l[2] ^ l[3] ^ l[4] ^ l[5] ^ l[6] ^ l[7]);
 }
 
 float sum_generic(const float* p, size_t n) {
-  float a[16] = {};
+  uint32_t a[16] = {};
   for (size_t i = 0; i + 16 <= n; i += 16)
-    for (int l = 0; l < 16; ++l) a[l] += p[i + l];
-  float s = 0;
-  for (float v : a) s += v;
-  return s;
+    for (int l = 0; l < 16; ++l) {
+      uint32_t v;
+      std::memcpy(&v, p + i + l, 4);
+      a[l] += v;
+    }
+  uint32_t s = 0;
+  for (uint32_t v : a) s ^= v;
+  return static_cast<float>(s);
 }
 
 __attribute__((target("avx512f,fma"))) double fma_loop_avx512(int64_t iters) {
@@ -127,6 +134,33 @@ double measure_read_bandwidth(ThreadPool& pool, size_t bytes, int reps) {
     rates.push_back(static_cast<double>(n * sizeof(float)) / (now() - t0));
   }
   std::free(buf);
+  std::sort(rates.begin(), rates.end());
+  return rates[rates.size() / 2];
+}
+
+double measure_span_bandwidth(ThreadPool& pool, const std::vector<std::span<const uint8_t>>& spans,
+                              int reps) {
+  const Isa isa = best_isa();
+  constexpr int64_t kChunk = 1 << 18;  // floats
+  std::vector<double> rates;
+  std::atomic<float> sink{0};
+  uint64_t total = 0;
+  for (const auto& s : spans) total += s.size() / 256 * 256;
+  for (int r = 0; r < reps; ++r) {
+    const double t0 = now();
+    for (const auto& s : spans) {
+      const auto* p = reinterpret_cast<const float*>(s.data());
+      const int64_t n = static_cast<int64_t>(s.size() / 256 * 64);
+      pool.parallel_chunks(n, kChunk, [&](int64_t b, int64_t e) {
+        const size_t len = static_cast<size_t>(e - b);
+        const float v = isa == Isa::Avx512 ? sum_avx512(p + b, len)
+                        : isa == Isa::Avx2 ? sum_avx2(p + b, len)
+                                           : sum_generic(p + b, len);
+        sink = sink + v;
+      });
+    }
+    rates.push_back(static_cast<double>(total) / (now() - t0));
+  }
   std::sort(rates.begin(), rates.end());
   return rates[rates.size() / 2];
 }

@@ -2,6 +2,10 @@
 // can be quoted as a fraction of what the hardware allows.
 #pragma once
 
+#include <cstdint>
+#include <span>
+#include <vector>
+
 #include "core/thread_pool.h"
 
 namespace brisk {
@@ -9,6 +13,12 @@ namespace brisk {
 // Memory read bandwidth in bytes/s with the pool's threads: the median of `reps` passes summing a
 // buffer far larger than the caches.
 double measure_read_bandwidth(ThreadPool& pool, size_t bytes = size_t{1} << 30, int reps = 7);
+
+// Read bandwidth in bytes/s over memory that already holds data (a model's weights), read in the
+// same 1 MiB chunks: where the memory sits matters on virtual machines, whose guest pages may be
+// backed by host memory of different speeds. The median of `reps` passes over all spans.
+double measure_span_bandwidth(ThreadPool& pool, const std::vector<std::span<const uint8_t>>& spans,
+                              int reps = 3);
 
 // Peak f32 FMA and BF16 dot-product rates (FLOP/s) with the pool's threads, from register-only
 // loops.

@@ -191,10 +191,11 @@ INSTANTIATE_TEST_SUITE_P(TypesAndIsas, QuantMatmul, ::testing::ValuesIn(quant_pa
 Weights repacked(const Weights& src) {
   Weights w = src;
   const uint64_t rb = src.t.row_bytes();
-  for (int64_t r = 0; r < src.t.rows(); ++r)
-    repack_row(src.t.type, src.data.data() + r * rb, w.data.data() + r * rb, src.t.cols());
+  for (int64_t g = 0; g < src.t.rows() / kInterleave; ++g)
+    repack_group(src.t.type, src.data.data() + g * kInterleave * rb, rb,
+                 w.data.data() + g * kInterleave * rb, src.t.cols());
   w.t.data = w.data.data();
-  w.t.pairs = true;
+  w.t.interleaved = true;
   return w;
 }
 
@@ -203,18 +204,18 @@ class RepackedMatmul : public ::testing::TestWithParam<Param> {};
 TEST_P(RepackedMatmul, RoundTripsAndMatchesReference) {
   const auto [type, isa] = GetParam();
   ThreadPool pool(2);
-  for (int64_t rows : {1, 3, 4, 7, 33}) {
-    // 64..640: partial last groups of 8 pairs included.
-    for (int64_t cols : {64, 128, 576, 640}) {
+  for (int64_t rows : {16, 32, 80}) {
+    for (int64_t cols : {32, 96, 576, 640}) {
       const auto w0 = make_weights(type, rows, cols, static_cast<uint64_t>(rows * 31 + cols));
       ASSERT_TRUE(repackable(w0.t));
       const auto w = repacked(w0);
       std::vector<uint8_t> back(w0.t.row_bytes());
       for (int64_t r = 0; r < rows; ++r) {
-        unpack_row(type, w.t.row(r), back.data(), cols);
+        unpack_group_row(type, w.t.row(r / kInterleave * kInterleave),
+                         static_cast<int>(r % kInterleave), back.data(), cols);
         ASSERT_EQ(std::memcmp(back.data(), w0.t.row(r), back.size()), 0) << "row " << r;
       }
-      for (int64_t n : {1, 2, 5, 6, 13}) {
+      for (int64_t n : {1, 2, 5, 8, 13, 17}) {
         const auto x = test::random_floats(static_cast<size_t>(n * cols), static_cast<uint64_t>(n));
         std::vector<float> y(static_cast<size_t>(n * rows)), yr(y.size()), yp(y.size());
         matmul_isa(isa, w.t, x.data(), cols, n, y.data(), rows, pool);
@@ -233,7 +234,7 @@ TEST_P(RepackedMatmul, RoundTripsAndMatchesReference) {
 
 TEST_P(RepackedMatmul, ResultIndependentOfBatchSizeAndThreads) {
   const auto [type, isa] = GetParam();
-  const int64_t rows = 37, cols = 640, n = 11;
+  const int64_t rows = 48, cols = 640, n = 11;
   const auto w = repacked(make_weights(type, rows, cols, 77));
   expect_each_token_alone_equals_batch(isa, w.t, n, 3);
 }

@@ -21,11 +21,12 @@ void matmul(const Tensor& w, const float* x, int64_t n, float* y) {
       for (int64_t i = b; i < b + 32; ++i)
         xq[static_cast<size_t>(i)] = static_cast<double>(d) * std::lrintf(x[i] * id);
     }
-  std::vector<uint8_t> gguf(w.pairs ? w.row_bytes() : 0);
+  std::vector<uint8_t> gguf(w.interleaved ? w.row_bytes() : 0);
   for (int64_t r = 0; r < rows; ++r) {
     const uint8_t* src = w.row(r);
-    if (w.pairs) {  // repacked at load time: back to the GGUF layout first
-      unpack_row(w.type, src, gguf.data(), k);
+    if (w.interleaved) {  // repacked at load time: back to the GGUF layout first
+      unpack_group_row(w.type, w.row(r / kInterleave * kInterleave), static_cast<int>(r % kInterleave),
+                       gguf.data(), k);
       src = gguf.data();
     }
     dequantize_row(w.type, src, row.data(), k);
