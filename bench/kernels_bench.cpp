@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ops/matmul.h"
+#include "ops/repack.h"
 
 namespace brisk {
 namespace {
@@ -34,7 +35,21 @@ Mat make(DType type, int64_t rows, int64_t cols) {
   return m;
 }
 
-void BM_Matmul(benchmark::State& st, DType type, Isa isa) {
+// The same matrix with its rows interleaved as the loader does for the int8 kernels (ops/repack.h).
+Mat interleaved(const Mat& src) {
+  Mat m = src;
+  const uint64_t rb = src.t.row_bytes();
+  const auto* from = static_cast<const uint8_t*>(src.t.data);
+  uint8_t* dst = m.data.data() + (from - src.data.data());
+  for (int64_t g = 0; g < src.t.rows() / kInterleave; ++g)
+    repack_group(src.t.type, from + g * kInterleave * rb, rb, dst + g * kInterleave * rb,
+                 src.t.cols());
+  m.t.data = dst;
+  m.t.interleaved = true;
+  return m;
+}
+
+void BM_Matmul(benchmark::State& st, DType type, Isa isa, bool interleave = false) {
   const int64_t rows = st.range(0), cols = st.range(1), n = st.range(2), threads = st.range(3);
   if (!isa_available(isa)) {
     st.SkipWithError("ISA not available");
@@ -43,7 +58,8 @@ void BM_Matmul(benchmark::State& st, DType type, Isa isa) {
   // Several matrices so decode streams from memory, not cache.
   std::vector<Mat> ms;
   const int copies = n == 1 && rows > 128 ? 8 : 1;
-  for (int i = 0; i < copies; ++i) ms.push_back(make(type, rows, cols));
+  for (int i = 0; i < copies; ++i)
+    ms.push_back(interleave ? interleaved(make(type, rows, cols)) : make(type, rows, cols));
   std::vector<float> x(static_cast<size_t>(n * cols), 0.01f), y(static_cast<size_t>(n * rows));
   ThreadPool pool(static_cast<int>(threads));
   int i = 0;
@@ -75,6 +91,10 @@ BENCHMARK_CAPTURE(BM_Matmul, bf16_avx512, DType::BF16, Isa::Avx512)->Apply(Shape
 BENCHMARK_CAPTURE(BM_Matmul, f16_avx2, DType::F16, Isa::Avx2)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q8_0_avx512, DType::Q8_0, Isa::Avx512)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q4_0_avx512, DType::Q4_0, Isa::Avx512)->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, q8_0_interleaved_avx512, DType::Q8_0, Isa::Avx512, true)
+    ->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, q4_0_interleaved_avx512, DType::Q4_0, Isa::Avx512, true)
+    ->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q4_k_avx512, DType::Q4_K, Isa::Avx512)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q6_k_avx512, DType::Q6_K, Isa::Avx512)->Apply(Shapes);
 

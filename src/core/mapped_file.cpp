@@ -45,7 +45,8 @@ std::shared_ptr<uint8_t> allocate_large(uint64_t bytes, const std::string& what)
   const uint64_t len = (std::max<uint64_t>(bytes, 1) + kHuge - 1) / kHuge * kHuge;
   // Mapped 2 MiB too long, then trimmed to a 2 MiB-aligned start so that every page can be huge.
   void* m = mmap(nullptr, len + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (m == MAP_FAILED) fail("{}: cannot allocate {} MiB: {}", what, len >> 20, std::strerror(errno));
+  if (m == MAP_FAILED)
+    fail("{}: cannot allocate {} MiB: {}", what, len >> 20, std::strerror(errno));
   const auto base = reinterpret_cast<uintptr_t>(m), start = (base + kHuge - 1) / kHuge * kHuge;
   if (start > base) munmap(m, start - base);
   if (base + kHuge > start) munmap(reinterpret_cast<void*>(start + len), base + kHuge - start);

@@ -84,7 +84,10 @@ void matmul_isa(Isa isa, const Tensor& w, const float* x, int64_t ldx, int64_t n
   // Token blocks keep the activations a thread streams over in L2 (about 256 KiB). Rows go to the
   // threads in chunks of about 1 MiB of weights, claimed in order, whole 16-row grains, at least
   // eight chunks per thread so the work stays balanced.
-  const int64_t tb = std::max<int64_t>(6, (256 * 1024 / static_cast<int64_t>(a.x_stride)) / 6 * 6);
+  const int64_t x_bytes = kern.x_bytes_per_value > 0 ? k * kern.x_bytes_per_value + k / 4
+                                                     : static_cast<int64_t>(a.x_stride);
+  const int64_t tb =
+      std::max<int64_t>(kern.tile_t, (256 * 1024 / x_bytes) / kern.tile_t * kern.tile_t);
   const int64_t row_bytes = static_cast<int64_t>(a.w_stride);
   int64_t chunk = std::max<int64_t>(1, (int64_t{1} << 20) / row_bytes);
   chunk = std::min(chunk, rows / (8 * pool.size()));

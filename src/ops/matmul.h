@@ -35,13 +35,17 @@ struct Kernel {
   TileFn tile;
   XFormat x_format;
   int q8_offset = 0;  // Q8 activations: the lane sums the kernel starts its dot products from
+  // Tokens per call of the tile function worth keeping whole (token blocks are a multiple), and
+  // activation bytes per value the kernel reads (0: the whole row as prepared).
+  int tile_t = 6;
+  int x_bytes_per_value = 0;
 };
 
 // One per weight type, in matmul_<type>.cpp; nullptr tile if the type has no kernel for this ISA.
 Kernel kernel_f32(Isa isa);
 Kernel kernel_f16(Isa isa);
 Kernel kernel_bf16(Isa isa);
-Kernel kernel_quant(Isa isa, DType t);  // the GGUF quantized types
+Kernel kernel_quant(Isa isa, DType t);        // the GGUF quantized types
 Kernel kernel_interleaved(Isa isa, DType t);  // Q4_0 / Q8_0 rows interleaved at load (ops/repack.h)
 
 }  // namespace matmul_detail

@@ -30,8 +30,8 @@ __attribute__((target("avx512f"))) float sum_avx512(const float* p, size_t n) {
     a2 = _mm512_add_epi32(a2, _mm512_loadu_si512(p + i + 32));
     a3 = _mm512_add_epi32(a3, _mm512_loadu_si512(p + i + 48));
   }
-  return static_cast<float>(
-      _mm512_reduce_add_epi32(_mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3))));
+  return static_cast<float>(_mm512_reduce_add_epi32(
+      _mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3))));
 }
 
 __attribute__((target("avx2"))) float sum_avx2(const float* p, size_t n) {

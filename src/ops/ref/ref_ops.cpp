@@ -25,8 +25,8 @@ void matmul(const Tensor& w, const float* x, int64_t n, float* y) {
   for (int64_t r = 0; r < rows; ++r) {
     const uint8_t* src = w.row(r);
     if (w.interleaved) {  // repacked at load time: back to the GGUF layout first
-      unpack_group_row(w.type, w.row(r / kInterleave * kInterleave), static_cast<int>(r % kInterleave),
-                       gguf.data(), k);
+      unpack_group_row(w.type, w.row(r / kInterleave * kInterleave),
+                       static_cast<int>(r % kInterleave), gguf.data(), k);
       src = gguf.data();
     }
     dequantize_row(w.type, src, row.data(), k);
