@@ -127,19 +127,10 @@ void deq_q5_k(const BlockQ5_K* b, float* y) {
   }
 }
 
-// Element e of a Q6_K super-block: its 6-bit value (0..63).
-inline int q6_get(const BlockQ6_K* b, int e) {
-  const int h = e / 128, r = e % 128, quarter = r / 32, l = r % 32;
-  const uint8_t ql = b->ql[h * 64 + l + (quarter & 1) * 32];
-  const int lo = quarter < 2 ? (ql & 0xF) : (ql >> 4);
-  const int hi = (b->qh[h * 32 + l] >> (2 * quarter)) & 3;
-  return lo | (hi << 4);
-}
-
 void deq_q6_k(const BlockQ6_K* b, float* y) {
   const float d = h2f(b->d);
   for (int e = 0; e < kQKK; ++e)
-    y[e] = d * static_cast<float>(b->scales[e / 16]) * static_cast<float>(q6_get(b, e) - 32);
+    y[e] = d * static_cast<float>(b->scales[e / 16]) * static_cast<float>(q6k_value(b, e) - 32);
 }
 
 template <class Block, void (*F)(const Block*, float*)>
@@ -425,15 +416,9 @@ void q_q6_k(const float* x, BlockQ6_K* b, const float* w) {
   kquant_symmetric(x, w, 16, -32, 31, -128, 127, d, sc, q);
   b->d = f32_to_f16(d);
   for (int g = 0; g < 16; ++g) b->scales[g] = static_cast<int8_t>(sc[g]);
-  std::fill(std::begin(b->ql), std::end(b->ql), 0);
-  std::fill(std::begin(b->qh), std::end(b->qh), 0);
-  for (int e = 0; e < kQKK; ++e) {
-    const int v = q[e] + 32;  // 0..63
-    const int h = e / 128, r = e % 128, quarter = r / 32, l = r % 32;
-    uint8_t& ql = b->ql[h * 64 + l + (quarter & 1) * 32];
-    ql |= static_cast<uint8_t>(quarter < 2 ? (v & 0xF) : (v & 0xF) << 4);
-    b->qh[h * 32 + l] |= static_cast<uint8_t>((v >> 4) << (2 * quarter));
-  }
+  uint8_t v[kQKK];
+  for (int e = 0; e < kQKK; ++e) v[e] = static_cast<uint8_t>(q[e] + 32);  // 0..63
+  q6k_set_values(b, v);
 }
 
 template <class Block, void (*F)(const float*, Block*, const float*)>
@@ -443,6 +428,25 @@ void q_all(const float* src, void* dst, int64_t n, int per, const float* w) {
 }
 
 }  // namespace
+
+int q6k_value(const BlockQ6_K* b, int e) {
+  const int h = e / 128, r = e % 128, quarter = r / 32, l = r % 32;
+  const uint8_t ql = b->ql[h * 64 + l + (quarter & 1) * 32];
+  const int lo = quarter < 2 ? (ql & 0xF) : (ql >> 4);
+  const int hi = (b->qh[h * 32 + l] >> (2 * quarter)) & 3;
+  return lo | (hi << 4);
+}
+
+void q6k_set_values(BlockQ6_K* b, const uint8_t* v) {
+  std::fill(std::begin(b->ql), std::end(b->ql), 0);
+  std::fill(std::begin(b->qh), std::end(b->qh), 0);
+  for (int e = 0; e < kQKK; ++e) {
+    const int h = e / 128, r = e % 128, quarter = r / 32, l = r % 32;
+    uint8_t& ql = b->ql[h * 64 + l + (quarter & 1) * 32];
+    ql |= static_cast<uint8_t>(quarter < 2 ? (v[e] & 0xF) : (v[e] & 0xF) << 4);
+    b->qh[h * 32 + l] |= static_cast<uint8_t>((v[e] >> 4) << (2 * quarter));
+  }
+}
 
 void q3k_scales(const uint8_t* p, int8_t out[16]) {
   for (int j = 0; j < 16; ++j) out[j] = static_cast<int8_t>(q3k_scale(p, j));

@@ -1,11 +1,14 @@
-// Int8 kernels for Q4_0 and Q8_0 matrices whose rows were interleaved in groups of 16 at load time
-// (ops/repack.h). A 512-bit lane holds 4 consecutive weights of one row, so VPDPBUSD with 4
-// broadcast activation bytes advances 16 rows at once; a block of 32 values takes 8 of them, after
-// which one conversion and one multiply-add per token fold the block into the 16 outputs, scaled
-// by (weight scale * activation scale). The weights' offset (8 or 128) is folded in by starting
-// each block's integer sum from the activations' -offset * sum. Per output, for each block in
-// order:
-//   acc += float(sum_j (u_j - offset) * x_j) * (weight scale * activation scale)
+// Int8 kernels for Q4_0, Q8_0, Q4_K and Q6_K matrices whose rows were interleaved in groups of 16
+// at load time (ops/repack.h). A 512-bit lane holds 4 consecutive weights of one row, so VPDPBUSD
+// with 4 broadcast activation bytes advances 16 rows at once; 32 values take 8 of them, after which
+// one conversion and one multiply-add per token fold the integer sums into the 16 outputs, scaled
+// by (weight scale * activation scale). Offsets (Q4_0: 8, Q8_0: 128, Q6_K: 32) are folded in by
+// starting each half-block's integer sum from the activations' -offset * sum; Q4_K's minimums
+// take one more multiply-add with the activations' -scale * sum. Per output, for each block of 32
+// in order:
+//   Q4_0, Q8_0  acc += float(sum (u - offset) x) * (d * dx)
+//   Q4_K        acc += float(sum u x) * (d * sc * dx);  acc += (dmin * min) * (-dx * sum x)
+//   Q6_K        acc += float(sc0 * sum_0..15 (u - 32) x + sc1 * sum_16..31 (u - 32) x) * (d * dx)
 // Integer sums are exact in any order, and the float steps are the same whatever the tile, batch
 // or thread count, so an output's bits never depend on them.
 #include <algorithm>
@@ -27,32 +30,25 @@ namespace {
 
 constexpr int kMaxT = 16;  // tokens per micro-tile
 
+#define BRISK_TARGET_VNNI                                                          \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq,fma,f16c"), \
+                 always_inline)) inline
+
 struct Q4_0I {
   static constexpr DType kType = DType::Q4_0;
   static constexpr int kOffset = 8;
-#if defined(__x86_64__)
-  __attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) static inline void unpack(
-      const uint8_t* v, __m512i (&u)[8]) {
-    const __m512i m = _mm512_set1_epi8(0x0F);
-    for (int q = 0; q < 4; ++q) {
-      const __m512i p = _mm512_loadu_si512(v + 64 * q);
-      u[2 * q] = _mm512_and_si512(p, m);
-      u[2 * q + 1] = _mm512_and_si512(_mm512_srli_epi16(p, 4), m);
-    }
-  }
-#endif
 };
-
 struct Q8_0I {
   static constexpr DType kType = DType::Q8_0;
   static constexpr int kOffset = 128;
-#if defined(__x86_64__)
-  __attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) static inline void unpack(
-      const uint8_t* v, __m512i (&u)[8]) {
-    const __m512i f = _mm512_set1_epi8(static_cast<char>(0x80));
-    for (int m = 0; m < 8; ++m) u[m] = _mm512_xor_si512(_mm512_loadu_si512(v + 64 * m), f);
-  }
-#endif
+};
+struct Q4_KI {
+  static constexpr DType kType = DType::Q4_K;
+  static constexpr int kOffset = 0;
+};
+struct Q6_KI {
+  static constexpr DType kType = DType::Q6_K;
+  static constexpr int kOffset = 32;
 };
 
 // Activation scale of block b (the layout keeps 8 copies per block, pairs of blocks together).
@@ -60,36 +56,53 @@ inline const float* block_scale(const float* dxv, int64_t b) {
   return dxv + (b / 2) * 16 + (b % 2) * 8;
 }
 
-// Portable: the same arithmetic, one row and one block at a time.
+// Portable: the same arithmetic, one row and one block of 32 at a time.
 template <class P, int T>
 void interleaved_generic(const Args& a, int64_t r, int64_t t) {
+  constexpr DType kT = P::kType;
+  constexpr int kBlock = kT == DType::Q4_K || kT == DType::Q6_K ? 256 : 32;
   const Q8Layout L(a.k);
-  const int64_t nb = a.k / 32;
-  const uint64_t gb = group_block_bytes(P::kType);
+  const uint64_t gb = group_block_bytes(kT);
   const uint8_t* g = a.w + r * a.w_stride;
   float acc[kInterleave][T] = {};
-  for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* col = g + static_cast<uint64_t>(b) * gb;
-    const auto* scales = reinterpret_cast<const uint16_t*>(col);
-    const uint8_t* vals = col + 2 * kInterleave;
+  for (int64_t c = 0; c < a.k / kBlock; ++c) {
+    const uint8_t* col = g + static_cast<uint64_t>(c) * gb;
+    const auto* h16 = reinterpret_cast<const uint16_t*>(col);
     for (int i = 0; i < kInterleave; ++i) {
-      uint8_t u[32];
-      for (int j = 0; j < 32; ++j) {
-        if constexpr (P::kType == DType::Q4_0) {
-          const uint8_t byte = vals[(j / 8) * 64 + i * 4 + j % 4];
-          u[j] = j % 8 >= 4 ? byte >> 4 : byte & 0xF;
-        } else {
-          u[j] = static_cast<uint8_t>(vals[(j / 4) * 64 + i * 4 + j % 4] ^ 0x80);
+      uint8_t v[256];
+      column_values(kT, col, i, v);
+      const float d = f16_to_f32_fast(h16[i]);
+      for (int jb = 0; jb < kBlock / 32; ++jb) {
+        const int64_t b = c * (kBlock / 32) + jb;
+        const uint8_t* u = v + 32 * jb;
+        for (int j = 0; j < T; ++j) {
+          const uint8_t* xr = a.x + (t + j) * a.x_stride;
+          const auto* qx = reinterpret_cast<const int8_t*>(xr) + b * 32;
+          const auto* hs = reinterpret_cast<const int32_t*>(xr + L.hs_off);
+          const float dx = *block_scale(reinterpret_cast<const float*>(xr + L.dxv_off), b);
+          int32_t s0 = P::kOffset ? hs[2 * b] : 0, s1 = P::kOffset ? hs[2 * b + 1] : 0;
+          for (int l = 0; l < 16; ++l) {
+            const int u0 = kT == DType::Q8_0 ? (u[l] ^ 0x80) : u[l];
+            const int u1 = kT == DType::Q8_0 ? (u[l + 16] ^ 0x80) : u[l + 16];
+            s0 += u0 * qx[l];
+            s1 += u1 * qx[l + 16];
+          }
+          if constexpr (kT == DType::Q4_K) {
+            const uint8_t lo = col[64 + jb * 16 + i];
+            const uint8_t hi = (col[192 + (jb / 2) * 16 + i] >> (4 * (jb % 2))) & 0xF;
+            const float ws = d * static_cast<float>((lo & 0xF) | (hi & 3) << 4);
+            const float wm =
+                f16_to_f32_fast(h16[16 + i]) * static_cast<float>((lo >> 4) | (hi >> 2) << 4);
+            acc[i][j] += static_cast<float>(s0 + s1) * (ws * dx);
+            acc[i][j] += wm * reinterpret_cast<const float*>(xr + L.ms_off)[b];
+          } else if constexpr (kT == DType::Q6_K) {
+            const int sa = static_cast<int8_t>(col[32 + (2 * jb) * 16 + i]);
+            const int sb = static_cast<int8_t>(col[32 + (2 * jb + 1) * 16 + i]);
+            acc[i][j] += static_cast<float>(s0 * sa + s1 * sb) * (d * dx);
+          } else {
+            acc[i][j] += static_cast<float>(s0 + s1) * (d * dx);
+          }
         }
-      }
-      const float dw = f16_to_f32_fast(scales[i]);
-      for (int j = 0; j < T; ++j) {
-        const uint8_t* xr = a.x + (t + j) * a.x_stride;
-        const auto* qx = reinterpret_cast<const int8_t*>(xr) + b * 32;
-        int32_t dot = reinterpret_cast<const int32_t*>(xr + L.bs_off)[b];
-        for (int l = 0; l < 32; ++l) dot += u[l] * qx[l];
-        const float da = *block_scale(reinterpret_cast<const float*>(xr + L.dxv_off), b);
-        acc[i][j] += static_cast<float>(dot) * (dw * da);
       }
     }
   }
@@ -109,45 +122,140 @@ __attribute__((target("avx512f,avx512vnni"), always_inline)) inline __m512i dpbu
   return acc;
 }
 
+// The activation rows of a micro-tile's tokens.
+template <int T>
+struct Tokens {
+  const int8_t* qx[T];
+  const float* dx[T];
+  const int32_t* hs[T];
+  const float* ms[T];
+};
+
+// 4 nibble vectors at p: u[2q] = low nibbles of vector q, u[2q+1] = its high nibbles.
+BRISK_TARGET_VNNI void nibbles(const uint8_t* p, __m512i (&u)[8]) {
+  const __m512i m = _mm512_set1_epi8(0x0F);
+  for (int q = 0; q < 4; ++q) {
+    const __m512i v = _mm512_loadu_si512(p + 64 * q);
+    u[2 * q] = _mm512_and_si512(v, m);
+    u[2 * q + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m);
+  }
+}
+
+// The integer sums of block b for token j: s0 over values 0..15 (u[0..3]), s1 over 16..31, each
+// from its own starting value; two chains of four are shorter than one of eight, measurably faster
+// even with many tokens in flight.
+template <int T>
+BRISK_TARGET_VNNI void dot32(const __m512i (&u)[8], const int8_t* xb, __m512i& s0, __m512i& s1) {
+#pragma GCC unroll 4
+  for (int m = 0; m < 4; ++m) {
+    s0 = dpbusd_bcast(s0, u[m], xb + 4 * m);
+    s1 = dpbusd_bcast(s1, u[m + 4], xb + 16 + 4 * m);
+  }
+}
+
+// One block column (16 rows) into the tokens' accumulators; b0: the column's first block of 32.
+template <class P, int T>
+BRISK_TARGET_VNNI void column(const uint8_t* col, int64_t b0, const Tokens<T>& x,
+                              __m512 (&acc)[T]) {
+  constexpr DType kT = P::kType;
+  const __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(col)));
+  if constexpr (kT == DType::Q4_0 || kT == DType::Q8_0) {
+    __m512i u[8];
+    if constexpr (kT == DType::Q4_0) {
+      nibbles(col + 32, u);
+    } else {
+      const __m512i f = _mm512_set1_epi8(static_cast<char>(0x80));
+      for (int m = 0; m < 8; ++m) u[m] = _mm512_xor_si512(_mm512_loadu_si512(col + 32 + 64 * m), f);
+    }
+#pragma GCC unroll 16
+    for (int j = 0; j < T; ++j) {
+      __m512i s0 = _mm512_set1_epi32(x.hs[j][2 * b0]), s1 = _mm512_set1_epi32(x.hs[j][2 * b0 + 1]);
+      dot32<T>(u, x.qx[j] + b0 * 32, s0, s1);
+      const __m512 d = _mm512_mul_ps(dv, _mm512_set1_ps(*block_scale(x.dx[j], b0)));
+      acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1)), d, acc[j]);
+    }
+  } else if constexpr (kT == DType::Q4_K) {
+    const __m512 mv =
+        _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + 32)));
+    const __m512i m15 = _mm512_set1_epi32(15), m3 = _mm512_set1_epi32(3);
+    for (int jb = 0; jb < 8; ++jb) {
+      const int64_t b = b0 + jb;
+      const __m512i lo = _mm512_cvtepu8_epi32(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(col + 64 + 16 * jb)));
+      const __m512i hi = _mm512_srli_epi32(
+          _mm512_cvtepu8_epi32(
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(col + 192 + 16 * (jb / 2)))),
+          4 * (jb % 2));
+      const __m512i sc = _mm512_or_si512(_mm512_and_si512(lo, m15),
+                                         _mm512_slli_epi32(_mm512_and_si512(hi, m3), 4));
+      const __m512i mn =
+          _mm512_or_si512(_mm512_srli_epi32(lo, 4),
+                          _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(hi, 2), m3), 4));
+      const __m512 ws = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(sc));
+      const __m512 wm = _mm512_mul_ps(mv, _mm512_cvtepi32_ps(mn));
+      __m512i u[8];
+      nibbles(col + 256 + 256 * jb, u);
+#pragma GCC unroll 16
+      for (int j = 0; j < T; ++j) {
+        __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
+        dot32<T>(u, x.qx[j] + b * 32, s0, s1);
+        const __m512 d = _mm512_mul_ps(ws, _mm512_set1_ps(*block_scale(x.dx[j], b)));
+        acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1)), d, acc[j]);
+        acc[j] = _mm512_fmadd_ps(wm, _mm512_set1_ps(x.ms[j][b]), acc[j]);
+      }
+    }
+  } else {  // Q6_K
+    const __m512i m30 = _mm512_set1_epi8(0x30);
+    for (int jb = 0; jb < 8; ++jb) {
+      const int64_t b = b0 + jb;
+      const __m512i sa = _mm512_cvtepi8_epi32(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(col + 32 + 32 * jb)));
+      const __m512i sb = _mm512_cvtepi8_epi32(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(col + 48 + 32 * jb)));
+      const uint8_t* vals = col + 288 + 384 * jb;
+      __m512i u[8];
+      nibbles(vals, u);
+      for (int h = 0; h < 2; ++h) {
+        const __m512i hv = _mm512_loadu_si512(vals + 256 + 64 * h);
+        u[4 * h] = _mm512_or_si512(u[4 * h], _mm512_and_si512(_mm512_slli_epi16(hv, 4), m30));
+        u[4 * h + 1] =
+            _mm512_or_si512(u[4 * h + 1], _mm512_and_si512(_mm512_slli_epi16(hv, 2), m30));
+        u[4 * h + 2] = _mm512_or_si512(u[4 * h + 2], _mm512_and_si512(hv, m30));
+        u[4 * h + 3] =
+            _mm512_or_si512(u[4 * h + 3], _mm512_and_si512(_mm512_srli_epi16(hv, 2), m30));
+      }
+#pragma GCC unroll 16
+      for (int j = 0; j < T; ++j) {
+        __m512i s0 = _mm512_set1_epi32(x.hs[j][2 * b]), s1 = _mm512_set1_epi32(x.hs[j][2 * b + 1]);
+        dot32<T>(u, x.qx[j] + b * 32, s0, s1);
+        const __m512i isum =
+            _mm512_add_epi32(_mm512_mullo_epi32(s0, sa), _mm512_mullo_epi32(s1, sb));
+        const __m512 d = _mm512_mul_ps(dv, _mm512_set1_ps(*block_scale(x.dx[j], b)));
+        acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), d, acc[j]);
+      }
+    }
+  }
+}
+
 template <class P, int T>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq,fma,f16c"))) void
 interleaved_vnni(const Args& a, int64_t r, int64_t t) {
+  constexpr int kBlock = P::kType == DType::Q4_K || P::kType == DType::Q6_K ? 256 : 32;
   const Q8Layout L(a.k);
-  const int64_t nb = a.k / 32;
   const uint64_t gb = group_block_bytes(P::kType);
   const uint8_t* g = a.w + r * a.w_stride;
-  const int8_t* qx[T];
-  const float* dx[T];
-  const int32_t* bs[T];
+  Tokens<T> x;
   __m512 acc[T];
   for (int j = 0; j < T; ++j) {
     const uint8_t* xr = a.x + (t + j) * a.x_stride;
-    qx[j] = reinterpret_cast<const int8_t*>(xr);
-    dx[j] = reinterpret_cast<const float*>(xr + L.dxv_off);
-    bs[j] = reinterpret_cast<const int32_t*>(xr + L.bs_off);
+    x.qx[j] = reinterpret_cast<const int8_t*>(xr);
+    x.dx[j] = reinterpret_cast<const float*>(xr + L.dxv_off);
+    x.hs[j] = reinterpret_cast<const int32_t*>(xr + L.hs_off);
+    x.ms[j] = reinterpret_cast<const float*>(xr + L.ms_off);
     acc[j] = _mm512_setzero_ps();
   }
-  for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* col = g + static_cast<uint64_t>(b) * gb;
-    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(col)));
-    __m512i u[8];
-    P::unpack(col + 2 * kInterleave, u);
-#pragma GCC unroll 16
-    for (int j = 0; j < T; ++j) {
-      const int8_t* xb = qx[j] + b * 32;
-      // Two chains of four (integer sums, so the split cannot change the result): shorter
-      // dependency chains than one of eight, measurably faster even with many tokens in flight.
-      __m512i s0 = _mm512_set1_epi32(bs[j][b]), s1 = _mm512_setzero_si512();
-#pragma GCC unroll 4
-      for (int m = 0; m < 8; m += 2) {
-        s0 = dpbusd_bcast(s0, u[m], xb + 4 * m);
-        s1 = dpbusd_bcast(s1, u[m + 1], xb + 4 * m + 4);
-      }
-      s0 = _mm512_add_epi32(s0, s1);
-      const __m512 d = _mm512_mul_ps(dw, _mm512_set1_ps(*block_scale(dx[j], b)));
-      acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s0), d, acc[j]);
-    }
-  }
+  for (int64_t c = 0; c < a.k / kBlock; ++c)
+    column<P, T>(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), x, acc);
   for (int j = 0; j < T; ++j) _mm512_storeu_ps(a.y + (t + j) * a.ldy + r, acc[j]);
 }
 #endif
@@ -198,6 +306,8 @@ struct InterleavedKernels {
 Kernel kernel_interleaved(Isa isa, DType t) {
   if (t == DType::Q4_0) return InterleavedKernels<Q4_0I>::pick(isa);
   if (t == DType::Q8_0) return InterleavedKernels<Q8_0I>::pick(isa);
+  if (t == DType::Q4_K) return InterleavedKernels<Q4_KI>::pick(isa);
+  if (t == DType::Q6_K) return InterleavedKernels<Q6_KI>::pick(isa);
   return {nullptr, XFormat::Q8, 0};
 }
 

@@ -14,21 +14,24 @@ namespace brisk::matmul_detail {
 //   ls:  int32[np * 16]       per 4 values (one VPDPBUSD lane): -offset * their sum, for kernels
 //                             whose weights are offset bytes (value = d * (u - offset)): the
 //                             dot product starts from it instead of 0
-//   bs:  int32[np * 2]        per block of 32: -offset * the sum of its values (the same, whole
-//                             blocks at a time, for the kernels of interleaved rows)
+//   hs:  int32[np * 4]        per 16 values: -offset * their sum (the same for the kernels of
+//                             interleaved rows, which start a block's two halves from it)
+//   ms:  float[np * 2]        per block: -scale * the sum of its values (for weights with a
+//                             per-block minimum, as Q4_K)
 struct Q8Layout {
   int64_t np;
-  uint64_t dxv_off, xs_off, ls_off, bs_off, stride;
+  uint64_t dxv_off, xs_off, ls_off, hs_off, ms_off, stride;
   explicit Q8Layout(int64_t k)
       : np((k / 32 + 1) / 2),
         dxv_off(static_cast<uint64_t>(np) * 64),
         xs_off(dxv_off + static_cast<uint64_t>(np) * 64),
         ls_off((xs_off + static_cast<uint64_t>(np) * 16 + 63) / 64 * 64),
-        bs_off(ls_off + static_cast<uint64_t>(np) * 64),
-        stride((bs_off + static_cast<uint64_t>(np) * 8 + 63) / 64 * 64) {}
+        hs_off(ls_off + static_cast<uint64_t>(np) * 64),
+        ms_off(hs_off + static_cast<uint64_t>(np) * 16),
+        stride((ms_off + static_cast<uint64_t>(np) * 8 + 63) / 64 * 64) {}
 };
 
-// Quantizes one row into the layout (dst: stride bytes); ls and bs are filled when offset is not 0.
+// Quantizes one row into the layout (dst: stride bytes); ls and hs are filled when offset is not 0.
 void quantize_activation_row(const float* x, int64_t k, uint8_t* dst, int offset = 0);
 
 }  // namespace brisk::matmul_detail

@@ -49,6 +49,9 @@ void quantize_activation_row(const float* x, int64_t k, uint8_t* dst, int offset
       for (int i = 0; i < 32; ++i) qs[k0 + i] = 0;
     }
     for (int i = 0; i < 8; ++i) dxv[(b / 2) * 16 + (b % 2) * 8 + i] = d;
+    int sum32 = 0;
+    for (int i = 0; i < 32; ++i) sum32 += qs[k0 + i];
+    reinterpret_cast<float*>(dst + L.ms_off)[b] = -(d * static_cast<float>(sum32));
     for (int s = 0; s < 2; ++s) {
       int sum = 0;
       for (int i = 0; i < 16; ++i) sum += qs[k0 + s * 16 + i];
@@ -59,12 +62,9 @@ void quantize_activation_row(const float* x, int64_t k, uint8_t* dst, int offset
     auto* ls = reinterpret_cast<int32_t*>(dst + L.ls_off);
     for (int64_t l = 0; l < L.np * 16; ++l)
       ls[l] = -offset * (qs[4 * l] + qs[4 * l + 1] + qs[4 * l + 2] + qs[4 * l + 3]);
-    auto* bs = reinterpret_cast<int32_t*>(dst + L.bs_off);
-    for (int64_t b = 0; b < L.np * 2; ++b) {
-      int32_t s = 0;
-      for (int i = 0; i < 8; ++i) s += ls[b * 8 + i];
-      bs[b] = s;
-    }
+    auto* hs = reinterpret_cast<int32_t*>(dst + L.hs_off);
+    for (int64_t h = 0; h < L.np * 4; ++h)
+      hs[h] = ls[h * 4] + ls[h * 4 + 1] + ls[h * 4 + 2] + ls[h * 4 + 3];
   }
 }
 

@@ -8,9 +8,175 @@
 
 namespace brisk {
 
+namespace {
+
+uint64_t block_bytes(DType t) {
+  switch (t) {
+    case DType::Q4_0:
+      return sizeof(BlockQ4_0);
+    case DType::Q8_0:
+      return sizeof(BlockQ8_0);
+    case DType::Q4_K:
+      return sizeof(BlockQ4_K);
+    default:
+      return sizeof(BlockQ6_K);
+  }
+}
+
+int block_values(DType t) {
+  return t == DType::Q4_K || t == DType::Q6_K ? kQKK : kQK;
+}
+
+// 32 values (unsigned bytes below 64) into 4 vectors: vector q, lane r, byte m holds value 8q+m in
+// its low nibble and value 8q+4+m in its high one; with 2 more vectors of the values' bits 4-5
+// (lane r, byte m, bits 2i..2i+1: value 4(4h+i)+m of vector h) when `high` is given.
+void put32(const uint8_t* v, int r, uint8_t* lo, uint8_t* high) {
+  for (int j = 0; j < 32; ++j) {
+    const int q = j / 8, m = j % 8;
+    lo[q * 64 + r * 4 + m % 4] |= static_cast<uint8_t>((v[j] & 0xF) << (m >= 4 ? 4 : 0));
+    if (high) {
+      const int u = j / 4, h = u / 4, i = u % 4;
+      high[h * 64 + r * 4 + j % 4] |= static_cast<uint8_t>((v[j] >> 4) << (2 * i));
+    }
+  }
+}
+void get32(const uint8_t* lo, const uint8_t* high, int r, uint8_t* v) {
+  for (int j = 0; j < 32; ++j) {
+    const int q = j / 8, m = j % 8;
+    v[j] = (lo[q * 64 + r * 4 + m % 4] >> (m >= 4 ? 4 : 0)) & 0xF;
+    if (high) {
+      const int u = j / 4, h = u / 4, i = u % 4;
+      v[j] |= static_cast<uint8_t>(((high[h * 64 + r * 4 + j % 4] >> (2 * i)) & 3) << 4);
+    }
+  }
+}
+
+// The 16 rows' blocks of one block column, in and out. Layouts: see repack.h.
+void pack_column(DType t, const uint8_t* const* blk, uint8_t* col) {
+  std::memset(col, 0, group_block_bytes(t));
+  auto* h16 = reinterpret_cast<uint16_t*>(col);
+  for (int r = 0; r < kInterleave; ++r) {
+    uint8_t v[kQKK];
+    switch (t) {
+      case DType::Q4_0: {
+        const auto* b = reinterpret_cast<const BlockQ4_0*>(blk[r]);
+        h16[r] = b->d;
+        for (int j = 0; j < 16; ++j) v[j] = b->qs[j] & 0xF, v[j + 16] = b->qs[j] >> 4;
+        put32(v, r, col + 32, nullptr);
+        break;
+      }
+      case DType::Q8_0: {
+        const auto* b = reinterpret_cast<const BlockQ8_0*>(blk[r]);
+        h16[r] = b->d;
+        for (int j = 0; j < 32; ++j) col[32 + (j / 4) * 64 + r * 4 + j % 4] = b->qs[j];
+        break;
+      }
+      case DType::Q4_K: {
+        const auto* b = reinterpret_cast<const BlockQ4_K*>(blk[r]);
+        h16[r] = b->d;
+        h16[16 + r] = b->dmin;
+        for (int j = 0; j < 8; ++j) {
+          uint8_t sc, m;
+          k4_scale_min(j, b->scales, sc, m);
+          col[64 + j * 16 + r] = static_cast<uint8_t>((sc & 0xF) | (m & 0xF) << 4);
+          col[192 + (j / 2) * 16 + r] |=
+              static_cast<uint8_t>(((sc >> 4) | (m >> 4) << 2) << (4 * (j % 2)));
+          for (int l = 0; l < 32; ++l) {
+            const uint8_t q = b->qs[(j / 2) * 32 + l];
+            v[l] = j % 2 ? q >> 4 : q & 0xF;
+          }
+          put32(v, r, col + 256 + j * 256, nullptr);
+        }
+        break;
+      }
+      default: {  // Q6_K
+        const auto* b = reinterpret_cast<const BlockQ6_K*>(blk[r]);
+        h16[r] = b->d;
+        for (int s = 0; s < 16; ++s) col[32 + s * 16 + r] = static_cast<uint8_t>(b->scales[s]);
+        for (int e = 0; e < kQKK; ++e) v[e] = static_cast<uint8_t>(q6k_value(b, e));
+        for (int j = 0; j < 8; ++j)
+          put32(v + 32 * j, r, col + 288 + j * 384, col + 288 + j * 384 + 256);
+      }
+    }
+  }
+}
+
+void unpack_column(DType t, const uint8_t* col, int r, uint8_t* out) {
+  const auto* h16 = reinterpret_cast<const uint16_t*>(col);
+  uint8_t v[kQKK];
+  switch (t) {
+    case DType::Q4_0: {
+      auto* b = reinterpret_cast<BlockQ4_0*>(out);
+      b->d = h16[r];
+      get32(col + 32, nullptr, r, v);
+      for (int j = 0; j < 16; ++j) b->qs[j] = static_cast<uint8_t>(v[j] | v[j + 16] << 4);
+      break;
+    }
+    case DType::Q8_0: {
+      auto* b = reinterpret_cast<BlockQ8_0*>(out);
+      b->d = h16[r];
+      for (int j = 0; j < 32; ++j)
+        b->qs[j] = static_cast<int8_t>(col[32 + (j / 4) * 64 + r * 4 + j % 4]);
+      break;
+    }
+    case DType::Q4_K: {
+      auto* b = reinterpret_cast<BlockQ4_K*>(out);
+      b->d = h16[r];
+      b->dmin = h16[16 + r];
+      uint8_t sc[8], m[8];
+      for (int j = 0; j < 8; ++j) {
+        const uint8_t lo = col[64 + j * 16 + r];
+        const uint8_t hi = (col[192 + (j / 2) * 16 + r] >> (4 * (j % 2))) & 0xF;
+        sc[j] = static_cast<uint8_t>((lo & 0xF) | (hi & 3) << 4);
+        m[j] = static_cast<uint8_t>((lo >> 4) | (hi >> 2) << 4);
+        get32(col + 256 + j * 256, nullptr, r, v);
+        for (int l = 0; l < 32; ++l) {
+          uint8_t& q = b->qs[(j / 2) * 32 + l];
+          q = j % 2 ? static_cast<uint8_t>((q & 0xF) | v[l] << 4) : v[l];
+        }
+      }
+      for (int j = 0; j < 4; ++j) {
+        b->scales[j] = static_cast<uint8_t>(sc[j] | (sc[j + 4] >> 4) << 6);
+        b->scales[j + 4] = static_cast<uint8_t>(m[j] | (m[j + 4] >> 4) << 6);
+        b->scales[j + 8] = static_cast<uint8_t>((sc[j + 4] & 0xF) | (m[j + 4] & 0xF) << 4);
+      }
+      break;
+    }
+    default: {  // Q6_K
+      auto* b = reinterpret_cast<BlockQ6_K*>(out);
+      b->d = h16[r];
+      for (int s = 0; s < 16; ++s) b->scales[s] = static_cast<int8_t>(col[32 + s * 16 + r]);
+      for (int j = 0; j < 8; ++j)
+        get32(col + 288 + j * 384, col + 288 + j * 384 + 256, r, v + 32 * j);
+      q6k_set_values(b, v);
+    }
+  }
+}
+
+}  // namespace
+
+void column_values(DType t, const uint8_t* col, int r, uint8_t* v) {
+  switch (t) {
+    case DType::Q4_0:
+      get32(col + 32, nullptr, r, v);
+      break;
+    case DType::Q8_0:
+      for (int j = 0; j < 32; ++j) v[j] = col[32 + (j / 4) * 64 + r * 4 + j % 4];
+      break;
+    case DType::Q4_K:
+      for (int j = 0; j < 8; ++j) get32(col + 256 + j * 256, nullptr, r, v + 32 * j);
+      break;
+    default:
+      for (int j = 0; j < 8; ++j)
+        get32(col + 288 + j * 384, col + 288 + j * 384 + 256, r, v + 32 * j);
+  }
+}
+
 bool repackable(const Tensor& t) {
-  return (t.type == DType::Q4_0 || t.type == DType::Q8_0) && t.cols() > 0 && t.cols() % 32 == 0 &&
-         t.rows() > 0 && t.rows() % kInterleave == 0;
+  const bool typed = t.type == DType::Q4_0 || t.type == DType::Q8_0 || t.type == DType::Q4_K ||
+                     t.type == DType::Q6_K;
+  return typed && t.cols() > 0 && t.cols() % block_values(t.type) == 0 && t.rows() > 0 &&
+         t.rows() % kInterleave == 0;
 }
 
 bool repack_pays_off() {
@@ -18,79 +184,25 @@ bool repack_pays_off() {
 }
 
 uint64_t group_block_bytes(DType t) {
-  return kInterleave * (t == DType::Q4_0 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0));
+  return kInterleave * block_bytes(t);
 }
-
-namespace {
-
-// The 32 values of a block as unsigned bytes (Q4_0: 0..15) or int8 (Q8_0), in order, and its scale.
-void block_values(DType t, const uint8_t* blk, uint8_t* v, uint16_t& d) {
-  std::memcpy(&d, blk, 2);
-  if (t == DType::Q4_0) {
-    const auto* qs = reinterpret_cast<const BlockQ4_0*>(blk)->qs;
-    for (int j = 0; j < 16; ++j) v[j] = qs[j] & 0xF, v[j + 16] = qs[j] >> 4;
-  } else {
-    std::memcpy(v, reinterpret_cast<const BlockQ8_0*>(blk)->qs, 32);
-  }
-}
-
-// Where value j of row r of a block column lives: (byte offset in the values, high nibble?).
-struct Slot {
-  uint64_t byte;
-  bool high;
-};
-Slot slot(DType t, int r, int j) {
-  if (t == DType::Q4_0) {
-    const int q = j / 8, m = j % 8;
-    return {static_cast<uint64_t>(q * 64 + r * 4 + m % 4), m >= 4};
-  }
-  return {static_cast<uint64_t>((j / 4) * 64 + r * 4 + j % 4), false};
-}
-
-}  // namespace
 
 void repack_group(DType t, const uint8_t* src, uint64_t row_bytes, uint8_t* dst, int64_t k) {
-  if (k % 32 != 0) fail("repack: row length {} is not a multiple of 32", k);
-  const uint64_t bb = t == DType::Q4_0 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0);
-  const uint64_t gb = group_block_bytes(t);
-  for (int64_t b = 0; b < k / 32; ++b) {
-    uint8_t* col = dst + static_cast<uint64_t>(b) * gb;
-    auto* scales = reinterpret_cast<uint16_t*>(col);
-    uint8_t* vals = col + 2 * kInterleave;
-    std::memset(vals, 0, gb - 2 * kInterleave);
-    for (int r = 0; r < kInterleave; ++r) {
-      uint8_t v[32];
-      uint16_t d;
-      block_values(t, src + r * row_bytes + static_cast<uint64_t>(b) * bb, v, d);
-      scales[r] = d;
-      for (int j = 0; j < 32; ++j) {
-        const Slot s = slot(t, r, j);
-        vals[s.byte] |= static_cast<uint8_t>(s.high ? v[j] << 4 : v[j]);
-      }
-    }
+  const int bv = block_values(t);
+  if (k % bv != 0) fail("repack: row length {} is not a multiple of {}", k, bv);
+  const uint64_t bb = block_bytes(t), gb = group_block_bytes(t);
+  for (int64_t b = 0; b < k / bv; ++b) {
+    const uint8_t* blk[kInterleave];
+    for (int r = 0; r < kInterleave; ++r)
+      blk[r] = src + r * row_bytes + static_cast<uint64_t>(b) * bb;
+    pack_column(t, blk, dst + static_cast<uint64_t>(b) * gb);
   }
 }
 
 void unpack_group_row(DType t, const uint8_t* group, int i, uint8_t* dst, int64_t k) {
-  const uint64_t bb = t == DType::Q4_0 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0);
-  const uint64_t gb = group_block_bytes(t);
-  for (int64_t b = 0; b < k / 32; ++b) {
-    const uint8_t* col = group + static_cast<uint64_t>(b) * gb;
-    const uint8_t* vals = col + 2 * kInterleave;
-    uint8_t* blk = dst + static_cast<uint64_t>(b) * bb;
-    std::memcpy(blk, col + 2 * i, 2);
-    uint8_t v[32];
-    for (int j = 0; j < 32; ++j) {
-      const Slot s = slot(t, i, j);
-      v[j] = t == DType::Q4_0 ? (s.high ? vals[s.byte] >> 4 : vals[s.byte] & 0xF) : vals[s.byte];
-    }
-    if (t == DType::Q4_0) {
-      auto* qs = reinterpret_cast<BlockQ4_0*>(blk)->qs;
-      for (int j = 0; j < 16; ++j) qs[j] = static_cast<uint8_t>(v[j] | v[j + 16] << 4);
-    } else {
-      std::memcpy(reinterpret_cast<BlockQ8_0*>(blk)->qs, v, 32);
-    }
-  }
+  const uint64_t bb = block_bytes(t), gb = group_block_bytes(t);
+  for (int64_t b = 0; b < k / block_values(t); ++b)
+    unpack_column(t, group + static_cast<uint64_t>(b) * gb, i, dst + static_cast<uint64_t>(b) * bb);
 }
 
 }  // namespace brisk

@@ -1,13 +1,20 @@
-// Load-time repacking of Q4_0 and Q8_0 matrices into the layout the int8 kernels read fastest (the
-// file on disk is never changed; the matrix keeps its size). Rows are interleaved in groups of 16,
-// one group after another; within a group, block column after block column:
-//   [16 f16 scales: row 0..15] [values of the 16 rows' blocks]
-//   Q4_0 values: 4 x 64 bytes; vector q, 4-byte lane r holds, for m = 0..3, the byte
-//                (value 8q+m of row r) | (value 8q+4+m of row r) << 4   (unsigned 0..15)
-//   Q8_0 values: 8 x 64 bytes; vector m, lane r holds values 4m..4m+3 of row r (int8)
-// so a block column is 8 vectors of which lane r holds 4 consecutive values of row r: one
-// VPDPBUSD per 4 activations gives 16 rows' partial sums at once, and one block scale conversion
-// and one multiply-add per 32 values turn them into 16 outputs, without any horizontal sum.
+// Load-time repacking of Q4_0, Q8_0, Q4_K and Q6_K matrices into the layout the int8 kernels read
+// fastest (the file on disk is never changed; the matrix keeps its size). Rows are interleaved in
+// groups of 16, one group after another; within a group, block column after block column (a
+// column: the 16 rows' blocks of 32 values, or super-blocks of 256 for the k-quants). Values are
+// kept in vectors of which 4-byte lane r holds 4 consecutive values of row r, so one VPDPBUSD per
+// 4 activations advances 16 rows at once and a block's scales apply to 16 outputs in one multiply,
+// with no horizontal sums. 32 values v (unsigned, below 64) take 4 "nibble vectors": vector q,
+// lane r, byte m = v[8q+m] | v[8q+4+m] << 4 (so its low nibbles give values 8q..8q+3 and its high
+// ones 8q+4..8q+7), and, for 6-bit values, 2 "high vectors": vector h, lane r, byte m, bits
+// 2i..2i+1 = bits 4-5 of v[4(4h+i)+m]. A column (byte offsets; rN = rows 0..15 side by side):
+//   Q4_0: [0] f16 d[r16] [32] nibble vectors (values as stored, 0..15)
+//   Q8_0: [0] f16 d[r16] [32] 8 vectors, vector m lane r = values 4m..4m+3 of row r (int8)
+//   Q4_K: [0] f16 d[r16] [32] f16 dmin[r16] [64] for sub-block j: (sc & 15) | (min & 15) << 4,
+//         16 bytes each [192] per pair of sub-blocks, 16 bytes: nibble j%2 = (sc >> 4) | (min >> 4)
+//         << 2 [256] per sub-block of 32: nibble vectors (256 bytes)
+//   Q6_K: [0] f16 d[r16] [32] int8 scale of each 16 values, 16 bytes per scale [288] per 32
+//         values: nibble vectors then high vectors (384 bytes)
 #pragma once
 
 #include <cstdint>
@@ -27,7 +34,10 @@ bool repack_pays_off();
 void repack_group(DType t, const uint8_t* src, uint64_t row_bytes, uint8_t* dst, int64_t k);
 // Row i (0..15) of a repacked group, back in the GGUF layout (row_bytes bytes).
 void unpack_group_row(DType t, const uint8_t* group, int i, uint8_t* dst, int64_t k);
-// Bytes of one block column of a group (16 blocks).
+// The values of row r (0..15) in one block column, in order, as stored (Q8_0: int8 bits; the
+// others unsigned), for portable kernels and tests.
+void column_values(DType t, const uint8_t* col, int r, uint8_t* v);
+// Bytes of one block column of a group (16 blocks or super-blocks).
 uint64_t group_block_bytes(DType t);
 
 }  // namespace brisk

@@ -204,8 +204,10 @@ class RepackedMatmul : public ::testing::TestWithParam<Param> {};
 TEST_P(RepackedMatmul, RoundTripsAndMatchesReference) {
   const auto [type, isa] = GetParam();
   ThreadPool pool(2);
+  const bool k_quant = type == DType::Q4_K || type == DType::Q6_K;
   for (int64_t rows : {16, 32, 80}) {
-    for (int64_t cols : {32, 96, 576, 640}) {
+    for (int64_t cols :
+         k_quant ? std::vector<int64_t>{256, 768} : std::vector<int64_t>{32, 96, 640}) {
       const auto w0 = make_weights(type, rows, cols, static_cast<uint64_t>(rows * 31 + cols));
       ASSERT_TRUE(repackable(w0.t));
       const auto w = repacked(w0);
@@ -232,16 +234,33 @@ TEST_P(RepackedMatmul, RoundTripsAndMatchesReference) {
   }
 }
 
+TEST_P(RepackedMatmul, RoundTripsEveryBit) {
+  const DType type = GetParam().type;
+  const int64_t cols = 512, rows = 32;
+  const uint64_t rb = *dtype_row_bytes(type, cols);
+  std::vector<uint8_t> src(rb * rows), packed(src.size()), back(rb);
+  uint64_t x = 88172645463325252ull;
+  for (auto& b : src) x ^= x << 13, x ^= x >> 7, x ^= x << 17, b = static_cast<uint8_t>(x);
+  for (int64_t g = 0; g < rows / kInterleave; ++g)
+    repack_group(type, src.data() + g * kInterleave * rb, rb, packed.data() + g * kInterleave * rb,
+                 cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    unpack_group_row(type, packed.data() + r / kInterleave * kInterleave * rb,
+                     static_cast<int>(r % kInterleave), back.data(), cols);
+    ASSERT_EQ(std::memcmp(back.data(), src.data() + r * rb, rb), 0) << "row " << r;
+  }
+}
+
 TEST_P(RepackedMatmul, ResultIndependentOfBatchSizeAndThreads) {
   const auto [type, isa] = GetParam();
-  const int64_t rows = 48, cols = 640, n = 11;
+  const int64_t rows = 48, cols = 768, n = 11;
   const auto w = repacked(make_weights(type, rows, cols, 77));
   expect_each_token_alone_equals_batch(isa, w.t, n, 3);
 }
 
 std::vector<Param> repacked_params() {
   std::vector<Param> v;
-  for (DType t : {DType::Q4_0, DType::Q8_0})
+  for (DType t : {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q6_K})
     for (Isa i : isas()) v.push_back({t, i});
   return v;
 }
