@@ -437,6 +437,18 @@ int q6k_value(const BlockQ6_K* b, int e) {
   return lo | (hi << 4);
 }
 
+void q6k_values(const BlockQ6_K* b, uint8_t* v) {
+  for (int h = 0; h < 2; ++h)
+    for (int l = 0; l < 32; ++l) {
+      const int lo0 = b->ql[h * 64 + l], lo1 = b->ql[h * 64 + 32 + l], hi = b->qh[h * 32 + l];
+      uint8_t* o = v + h * 128 + l;
+      o[0] = static_cast<uint8_t>((lo0 & 0xF) | (hi & 3) << 4);
+      o[32] = static_cast<uint8_t>((lo1 & 0xF) | ((hi >> 2) & 3) << 4);
+      o[64] = static_cast<uint8_t>((lo0 >> 4) | ((hi >> 4) & 3) << 4);
+      o[96] = static_cast<uint8_t>((lo1 >> 4) | ((hi >> 6) & 3) << 4);
+    }
+}
+
 void q6k_set_values(BlockQ6_K* b, const uint8_t* v) {
   std::fill(std::begin(b->ql), std::end(b->ql), 0);
   std::fill(std::begin(b->qh), std::end(b->qh), 0);

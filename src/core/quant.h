@@ -78,6 +78,7 @@ static_assert(sizeof(BlockQ2_K) == 84 && sizeof(BlockQ3_K) == 110 && sizeof(Bloc
 
 // Element e (0..255) of a Q6_K super-block as its unsigned 6-bit value (0..63), and all 256 set.
 int q6k_value(const BlockQ6_K* b, int e);
+void q6k_values(const BlockQ6_K* b, uint8_t* v);
 void q6k_set_values(BlockQ6_K* b, const uint8_t* v);
 
 // The 6-bit scale and min of sub-block j (0..7) of a Q4_K/Q5_K super-block.

@@ -31,14 +31,17 @@ int block_values(DType t) {
 // its low nibble and value 8q+4+m in its high one; with 2 more vectors of the values' bits 4-5
 // (lane r, byte m, bits 2i..2i+1: value 4(4h+i)+m of vector h) when `high` is given.
 void put32(const uint8_t* v, int r, uint8_t* lo, uint8_t* high) {
-  for (int j = 0; j < 32; ++j) {
-    const int q = j / 8, m = j % 8;
-    lo[q * 64 + r * 4 + m % 4] |= static_cast<uint8_t>((v[j] & 0xF) << (m >= 4 ? 4 : 0));
-    if (high) {
-      const int u = j / 4, h = u / 4, i = u % 4;
-      high[h * 64 + r * 4 + j % 4] |= static_cast<uint8_t>((v[j] >> 4) << (2 * i));
-    }
-  }
+  for (int q = 0; q < 4; ++q)
+    for (int m = 0; m < 4; ++m)
+      lo[q * 64 + r * 4 + m] =
+          static_cast<uint8_t>((v[8 * q + m] & 0xF) | (v[8 * q + 4 + m] & 0xF) << 4);
+  if (high)
+    for (int h = 0; h < 2; ++h)
+      for (int m = 0; m < 4; ++m) {
+        int b = 0;
+        for (int i = 0; i < 4; ++i) b |= (v[4 * (4 * h + i) + m] >> 4) << (2 * i);
+        high[h * 64 + r * 4 + m] = static_cast<uint8_t>(b);
+      }
 }
 void get32(const uint8_t* lo, const uint8_t* high, int r, uint8_t* v) {
   for (int j = 0; j < 32; ++j) {
@@ -53,7 +56,7 @@ void get32(const uint8_t* lo, const uint8_t* high, int r, uint8_t* v) {
 
 // The 16 rows' blocks of one block column, in and out. Layouts: see repack.h.
 void pack_column(DType t, const uint8_t* const* blk, uint8_t* col) {
-  std::memset(col, 0, group_block_bytes(t));
+  if (t == DType::Q4_K) std::memset(col + 192, 0, 64);  // two sub-blocks' bits share a byte
   auto* h16 = reinterpret_cast<uint16_t*>(col);
   for (int r = 0; r < kInterleave; ++r) {
     uint8_t v[kQKK];
@@ -68,7 +71,7 @@ void pack_column(DType t, const uint8_t* const* blk, uint8_t* col) {
       case DType::Q8_0: {
         const auto* b = reinterpret_cast<const BlockQ8_0*>(blk[r]);
         h16[r] = b->d;
-        for (int j = 0; j < 32; ++j) col[32 + (j / 4) * 64 + r * 4 + j % 4] = b->qs[j];
+        for (int m = 0; m < 8; ++m) std::memcpy(col + 32 + m * 64 + r * 4, b->qs + 4 * m, 4);
         break;
       }
       case DType::Q4_K: {
@@ -93,7 +96,7 @@ void pack_column(DType t, const uint8_t* const* blk, uint8_t* col) {
         const auto* b = reinterpret_cast<const BlockQ6_K*>(blk[r]);
         h16[r] = b->d;
         for (int s = 0; s < 16; ++s) col[32 + s * 16 + r] = static_cast<uint8_t>(b->scales[s]);
-        for (int e = 0; e < kQKK; ++e) v[e] = static_cast<uint8_t>(q6k_value(b, e));
+        q6k_values(b, v);
         for (int j = 0; j < 8; ++j)
           put32(v + 32 * j, r, col + 288 + j * 384, col + 288 + j * 384 + 256);
       }
