@@ -56,8 +56,9 @@ std::unique_ptr<Model> Model::from_file(ModelFile mf, bool repack_weights) {
       }
       m->file.storage.push_back(std::shared_ptr<const void>(buf, buf.get()));
     }
-    m->repack_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!todo.empty())
+      m->repack_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   m->tokenizer = Tokenizer::create(m->file);
   m->rope_inv_freq =

@@ -38,6 +38,15 @@ bool isa_available(Isa isa) {
   return false;
 }
 
+Dot256 dot256() {
+  const auto& f = cpu_features();
+  const char* e = std::getenv("BRISK_NO_VNNI256");
+  if (e && *e && std::strcmp(e, "0") != 0) return Dot256::Maddubs;
+  if (f.avxvnni) return Dot256::AvxVnni;
+  if (f.avx512vnni && f.avx512vl) return Dot256::Avx512Vl;
+  return Dot256::Maddubs;
+}
+
 Isa best_isa() {
   static const Isa isa = [] {
     Isa cap = Isa::Avx512;

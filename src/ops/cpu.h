@@ -18,4 +18,11 @@ Isa best_isa();
 const char* isa_name(Isa isa);
 bool isa_available(Isa isa);
 
+// The byte dot product of the 256-bit integer kernels: VPDPBUSD in its VEX form where the CPU has
+// AVX-VNNI, in its EVEX form where it has AVX-512 VNNI and VL, else VPMADDUBSW (forced with
+// BRISK_NO_VNNI256=1, read on every call so tests can compare the variants: they agree bit for
+// bit).
+enum class Dot256 { Maddubs, AvxVnni, Avx512Vl };
+Dot256 dot256();
+
 }  // namespace brisk

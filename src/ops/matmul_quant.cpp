@@ -537,73 +537,23 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq,fma,f16c"))
 #endif
 
 #if defined(__x86_64__)
-// AVX2 (no VNNI): bytes are multiplied with VPMADDUBSW, whose int16 pair sums saturate above
-// 32767, so types with u bytes above 63 (Q8_0) split u into nibbles. Weights are unpacked by the
-// portable code into a buffer; the products, the scaling and the accumulation are vectorized.
-template <int MaxU>
-__attribute__((target("avx2,fma,f16c"), always_inline)) inline __m256i dot_u8s8(__m256i u,
-                                                                                __m256i x) {
-  const __m256i ones = _mm256_set1_epi16(1);
-  if constexpr (MaxU <= 63) {
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), ones);
-  } else {
-    const __m256i m = _mm256_set1_epi8(0x0F);
-    const __m256i lo = _mm256_and_si256(u, m), hi = _mm256_and_si256(_mm256_srli_epi16(u, 4), m);
-    return _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(lo, x), ones),
-                            _mm256_madd_epi16(_mm256_maddubs_epi16(hi, x), _mm256_set1_epi16(16)));
-  }
-}
-
-template <class P, int R, int T>
-__attribute__((target("avx2,fma,f16c"))) void micro_avx2(const Args& a, int64_t r, int64_t t) {
-  const Q8Layout L(a.k);
-  const int64_t nb = a.k / 32;
-  __m256 acc[R][T][2];
-  for (int i = 0; i < R; ++i)
-    for (int j = 0; j < T; ++j) acc[i][j][0] = acc[i][j][1] = _mm256_setzero_ps();
-  thread_local std::vector<float> bbuf_tls;
-  const size_t nbb = static_cast<size_t>(L.np * 4 + 7) / 8 * 8;
-  if (bbuf_tls.size() < R * nbb) bbuf_tls.resize(R * nbb);
-  float* const bbuf = bbuf_tls.data();
-  const uint8_t* xr[T];
-  for (int j = 0; j < T; ++j) xr[j] = a.x + (t + j) * a.x_stride;
-  for (int64_t p = 0; p < L.np; ++p) {
-    alignas(32) uint8_t u[R][64];
-    float av[R][4];
-    __m256i u0[R], u1[R];
-    __m256 a0[R], a1[R];
-    for (int i = 0; i < R; ++i) {
-      P::pair(a.w + (r + i) * a.w_stride, p, nb, u[i], av[i], bbuf + i * nbb + p * 4);
-      u0[i] = _mm256_load_si256(reinterpret_cast<const __m256i*>(u[i]));
-      u1[i] = _mm256_load_si256(reinterpret_cast<const __m256i*>(u[i] + 32));
-      a0[i] = _mm256_set_m128(_mm_set1_ps(av[i][1]), _mm_set1_ps(av[i][0]));
-      a1[i] = _mm256_set_m128(_mm_set1_ps(av[i][3]), _mm_set1_ps(av[i][2]));
-    }
-    for (int j = 0; j < T; ++j) {
-      const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xr[j] + p * 64));
-      const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xr[j] + p * 64 + 32));
-      const float* dxv = reinterpret_cast<const float*>(xr[j] + L.dxv_off) + p * 16;
-      const __m256 dx0 = _mm256_loadu_ps(dxv), dx1 = _mm256_loadu_ps(dxv + 8);
-      for (int i = 0; i < R; ++i) {
-        acc[i][j][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_u8s8<P::kMaxU>(u0[i], x0)),
-                                       _mm256_mul_ps(a0[i], dx0), acc[i][j][0]);
-        acc[i][j][1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_u8s8<P::kMaxU>(u1[i], x1)),
-                                       _mm256_mul_ps(a1[i], dx1), acc[i][j][1]);
-      }
-    }
-  }
-  for (int i = 0; i < R; ++i)
-    for (int j = 0; j < T; ++j) {
-      alignas(32) float lanes[16];
-      _mm256_store_ps(lanes, acc[i][j][0]);
-      _mm256_store_ps(lanes + 8, acc[i][j][1]);
-      const auto* xs = reinterpret_cast<const float*>(xr[j] + L.xs_off);
-      const float* bb = bbuf + i * nbb;
-      float bsum = 0;
-      for (int64_t s = 0; s < L.np * 4; ++s) bsum += bb[s] * xs[s];
-      a.y[(t + j) * a.ldy + r + i] = reduce16(lanes) + bsum;
-    }
-}
+// The 256-bit kernel three times over, differing only in the instruction of its byte dot products
+// (see matmul_quant_avx2-inl.h): every variant gives the same integers, so the same bits.
+namespace avx2 {
+#define BRISK_AVX2_TARGET "avx2,fma,f16c"
+#define BRISK_AVX2_DOT 0
+#include "ops/matmul_quant_avx2-inl.h"
+}  // namespace avx2
+namespace avxvnni {
+#define BRISK_AVX2_TARGET "avx2,fma,f16c,avxvnni"
+#define BRISK_AVX2_DOT 1
+#include "ops/matmul_quant_avx2-inl.h"
+}  // namespace avxvnni
+namespace avx512vl {
+#define BRISK_AVX2_TARGET "avx2,fma,f16c,avx512f,avx512vl,avx512vnni"
+#define BRISK_AVX2_DOT 2
+#include "ops/matmul_quant_avx2-inl.h"
+}  // namespace avx512vl
 #endif
 
 template <class P>
@@ -621,14 +571,33 @@ struct Kernels {
   static constexpr MicroFn kVnni[4][4] = BRISK_MICRO_TABLE4(vnni);
   template <int R, int T>
   static void avx2(const Args& a, int64_t r, int64_t t) {
-    micro_avx2<P, R, T>(a, r, t);
+    avx2::micro_avx2<P, R, T>(a, r, t);
+  }
+  template <int R, int T>
+  static void vnni256(const Args& a, int64_t r, int64_t t) {
+    avxvnni::micro_avx2<P, R, T>(a, r, t);
+  }
+  template <int R, int T>
+  static void vnni256_evex(const Args& a, int64_t r, int64_t t) {
+    avx512vl::micro_avx2<P, R, T>(a, r, t);
   }
   static constexpr MicroFn kAvx2[4][4] = BRISK_MICRO_TABLE4(avx2);
+  static constexpr MicroFn kAvxVnni[4][4] = BRISK_MICRO_TABLE4(vnni256);
+  static constexpr MicroFn kAvx512Vl[4][4] = BRISK_MICRO_TABLE4(vnni256_evex);
 #endif
   static Kernel pick(Isa isa) {
 #if defined(__x86_64__)
     if (isa == Isa::Avx512 && cpu_features().avx512vnni) return {tile_loop<4, kVnni>, XFormat::Q8};
-    if (isa == Isa::Avx2) return {tile_loop<4, kAvx2>, XFormat::Q8};
+    if (isa == Isa::Avx2) {
+      switch (dot256()) {
+        case Dot256::AvxVnni:
+          return {tile_loop<4, kAvxVnni>, XFormat::Q8};
+        case Dot256::Avx512Vl:
+          return {tile_loop<4, kAvx512Vl>, XFormat::Q8};
+        default:
+          return {tile_loop<4, kAvx2>, XFormat::Q8};
+      }
+    }
 #endif
     if (isa == Isa::Generic) return {tile_loop<4, kGeneric>, XFormat::Q8};
     return {nullptr, XFormat::Q8};

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "core/error.h"
@@ -170,6 +171,24 @@ TEST_P(QuantMatmul, ResultIndependentOfBatchSizeAndThreads) {
   const int64_t rows = 37, cols = dtype_info(type).block_elems == 256 ? 512 : 96, n = 11;
   auto w = make_weights(type, rows, cols, 99);
   expect_each_token_alone_equals_batch(isa, w.t, n, 5);
+}
+
+// The 256-bit kernels' byte dot products (VPMADDUBSW, or VPDPBUSD where the CPU has it: see
+// ops/cpu.h) give the same bits.
+TEST_P(QuantMatmul, Avx2DotProductVariantsAgreeBitForBit) {
+  const auto [type, isa] = GetParam();
+  if (isa != Isa::Avx2 || dot256() == Dot256::Maddubs) GTEST_SKIP() << "one variant here";
+  const int64_t rows = 19, cols = dtype_info(type).block_elems == 256 ? 512 : 160, n = 7;
+  auto w = make_weights(type, rows, cols, 31);
+  const auto x = test::random_floats(static_cast<size_t>(n * cols), 3);
+  ThreadPool pool(2);
+  std::vector<float> yv(static_cast<size_t>(n * rows)), ym(yv.size());
+  matmul_isa(isa, w.t, x.data(), cols, n, yv.data(), rows, pool);
+  setenv("BRISK_NO_VNNI256", "1", 1);
+  ASSERT_EQ(dot256(), Dot256::Maddubs);
+  matmul_isa(isa, w.t, x.data(), cols, n, ym.data(), rows, pool);
+  unsetenv("BRISK_NO_VNNI256");
+  for (size_t i = 0; i < yv.size(); ++i) ASSERT_EQ(yv[i], ym[i]) << dtype_name(type) << " at " << i;
 }
 
 std::vector<Param> quant_params() {
