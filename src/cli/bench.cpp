@@ -51,7 +51,7 @@ int bench(BenchArgs& a) {
               m->file.path.c_str(), hp.arch.c_str(), wtype.c_str(), weight_bytes / 1048576.0,
               isa_name(best_isa()), load_s * 1e3,
               m->repack_seconds > 0
-                  ? fmt::format(" (of which {:.0f} ms repacking rows for the int8 kernels)",
+                  ? fmt::format(" (of which {:.0f} ms interleaving rows for the kernels)",
                                 m->repack_seconds * 1e3)
                         .c_str()
                   : "");

@@ -13,9 +13,10 @@
 namespace brisk::cli {
 
 struct ModelArgs {
-  std::string path;       // -m
-  std::string tokenizer;  // -z
-  std::string hf;         // -hf OWNER/REPO[:FILE]
+  std::string path;        // -m
+  std::string tokenizer;   // -z
+  std::string hf;          // -hf OWNER/REPO[:FILE]
+  bool no_repack = false;  // --no-repack: weights used as the file stores them
 };
 
 void add_model_options(CLI::App& app, ModelArgs& a, bool required = false);

@@ -84,7 +84,7 @@ int run(RunArgs& a) {
   if (g_interrupted) std::fprintf(stderr, "\n[interrupted]\n");
   std::fprintf(stderr, "\nload time:    %10.2f ms", load_s * 1e3);
   if (model->repack_seconds > 0)
-    std::fprintf(stderr, " (%.2f ms repacking weights)", model->repack_seconds * 1e3);
+    std::fprintf(stderr, " (%.2f ms interleaving weight rows)", model->repack_seconds * 1e3);
   std::fputc('\n', stderr);
   std::fprintf(stderr, "prompt:       %10.2f ms / %5lld tokens (%9.2f tokens/s)\n",
                st.prompt_seconds * 1e3, static_cast<long long>(st.prompt_tokens),

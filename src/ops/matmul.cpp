@@ -19,7 +19,8 @@ Kernel pick(Isa isa, const Tensor& w) {
   for (int i = static_cast<int>(isa); i >= 0; --i) {
     Kernel k{};
     if (w.interleaved) {
-      k = kernel_interleaved(static_cast<Isa>(i), t);
+      k = t == DType::BF16 ? kernel_bf16_interleaved(static_cast<Isa>(i))
+                           : kernel_interleaved(static_cast<Isa>(i), t);
       if (k.tile) return k;
       continue;
     }

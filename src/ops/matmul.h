@@ -45,8 +45,10 @@ struct Kernel {
 Kernel kernel_f32(Isa isa);
 Kernel kernel_f16(Isa isa);
 Kernel kernel_bf16(Isa isa);
-Kernel kernel_quant(Isa isa, DType t);        // the GGUF quantized types
-Kernel kernel_interleaved(Isa isa, DType t);  // Q4_0 / Q8_0 rows interleaved at load (ops/repack.h)
+Kernel kernel_quant(Isa isa, DType t);  // the GGUF quantized types
+Kernel kernel_interleaved(Isa isa, DType t);
+Kernel kernel_bf16_interleaved(Isa isa);  // BF16 rows interleaved at load (ops/repack.h)  // Q4_0 /
+                                          // Q8_0 rows interleaved at load (ops/repack.h)
 
 }  // namespace matmul_detail
 }  // namespace brisk

@@ -2,6 +2,7 @@
 // multiplied with VDPBF16PS (two products per lane per instruction, twice FP32 FMA's rate); other
 // ISAs widen the weights to f32.
 #include "ops/matmul_widen-inl.h"
+#include "ops/repack.h"
 
 namespace brisk::matmul_detail {
 namespace {
@@ -73,7 +74,96 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void micro_dpbf1
 constexpr MicroFn kAvx512[4][3] = BRISK_MICRO_TABLE3(micro_dpbf16);
 #endif
 
+// Rows interleaved in groups of 16 at load (ops/repack.h): a vector holds a pair of values of each
+// of 16 rows, so one VDPBF16PS with a token's pair of activations broadcast from memory advances 16
+// outputs, the weights are loaded once for up to kMaxT tokens, and nothing is summed across lanes.
+// Two accumulators per output (even and odd pairs, added at the end) keep decode off the latency
+// chain; the order depends only on k.
+constexpr int kMaxT = 12;
+
+#if defined(__x86_64__)
+using Int32Alias = int32_t __attribute__((may_alias, aligned(1)));
+// acc += w . (the token's pair of activations at p, in every lane), broadcast by the instruction's
+// own memory operand: GCC 12 emits a separate broadcast for the intrinsic, which costs a vector
+// slot. The address goes in as a register, not a memory operand, which would make GCC keep the
+// accumulator arrays in memory; the activations are not written while the kernel runs.
+__attribute__((target("avx512f,avx512bf16"), always_inline)) inline __m512 dpbf16_bcast(
+    __m512 acc, __m512 w, const uint16_t* p) {
+  asm("vdpbf16ps (%2)%{1to16%}, %1, %0" : "+v"(acc) : "v"(w), "r"(p));
+  return acc;
+}
+
+template <int T>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void interleaved_dpbf16(
+    const Args& a, int64_t r, int64_t t) {
+  const auto* g = reinterpret_cast<const float*>(a.w + r * a.w_stride);  // 16 lanes per pair
+  const int64_t np = a.k / 2;
+  const uint16_t* x[T];
+  __m512 acc0[T], acc1[T];
+  for (int j = 0; j < T; ++j) {
+    x[j] = reinterpret_cast<const uint16_t*>(a.x + (t + j) * a.x_stride);
+    acc0[j] = acc1[j] = _mm512_setzero_ps();
+  }
+  int64_t p = 0;
+  for (; p + 2 <= np; p += 2) {
+    const __m512 w0 = _mm512_loadu_ps(g + 16 * p), w1 = _mm512_loadu_ps(g + 16 * (p + 1));
+#pragma GCC unroll 12
+    for (int j = 0; j < T; ++j) {
+      acc0[j] = dpbf16_bcast(acc0[j], w0, x[j] + 2 * p);
+      acc1[j] = dpbf16_bcast(acc1[j], w1, x[j] + 2 * p + 2);
+    }
+  }
+  if (p < np) {
+    const __m512 w0 = _mm512_loadu_ps(g + 16 * p);
+    for (int j = 0; j < T; ++j) acc0[j] = dpbf16_bcast(acc0[j], w0, x[j] + 2 * p);
+  }
+  for (int j = 0; j < T; ++j)
+    _mm512_storeu_ps(a.y + (t + j) * a.ldy + r, _mm512_add_ps(acc0[j], acc1[j]));
+}
+#endif
+
+// Portable: f32 activations, one row at a time, the pairs in order.
+template <int T>
+void interleaved_generic(const Args& a, int64_t r, int64_t t) {
+  const auto* g = reinterpret_cast<const uint16_t*>(a.w + r * a.w_stride);
+  for (int i = 0; i < kInterleave; ++i)
+    for (int j = 0; j < T; ++j) {
+      const auto* x = reinterpret_cast<const float*>(a.x + (t + j) * a.x_stride);
+      float s0 = 0, s1 = 0;
+      for (int64_t p = 0; p < a.k / 2; ++p) {
+        const uint16_t* w = g + 32 * p + 2 * i;
+        s0 += bf16_to_f32(w[0]) * x[2 * p];
+        s1 += bf16_to_f32(w[1]) * x[2 * p + 1];
+      }
+      a.y[(t + j) * a.ldy + r + i] = s0 + s1;
+    }
+}
+
+using GroupFn = void (*)(const Args&, int64_t r, int64_t t);
+
+template <const GroupFn* Table>
+void group_loop(const Args& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+  for (int64_t r = r0; r < r1; r += kInterleave)
+    for (int64_t t = t0; t < t1; t += kMaxT) Table[std::min<int64_t>(kMaxT, t1 - t) - 1](a, r, t);
+}
+
+#define BRISK_T12(fn) \
+  { fn<1>, fn<2>, fn<3>, fn<4>, fn<5>, fn<6>, fn<7>, fn<8>, fn<9>, fn<10>, fn<11>, fn<12> }
+static_assert(kMaxT == 12);
+constexpr GroupFn kGenericI[kMaxT] = BRISK_T12(interleaved_generic);
+#if defined(__x86_64__)
+constexpr GroupFn kDpbf16I[kMaxT] = BRISK_T12(interleaved_dpbf16);
+#endif
+
 }  // namespace
+
+Kernel kernel_bf16_interleaved(Isa isa) {
+#if defined(__x86_64__)
+  if (isa == Isa::Avx512) return {group_loop<kDpbf16I>, XFormat::BF16, 0, kMaxT, 2};
+#endif
+  if (isa == Isa::Generic) return {group_loop<kGenericI>, XFormat::F32, 0, kMaxT, 4};
+  return {nullptr, XFormat::F32};
+}
 
 Kernel kernel_bf16(Isa isa) {
 #if defined(__x86_64__)

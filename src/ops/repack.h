@@ -1,6 +1,6 @@
-// Load-time repacking of Q4_0, Q8_0, Q4_K and Q6_K matrices into the layout the int8 kernels read
-// fastest (the file on disk is never changed; the matrix keeps its size). Rows are interleaved in
-// groups of 16, one group after another; within a group, block column after block column (a
+// Load-time repacking of Q4_0, Q8_0, Q4_K, Q6_K and BF16 matrices into the layout the int8 kernels
+// read fastest (the file on disk is never changed; the matrix keeps its size). Rows are interleaved
+// in groups of 16, one group after another; within a group, block column after block column (a
 // column: the 16 rows' blocks of 32 values, or super-blocks of 256 for the k-quants). Values are
 // kept in vectors of which 4-byte lane r holds 4 consecutive values of row r, so one VPDPBUSD per
 // 4 activations advances 16 rows at once and a block's scales apply to 16 outputs in one multiply,
@@ -15,6 +15,7 @@
 //         << 2 [256] per sub-block of 32: nibble vectors (256 bytes)
 //   Q6_K: [0] f16 d[r16] [32] int8 scale of each 16 values, 16 bytes per scale [288] per 32
 //         values: nibble vectors then high vectors (384 bytes)
+//   BF16: columns of 2 values: lane r = values 2p, 2p+1 of row r (one VDPBF16PS operand)
 #pragma once
 
 #include <cstdint>

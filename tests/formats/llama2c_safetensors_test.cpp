@@ -103,7 +103,7 @@ class HfDir : public ::testing::Test {
 };
 
 TEST_F(HfDir, LoadsBf16ShardsWithPermutedQk) {
-  auto m = Model::load(dir_.path());
+  auto m = Model::load(dir_.path(), "", /*repack=*/false);  // rows as stored
   EXPECT_EQ(m->w.layers[0].wq.type, DType::BF16);
   // Rows of Q were un-permuted back to the GGUF layout: row r of the export equals row r of the
   // source.
