@@ -139,29 +139,21 @@ void interleaved_generic(const Args& a, int64_t r, int64_t t) {
     }
 }
 
-using GroupFn = void (*)(const Args&, int64_t r, int64_t t);
-
-template <const GroupFn* Table>
-void group_loop(const Args& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
-  for (int64_t r = r0; r < r1; r += kInterleave)
-    for (int64_t t = t0; t < t1; t += kMaxT) Table[std::min<int64_t>(kMaxT, t1 - t) - 1](a, r, t);
-}
-
 #define BRISK_T12(fn) \
   { fn<1>, fn<2>, fn<3>, fn<4>, fn<5>, fn<6>, fn<7>, fn<8>, fn<9>, fn<10>, fn<11>, fn<12> }
 static_assert(kMaxT == 12);
-constexpr GroupFn kGenericI[kMaxT] = BRISK_T12(interleaved_generic);
+constexpr MicroFn kGenericI[kMaxT] = BRISK_T12(interleaved_generic);
 #if defined(__x86_64__)
-constexpr GroupFn kDpbf16I[kMaxT] = BRISK_T12(interleaved_dpbf16);
+constexpr MicroFn kDpbf16I[kMaxT] = BRISK_T12(interleaved_dpbf16);
 #endif
 
 }  // namespace
 
 Kernel kernel_bf16_interleaved(Isa isa) {
 #if defined(__x86_64__)
-  if (isa == Isa::Avx512) return {group_loop<kDpbf16I>, XFormat::BF16, 0, kMaxT, 2};
+  if (isa == Isa::Avx512) return {group_loop<kMaxT, kDpbf16I>, XFormat::BF16, 0, kMaxT, 2};
 #endif
-  if (isa == Isa::Generic) return {group_loop<kGenericI>, XFormat::F32, 0, kMaxT, 4};
+  if (isa == Isa::Generic) return {group_loop<kMaxT, kGenericI>, XFormat::F32, 0, kMaxT, 4};
   return {nullptr, XFormat::F32};
 }
 

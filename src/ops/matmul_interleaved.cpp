@@ -29,27 +29,21 @@ namespace brisk::matmul_detail {
 namespace {
 
 constexpr int kMaxT = 16;  // tokens per micro-tile
+static_assert(kInterleave == 16, "group_loop (matmul_tile.h) steps 16 rows");
 
 #define BRISK_TARGET_VNNI                                                          \
   __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq,fma,f16c"), \
                  always_inline)) inline
 
-struct Q4_0I {
-  static constexpr DType kType = DType::Q4_0;
-  static constexpr int kOffset = 8;
+template <DType Type, int Offset>
+struct Interleaved {
+  static constexpr DType kType = Type;
+  static constexpr int kOffset = Offset;  // subtracted from the stored values (Q4_K: none)
 };
-struct Q8_0I {
-  static constexpr DType kType = DType::Q8_0;
-  static constexpr int kOffset = 128;
-};
-struct Q4_KI {
-  static constexpr DType kType = DType::Q4_K;
-  static constexpr int kOffset = 0;
-};
-struct Q6_KI {
-  static constexpr DType kType = DType::Q6_K;
-  static constexpr int kOffset = 32;
-};
+using Q4_0I = Interleaved<DType::Q4_0, 8>;
+using Q8_0I = Interleaved<DType::Q8_0, 128>;
+using Q4_KI = Interleaved<DType::Q4_K, 0>;
+using Q6_KI = Interleaved<DType::Q6_K, 32>;
 
 // Activation scale of block b (the layout keeps 8 copies per block, pairs of blocks together).
 inline const float* block_scale(const float* dxv, int64_t b) {
@@ -260,16 +254,6 @@ interleaved_vnni(const Args& a, int64_t r, int64_t t) {
 }
 #endif
 
-using GroupFn = void (*)(const Args&, int64_t r, int64_t t);
-
-// Groups of 16 rows (r0 and r1 are multiples of 16: see repackable and the driver's chunks), each
-// over the tokens in micro-tiles of up to kMaxT.
-template <const GroupFn* Table>
-void group_loop(const Args& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
-  for (int64_t r = r0; r < r1; r += kInterleave)
-    for (int64_t t = t0; t < t1; t += kMaxT) Table[std::min<int64_t>(kMaxT, t1 - t) - 1](a, r, t);
-}
-
 #define BRISK_T16(fn)                                                                              \
   {                                                                                                \
     fn<1>, fn<2>, fn<3>, fn<4>, fn<5>, fn<6>, fn<7>, fn<8>, fn<9>, fn<10>, fn<11>, fn<12>, fn<13>, \
@@ -283,20 +267,21 @@ struct InterleavedKernels {
   static void gen(const Args& a, int64_t r, int64_t t) {
     interleaved_generic<P, T>(a, r, t);
   }
-  static constexpr GroupFn kGeneric[kMaxT] = BRISK_T16(gen);
+  static constexpr MicroFn kGeneric[kMaxT] = BRISK_T16(gen);
 #if defined(__x86_64__)
   template <int T>
   static void vnni(const Args& a, int64_t r, int64_t t) {
     interleaved_vnni<P, T>(a, r, t);
   }
-  static constexpr GroupFn kVnni[kMaxT] = BRISK_T16(vnni);
+  static constexpr MicroFn kVnni[kMaxT] = BRISK_T16(vnni);
 #endif
   static Kernel pick(Isa isa) {
 #if defined(__x86_64__)
     if (isa == Isa::Avx512 && cpu_features().avx512vnni)
-      return {group_loop<kVnni>, XFormat::Q8, P::kOffset, kMaxT, 1};
+      return {group_loop<kMaxT, kVnni>, XFormat::Q8, P::kOffset, kMaxT, 1};
 #endif
-    if (isa == Isa::Generic) return {group_loop<kGeneric>, XFormat::Q8, P::kOffset, kMaxT, 1};
+    if (isa == Isa::Generic)
+      return {group_loop<kMaxT, kGeneric>, XFormat::Q8, P::kOffset, kMaxT, 1};
     return {nullptr, XFormat::Q8, 0};
   }
 };

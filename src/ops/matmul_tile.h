@@ -49,6 +49,15 @@ void tile_loop(const Args& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   }
 }
 
+// The tile loop of the kernels for rows interleaved in groups of 16 (ops/repack.h; r0 and r1 are
+// multiples of 16: see repackable and the driver's chunks): each group over the tokens in
+// micro-tiles of up to MaxT, Table[n - 1] computing n tokens.
+template <int MaxT, const MicroFn* Table>
+void group_loop(const Args& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+  for (int64_t r = r0; r < r1; r += 16)
+    for (int64_t t = t0; t < t1; t += MaxT) Table[std::min<int64_t>(MaxT, t1 - t) - 1](a, r, t);
+}
+
 // Sums 16 lanes in a fixed pairwise order (the generic kernels' horizontal reduction).
 inline float reduce16(const float* v) {
   float s8[8], s4[4];
