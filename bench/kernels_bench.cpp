@@ -97,6 +97,7 @@ BENCHMARK_CAPTURE(BM_Matmul, q4_0_interleaved_avx512, DType::Q4_0, Isa::Avx512, 
     ->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q4_k_avx512, DType::Q4_K, Isa::Avx512)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q6_k_avx512, DType::Q6_K, Isa::Avx512)->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, f16_interleaved_avx512, DType::F16, Isa::Avx512, true)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, bf16_interleaved_avx512, DType::BF16, Isa::Avx512, true)
     ->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q4_k_interleaved_avx512, DType::Q4_K, Isa::Avx512, true)

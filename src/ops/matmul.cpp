@@ -19,8 +19,10 @@ Kernel pick(Isa isa, const Tensor& w) {
   for (int i = static_cast<int>(isa); i >= 0; --i) {
     Kernel k{};
     if (w.interleaved) {
-      k = t == DType::BF16 ? kernel_bf16_interleaved(static_cast<Isa>(i))
-                           : kernel_interleaved(static_cast<Isa>(i), t);
+      const auto isa_i = static_cast<Isa>(i);
+      k = t == DType::BF16  ? kernel_bf16_interleaved(isa_i)
+          : t == DType::F16 ? kernel_f16_interleaved(isa_i)
+                            : kernel_interleaved(isa_i, t);
       if (k.tile) return k;
       continue;
     }

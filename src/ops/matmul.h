@@ -46,9 +46,10 @@ Kernel kernel_f32(Isa isa);
 Kernel kernel_f16(Isa isa);
 Kernel kernel_bf16(Isa isa);
 Kernel kernel_quant(Isa isa, DType t);  // the GGUF quantized types
+// Rows interleaved 16 at a time at load (ops/repack.h): Q4_0, Q8_0, Q4_K, Q6_K; BF16; F16.
 Kernel kernel_interleaved(Isa isa, DType t);
-Kernel kernel_bf16_interleaved(Isa isa);  // BF16 rows interleaved at load (ops/repack.h)  // Q4_0 /
-                                          // Q8_0 rows interleaved at load (ops/repack.h)
+Kernel kernel_bf16_interleaved(Isa isa);
+Kernel kernel_f16_interleaved(Isa isa);
 
 }  // namespace matmul_detail
 }  // namespace brisk

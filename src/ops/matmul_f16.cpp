@@ -1,5 +1,6 @@
 // Matmul kernels for F16 weights: widened to f32 in registers (F16C), f32 activations.
 #include "ops/matmul_widen-inl.h"
+#include "ops/repack.h"
 
 namespace brisk::matmul_detail {
 namespace {
@@ -21,7 +22,73 @@ struct F16W {
 };
 using Widen = WidenKernels<F16W>;
 
+// Rows interleaved in groups of 16 at load (ops/repack.h): a 32-byte column holds value k of 16
+// rows, so one conversion serves up to kMaxT tokens and each FMA, with the token's activation
+// broadcast from memory, advances 16 outputs; nothing is summed across lanes. Two accumulators
+// per output (even and odd k, added at the end); the order depends only on k.
+constexpr int kMaxT = 12;
+
+#if defined(__x86_64__)
+template <int T>
+__attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) void interleaved_avx512(const Args& a,
+                                                                                      int64_t r,
+                                                                                      int64_t t) {
+  const auto* g = reinterpret_cast<const __m256i*>(a.w + r * a.w_stride);  // a column each
+  const float* x[T];
+  __m512 acc0[T], acc1[T];
+  for (int j = 0; j < T; ++j) {
+    x[j] = reinterpret_cast<const float*>(a.x + (t + j) * a.x_stride);
+    acc0[j] = acc1[j] = _mm512_setzero_ps();
+  }
+  int64_t k = 0;
+  for (; k + 2 <= a.k; k += 2) {
+    const __m512 w0 = _mm512_cvtph_ps(_mm256_loadu_si256(g + k));
+    const __m512 w1 = _mm512_cvtph_ps(_mm256_loadu_si256(g + k + 1));
+#pragma GCC unroll 12
+    for (int j = 0; j < T; ++j) {
+      acc0[j] = _mm512_fmadd_ps(w0, _mm512_set1_ps(x[j][k]), acc0[j]);
+      acc1[j] = _mm512_fmadd_ps(w1, _mm512_set1_ps(x[j][k + 1]), acc1[j]);
+    }
+  }
+  if (k < a.k) {
+    const __m512 w0 = _mm512_cvtph_ps(_mm256_loadu_si256(g + k));
+    for (int j = 0; j < T; ++j) acc0[j] = _mm512_fmadd_ps(w0, _mm512_set1_ps(x[j][k]), acc0[j]);
+  }
+  for (int j = 0; j < T; ++j)
+    _mm512_storeu_ps(a.y + (t + j) * a.ldy + r, _mm512_add_ps(acc0[j], acc1[j]));
+}
+#endif
+
+// Portable: one row at a time, even and odd k in turn.
+template <int T>
+void interleaved_generic(const Args& a, int64_t r, int64_t t) {
+  const auto* g = reinterpret_cast<const uint16_t*>(a.w + r * a.w_stride);
+  for (int i = 0; i < kInterleave; ++i)
+    for (int j = 0; j < T; ++j) {
+      const auto* x = reinterpret_cast<const float*>(a.x + (t + j) * a.x_stride);
+      float s[2] = {0, 0};
+      for (int64_t k = 0; k < a.k; ++k) s[k % 2] += f16_to_f32(g[16 * k + i]) * x[k];
+      a.y[(t + j) * a.ldy + r + i] = s[0] + s[1];
+    }
+}
+
+#define BRISK_T12(fn) \
+  { fn<1>, fn<2>, fn<3>, fn<4>, fn<5>, fn<6>, fn<7>, fn<8>, fn<9>, fn<10>, fn<11>, fn<12> }
+static_assert(kMaxT == 12);
+constexpr MicroFn kGenericI[kMaxT] = BRISK_T12(interleaved_generic);
+#if defined(__x86_64__)
+constexpr MicroFn kAvx512I[kMaxT] = BRISK_T12(interleaved_avx512);
+#endif
+
 }  // namespace
+
+Kernel kernel_f16_interleaved(Isa isa) {
+#if defined(__x86_64__)
+  if (isa == Isa::Avx512) return {group_loop<kMaxT, kAvx512I>, XFormat::F32, 0, kMaxT, 4};
+#endif
+  if (isa == Isa::Generic) return {group_loop<kMaxT, kGenericI>, XFormat::F32, 0, kMaxT, 4};
+  return {nullptr, XFormat::F32};
+}
 
 Kernel kernel_f16(Isa isa) {
   return Widen::pick(isa);

@@ -15,6 +15,8 @@ uint64_t block_bytes(DType t) {
   switch (t) {
     case DType::BF16:
       return 4;  // a pair of values
+    case DType::F16:
+      return 2;  // one value
     case DType::Q4_0:
       return sizeof(BlockQ4_0);
     case DType::Q8_0:
@@ -27,7 +29,10 @@ uint64_t block_bytes(DType t) {
 }
 
 int block_values(DType t) {
-  return t == DType::Q4_K || t == DType::Q6_K ? kQKK : t == DType::BF16 ? 2 : kQK;
+  return t == DType::Q4_K || t == DType::Q6_K ? kQKK
+         : t == DType::BF16                   ? 2
+         : t == DType::F16                    ? 1
+                                              : kQK;
 }
 
 // 32 values (unsigned bytes below 64) into 4 vectors: vector q, lane r, byte m holds value 8q+m in
@@ -66,6 +71,9 @@ void pack_column(DType t, const uint8_t* const* blk, uint8_t* col) {
     switch (t) {
       case DType::BF16:
         std::memcpy(col + 4 * r, blk[r], 4);
+        break;
+      case DType::F16:
+        std::memcpy(col + 2 * r, blk[r], 2);
         break;
       case DType::Q4_0: {
         const auto* b = reinterpret_cast<const BlockQ4_0*>(blk[r]);
@@ -116,6 +124,9 @@ void unpack_column(DType t, const uint8_t* col, int r, uint8_t* out) {
   switch (t) {
     case DType::BF16:
       std::memcpy(out, col + 4 * r, 4);
+      break;
+    case DType::F16:
+      std::memcpy(out, col + 2 * r, 2);
       break;
     case DType::Q4_0: {
       auto* b = reinterpret_cast<BlockQ4_0*>(out);
@@ -186,7 +197,7 @@ void column_values(DType t, const uint8_t* col, int r, uint8_t* v) {
 
 bool repackable(const Tensor& t) {
   const bool typed = t.type == DType::Q4_0 || t.type == DType::Q8_0 || t.type == DType::Q4_K ||
-                     t.type == DType::Q6_K || t.type == DType::BF16;
+                     t.type == DType::Q6_K || t.type == DType::BF16 || t.type == DType::F16;
   return typed && t.cols() > 0 && t.cols() % block_values(t.type) == 0 && t.rows() > 0 &&
          t.rows() % kInterleave == 0;
 }
@@ -203,18 +214,17 @@ void repack_group(DType t, const uint8_t* src, uint64_t row_bytes, uint8_t* dst,
   const int bv = block_values(t);
   if (k % bv != 0) fail("repack: row length {} is not a multiple of {}", k, bv);
   const uint64_t bb = block_bytes(t), gb = group_block_bytes(t);
-  if (t == DType::BF16) {  // plain 4-byte moves: this is gigabytes for a BF16 model
-    // 16 pairs of the 16 rows at a time: contiguous reads and writes through a 1 KiB tile.
-    const int64_t np = k / 2;
-    for (int64_t p0 = 0; p0 < np; p0 += 16) {
-      const int64_t n = std::min<int64_t>(16, np - p0);
-      uint32_t tile[16][kInterleave];
+  if (t == DType::BF16 || t == DType::F16) {  // gigabytes of plain moves for such a model
+    // 16 columns of the 16 rows at a time: contiguous reads and writes through a small tile.
+    const int64_t n_col = k / bv;
+    for (int64_t c0 = 0; c0 < n_col; c0 += 16) {
+      const int64_t n = std::min<int64_t>(16, n_col - c0);
+      uint8_t tile[16 * 64];
       for (int r = 0; r < kInterleave; ++r) {
-        uint32_t row[16];
-        std::memcpy(row, src + r * row_bytes + 4 * p0, static_cast<size_t>(4 * n));
-        for (int64_t q = 0; q < n; ++q) tile[q][r] = row[q];
+        const uint8_t* row = src + r * row_bytes + c0 * bb;
+        for (int64_t q = 0; q < n; ++q) std::memcpy(tile + q * gb + r * bb, row + q * bb, bb);
       }
-      std::memcpy(dst + p0 * gb, tile, static_cast<size_t>(n) * gb);
+      std::memcpy(dst + c0 * gb, tile, static_cast<size_t>(n * gb));
     }
     return;
   }

@@ -281,7 +281,7 @@ TEST_P(RepackedMatmul, ResultIndependentOfBatchSizeAndThreads) {
 
 std::vector<Param> repacked_params() {
   std::vector<Param> v;
-  for (DType t : {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q6_K, DType::BF16})
+  for (DType t : {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q6_K, DType::BF16, DType::F16})
     for (Isa i : isas()) v.push_back({t, i});
   return v;
 }
