@@ -26,10 +26,11 @@ void add_model_options(CLI::App& app, ModelArgs& a, bool required) {
                  "Download a model from the Hugging Face hub: OWNER/REPO[:FILE-OR-QUANT] (also "
                  "-hf); cached in "
                  "$BRISK_CACHE, $XDG_CACHE_HOME/brisk or ~/.cache/brisk");
-  app.add_flag("--no-repack", a.no_repack,
-               "Use the weights as the file stores them, mapped from it: faster loading and no "
-               "copy in memory, but slower kernels (by default Q4_0, Q8_0, Q4_K, Q6_K, BF16 and F16 "
-               "matrices are interleaved 16 rows at a time on CPUs with AVX-512 VNNI)");
+  app.add_flag(
+      "--no-repack", a.no_repack,
+      "Use the weights as the file stores them, mapped from it: faster loading and no "
+      "copy in memory, but slower kernels (by default Q4_0, Q8_0, Q4_K, Q6_K, BF16 and F16 "
+      "matrices are interleaved 16 rows at a time on CPUs with AVX-512 VNNI)");
 }
 
 std::string resolve_model(ModelArgs& a) {
