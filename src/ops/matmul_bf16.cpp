@@ -79,7 +79,7 @@ constexpr MicroFn kAvx512[4][3] = BRISK_MICRO_TABLE3(micro_dpbf16);
 // outputs, the weights are loaded once for up to kMaxT tokens, and nothing is summed across lanes.
 // Two accumulators per output (even and odd pairs, added at the end) keep decode off the latency
 // chain; the order depends only on k.
-constexpr int kMaxT = 12;
+constexpr int kMaxT = kInterleavedMaxT;
 
 #if defined(__x86_64__)
 using Int32Alias = int32_t __attribute__((may_alias, aligned(1)));
@@ -122,27 +122,11 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void interleaved
 }
 #endif
 
-// Portable: f32 activations, one row at a time, the pairs in order.
 template <int T>
-void interleaved_generic(const Args& a, int64_t r, int64_t t) {
-  const auto* g = reinterpret_cast<const uint16_t*>(a.w + r * a.w_stride);
-  for (int i = 0; i < kInterleave; ++i)
-    for (int j = 0; j < T; ++j) {
-      const auto* x = reinterpret_cast<const float*>(a.x + (t + j) * a.x_stride);
-      float s0 = 0, s1 = 0;
-      for (int64_t p = 0; p < a.k / 2; ++p) {
-        const uint16_t* w = g + 32 * p + 2 * i;
-        s0 += bf16_to_f32(w[0]) * x[2 * p];
-        s1 += bf16_to_f32(w[1]) * x[2 * p + 1];
-      }
-      a.y[(t + j) * a.ldy + r + i] = s0 + s1;
-    }
+void generic_i(const Args& a, int64_t r, int64_t t) {
+  interleaved_generic<BF16W, 2, T>(a, r, t);
 }
-
-#define BRISK_T12(fn) \
-  { fn<1>, fn<2>, fn<3>, fn<4>, fn<5>, fn<6>, fn<7>, fn<8>, fn<9>, fn<10>, fn<11>, fn<12> }
-static_assert(kMaxT == 12);
-constexpr MicroFn kGenericI[kMaxT] = BRISK_T12(interleaved_generic);
+constexpr MicroFn kGenericI[kMaxT] = BRISK_T12(generic_i);
 #if defined(__x86_64__)
 constexpr MicroFn kDpbf16I[kMaxT] = BRISK_T12(interleaved_dpbf16);
 #endif

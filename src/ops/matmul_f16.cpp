@@ -26,7 +26,7 @@ using Widen = WidenKernels<F16W>;
 // rows, so one conversion serves up to kMaxT tokens and each FMA, with the token's activation
 // broadcast from memory, advances 16 outputs; nothing is summed across lanes. Two accumulators
 // per output (even and odd k, added at the end); the order depends only on k.
-constexpr int kMaxT = 12;
+constexpr int kMaxT = kInterleavedMaxT;
 
 #if defined(__x86_64__)
 template <int T>
@@ -59,23 +59,11 @@ __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) void interleaved_a
 }
 #endif
 
-// Portable: one row at a time, even and odd k in turn.
 template <int T>
-void interleaved_generic(const Args& a, int64_t r, int64_t t) {
-  const auto* g = reinterpret_cast<const uint16_t*>(a.w + r * a.w_stride);
-  for (int i = 0; i < kInterleave; ++i)
-    for (int j = 0; j < T; ++j) {
-      const auto* x = reinterpret_cast<const float*>(a.x + (t + j) * a.x_stride);
-      float s[2] = {0, 0};
-      for (int64_t k = 0; k < a.k; ++k) s[k % 2] += f16_to_f32(g[16 * k + i]) * x[k];
-      a.y[(t + j) * a.ldy + r + i] = s[0] + s[1];
-    }
+void generic_i(const Args& a, int64_t r, int64_t t) {
+  interleaved_generic<F16W, 1, T>(a, r, t);
 }
-
-#define BRISK_T12(fn) \
-  { fn<1>, fn<2>, fn<3>, fn<4>, fn<5>, fn<6>, fn<7>, fn<8>, fn<9>, fn<10>, fn<11>, fn<12> }
-static_assert(kMaxT == 12);
-constexpr MicroFn kGenericI[kMaxT] = BRISK_T12(interleaved_generic);
+constexpr MicroFn kGenericI[kMaxT] = BRISK_T12(generic_i);
 #if defined(__x86_64__)
 constexpr MicroFn kAvx512I[kMaxT] = BRISK_T12(interleaved_avx512);
 #endif

@@ -119,6 +119,26 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,fma,f16c"))) void mi
 }
 #endif
 
+// Rows interleaved 16 at a time at load (ops/repack.h), V values of a row per 4-byte lane (BF16: 2,
+// F16: 1): the portable kernel, one row at a time, even and odd k into separate sums as the
+// vector kernels do.
+constexpr int kInterleavedMaxT = 12;  // tokens per micro-tile of the vector kernels
+template <class P, int V, int T>
+void interleaved_generic(const Args& a, int64_t r, int64_t t) {
+  const auto* g = reinterpret_cast<const typename P::T*>(a.w + r * a.w_stride);
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < T; ++j) {
+      const auto* x = reinterpret_cast<const float*>(a.x + (t + j) * a.x_stride);
+      float s[2] = {0, 0};
+      for (int64_t k = 0; k < a.k; ++k)
+        s[k % 2] += P::scalar(g[(k / V) * 16 * V + i * V + k % V]) * x[k];
+      a.y[(t + j) * a.ldy + r + i] = s[0] + s[1];
+    }
+}
+#define BRISK_T12(fn) \
+  { fn<1>, fn<2>, fn<3>, fn<4>, fn<5>, fn<6>, fn<7>, fn<8>, fn<9>, fn<10>, fn<11>, fn<12> }
+static_assert(kInterleavedMaxT == 12, "BRISK_T12 lists the tile sizes");
+
 // Tables of every tile size's instantiation for one policy, and the kernel for an ISA.
 template <class P>
 struct WidenKernels {
