@@ -24,13 +24,18 @@ struct Args {
   const uint8_t* w;
   uint64_t w_stride;  // bytes between weight rows
   int64_t k;          // row length
-  const uint8_t* x;   // activations, as the kernel asked for them (f32 or bf16)
-  uint64_t x_stride;  // bytes between activation rows
+  const uint8_t* x;   // activations, as the kernel asked for them (see XFormat)
+  uint64_t x_stride;  // bytes between activation rows (BF16Tiles: between tiles)
   float* y;
   int64_t ldy;
+  int64_t x_tile = 1;  // BF16Tiles: tokens per tile
 };
 using TileFn = void (*)(const Args&, int64_t r0, int64_t r1, int64_t t0, int64_t t1);
-enum class XFormat { F32, BF16, Q8 };  // Q8: see matmul_q8.h
+// F32: the rows as given. BF16: rows rounded to bf16, zero-padded to whole 32-value steps. Q8: see
+// matmul_q8.h. BF16Tiles: rounded to bf16, tokens in tiles of Args::x_tile whose pairs of values
+// are interleaved token by token (pack_bf16_tiles), so a kernel broadcasting one token's pair after
+// another reads one stream at fixed offsets.
+enum class XFormat { F32, BF16, Q8, BF16Tiles };
 struct Kernel {
   TileFn tile;
   XFormat x_format;
@@ -50,6 +55,11 @@ Kernel kernel_quant(Isa isa, DType t);  // the GGUF quantized types
 Kernel kernel_interleaved(Isa isa, DType t);
 Kernel kernel_bf16_interleaved(Isa isa);
 Kernel kernel_f16_interleaved(Isa isa);
+
+// Packs n rows of k floats (k even) as XFormat::BF16Tiles with `tile` tokens per tile: the pair p
+// of token t, as two bf16 in 4 bytes, lands at byte ((t / tile * k / 2 + p) * tile + t % tile) * 4.
+void pack_bf16_tiles(const float* x, int64_t ldx, int64_t k, int64_t n, int64_t tile, uint8_t* dst,
+                     ThreadPool& pool);
 
 }  // namespace matmul_detail
 }  // namespace brisk

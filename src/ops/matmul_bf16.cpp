@@ -82,43 +82,74 @@ constexpr MicroFn kAvx512[4][3] = BRISK_MICRO_TABLE3(micro_dpbf16);
 constexpr int kMaxT = kInterleavedMaxT;
 
 #if defined(__x86_64__)
-using Int32Alias = int32_t __attribute__((may_alias, aligned(1)));
-// acc += w . (the token's pair of activations at p, in every lane), broadcast by the instruction's
-// own memory operand: GCC 12 emits a separate broadcast for the intrinsic, which costs a vector
-// slot. The address goes in as a register, not a memory operand, which would make GCC keep the
-// accumulator arrays in memory; the activations are not written while the kernel runs.
-__attribute__((target("avx512f,avx512bf16"), always_inline)) inline __m512 dpbf16_bcast(
-    __m512 acc, __m512 w, const uint16_t* p) {
-  asm("vdpbf16ps (%2)%{1to16%}, %1, %0" : "+v"(acc) : "v"(w), "r"(p));
+// Steps J..T-1 of a micro-tile: acc[j] += w . (token j's pair at x), the pair broadcast by the
+// instruction's own memory operand at a constant offset (GCC 12 emits a separate broadcast for the
+// intrinsic, which costs a vector slot, and computes an address per token).
+template <int J>
+__attribute__((target("avx512f,avx512bf16"), always_inline)) inline __m512 dpbf16_token(
+    __m512 acc, __m512 w, const uint8_t* x) {
+  asm("vdpbf16ps %c3(%2)%{1to16%}, %1, %0" : "+v"(acc) : "v"(w), "r"(x), "i"(J * 4));
   return acc;
 }
+template <int J, int T>
+__attribute__((target("avx512f,avx512bf16"), always_inline)) inline void dpbf16_tokens(
+    __m512 (&acc)[T], __m512 w, const uint8_t* x) {
+  if constexpr (J < T) {
+    acc[J] = dpbf16_token<J>(acc[J], w, x);
+    dpbf16_tokens<J + 1, T>(acc, w, x);
+  }
+}
 
+// Activations as XFormat::BF16Tiles: tokens t.. of a tile (t is a multiple of the tile size here).
 template <int T>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void interleaved_dpbf16(
     const Args& a, int64_t r, int64_t t) {
   const auto* g = reinterpret_cast<const float*>(a.w + r * a.w_stride);  // 16 lanes per pair
   const int64_t np = a.k / 2;
-  const uint16_t* x[T];
+  const int64_t pair = a.x_tile * 4;  // bytes from one pair of a token to its next
+  const uint8_t* x = a.x + t / a.x_tile * a.x_stride + t % a.x_tile * 4;
   __m512 acc0[T], acc1[T];
-  for (int j = 0; j < T; ++j) {
-    x[j] = reinterpret_cast<const uint16_t*>(a.x + (t + j) * a.x_stride);
-    acc0[j] = acc1[j] = _mm512_setzero_ps();
-  }
+  for (int j = 0; j < T; ++j) acc0[j] = acc1[j] = _mm512_setzero_ps();
   int64_t p = 0;
-  for (; p + 2 <= np; p += 2) {
+  for (; p + 2 <= np; p += 2, x += 2 * pair) {
     const __m512 w0 = _mm512_loadu_ps(g + 16 * p), w1 = _mm512_loadu_ps(g + 16 * (p + 1));
-#pragma GCC unroll 12
-    for (int j = 0; j < T; ++j) {
-      acc0[j] = dpbf16_bcast(acc0[j], w0, x[j] + 2 * p);
-      acc1[j] = dpbf16_bcast(acc1[j], w1, x[j] + 2 * p + 2);
-    }
+    dpbf16_tokens<0, T>(acc0, w0, x);
+    dpbf16_tokens<0, T>(acc1, w1, x + pair);
   }
-  if (p < np) {
-    const __m512 w0 = _mm512_loadu_ps(g + 16 * p);
-    for (int j = 0; j < T; ++j) acc0[j] = dpbf16_bcast(acc0[j], w0, x[j] + 2 * p);
-  }
+  if (p < np) dpbf16_tokens<0, T>(acc0, _mm512_loadu_ps(g + 16 * p), x);
   for (int j = 0; j < T; ++j)
     _mm512_storeu_ps(a.y + (t + j) * a.ldy + r, _mm512_add_ps(acc0[j], acc1[j]));
+}
+
+// 16 floats to 16 bf16, rounded as f32_to_bf16 does (to nearest even; NaN stays a quiet NaN).
+__attribute__((target("avx512f,avx512bw"))) inline __m256i bf16x16(const float* p) {
+  const __m512i u = _mm512_loadu_si512(p);
+  const __m512i one = _mm512_set1_epi32(1);
+  const __m512i rounded =
+      _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)),
+                                         _mm512_and_si512(_mm512_srli_epi32(u, 16), one)),
+                        16);
+  const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                                _mm512_set1_epi32(0x7f800000));
+  const __m512i quiet = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
+  return _mm512_cvtepi32_epi16(_mm512_mask_mov_epi32(rounded, nan, quiet));
+}
+
+__attribute__((target("avx512f,avx512bw"))) void pack_row_avx512(const float* x, int64_t k,
+                                                                 int64_t tile, uint32_t* dst) {
+  int64_t i = 0;
+  alignas(32) uint32_t pairs[8];
+  for (; i + 16 <= k; i += 16) {
+    const __m256i h = bf16x16(x + i);
+    if (tile == 1) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i / 2), h);
+      continue;
+    }
+    _mm256_store_si256(reinterpret_cast<__m256i*>(pairs), h);
+    for (int q = 0; q < 8; ++q) dst[(i / 2 + q) * tile] = pairs[q];
+  }
+  for (; i < k; i += 2)
+    dst[i / 2 * tile] = f32_to_bf16(x[i]) | static_cast<uint32_t>(f32_to_bf16(x[i + 1])) << 16;
 }
 #endif
 
@@ -135,10 +166,28 @@ constexpr MicroFn kDpbf16I[kMaxT] = BRISK_T12(interleaved_dpbf16);
 
 Kernel kernel_bf16_interleaved(Isa isa) {
 #if defined(__x86_64__)
-  if (isa == Isa::Avx512) return {group_loop<kMaxT, kDpbf16I>, XFormat::BF16, 0, kMaxT, 2};
+  if (isa == Isa::Avx512) return {group_loop<kMaxT, kDpbf16I>, XFormat::BF16Tiles, 0, kMaxT, 2};
 #endif
   if (isa == Isa::Generic) return {group_loop<kMaxT, kGenericI>, XFormat::F32, 0, kMaxT, 4};
   return {nullptr, XFormat::F32};
+}
+
+void pack_bf16_tiles(const float* x, int64_t ldx, int64_t k, int64_t n, int64_t tile, uint8_t* dst,
+                     ThreadPool& pool) {
+  pool.parallel_for(n, tile, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      uint32_t* d = reinterpret_cast<uint32_t*>(dst) + (t / tile * k / 2) * tile + t % tile;
+#if defined(__x86_64__)
+      if (best_isa() == Isa::Avx512) {
+        pack_row_avx512(x + t * ldx, k, tile, d);
+        continue;
+      }
+#endif
+      for (int64_t i = 0; i < k; i += 2)
+        d[i / 2 * tile] = f32_to_bf16(x[t * ldx + i]) |
+                          static_cast<uint32_t>(f32_to_bf16(x[t * ldx + i + 1])) << 16;
+    }
+  });
 }
 
 Kernel kernel_bf16(Isa isa) {
