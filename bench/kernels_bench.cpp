@@ -1,12 +1,14 @@
 // Micro-benchmarks of the matmul kernels on TinyLlama-sized matrices: decode (one token,
 // memory-bound) reports bytes/s, prefill (many tokens, compute-bound) reports FLOP/s. Compare with
-// the machine's bandwidth and peaks from `brisk bench`.
+// the machine's bandwidth and peaks from `brisk bench`. Also attention over a TinyLlama-shaped KV
+// cache: a causal prompt (FLOP/s) and one decode token (bytes of K/V read per second).
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
+#include "ops/attention.h"
 #include "ops/matmul.h"
 #include "ops/repack.h"
 
@@ -104,6 +106,51 @@ BENCHMARK_CAPTURE(BM_Matmul, q4_k_interleaved_avx512, DType::Q4_K, Isa::Avx512, 
     ->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q6_k_interleaved_avx512, DType::Q6_K, Isa::Avx512, true)
     ->Apply(Shapes);
+
+// TinyLlama's attention (32 query heads, 4 KV heads of 64) over an f32 cache of `keys` positions:
+// `n` tokens at the last positions (n == keys: a causal prompt), in groups of 8 tokens per KV head
+// as the forward pass runs them.
+void BM_Attention(benchmark::State& st) {
+  const int64_t keys = st.range(0), n = st.range(1), threads = st.range(2);
+  const int n_head = 32, n_kv = 4, hd = 64, q_dim = n_head * hd, kv_dim = n_kv * hd;
+  std::vector<float> k(static_cast<size_t>(keys * kv_dim)), v(k.size());
+  for (size_t i = 0; i < k.size(); ++i) {
+    k[i] = static_cast<float>((i * 2654435761u) >> 20 & 255) / 256.0f - 0.5f;
+    v[i] = static_cast<float>((i * 40503u) >> 6 & 255) / 256.0f - 0.5f;
+  }
+  std::vector<float> q(static_cast<size_t>(n * q_dim)), out(q.size());
+  for (size_t i = 0; i < q.size(); ++i)
+    q[i] = static_cast<float>((i * 2246822519u) >> 22 & 255) / 64.0f - 2.0f;
+  const KvSpan span{k.data(), v.data(), 0, keys};
+  const AttnShape shape{n_head, n_kv, hd, kv_dim, 0.125f};
+  std::vector<AttnQuery> qs;
+  for (int64_t i = 0; i < n; ++i)
+    qs.push_back({&q[static_cast<size_t>(i * q_dim)], &out[static_cast<size_t>(i * q_dim)],
+                  keys - n + i + 1});
+  ThreadPool pool(static_cast<int>(threads));
+  const int64_t groups = (n + 7) / 8;
+  for (auto _ : st) {
+    pool.parallel_chunks(groups * n_kv, 1, [&](int64_t i0, int64_t i1) {
+      for (int64_t it = i0; it < i1; ++it) {
+        const int64_t g = groups - 1 - it / n_kv;  // latest tokens first
+        attention_group(shape, static_cast<int>(it % n_kv), &qs[static_cast<size_t>(g * 8)],
+                        static_cast<int>(std::min<int64_t>(8, n - g * 8)), &span, 1);
+      }
+    });
+    benchmark::ClobberMemory();
+  }
+  double flop = 0;
+  for (const auto& a : qs) flop += 4.0 * static_cast<double>(a.n_keys) * hd * n_head;
+  st.counters["FLOP/s"] = benchmark::Counter(flop, benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["bytes/s"] = benchmark::Counter(static_cast<double>(k.size() + v.size()) * 4,
+                                              benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_Attention)
+    ->Args({512, 512, 1})
+    ->Args({512, 512, 2})
+    ->Args({4096, 1, 1})
+    ->Args({4096, 1, 2})
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace brisk

@@ -115,7 +115,7 @@ const float* Forward::run(const Batch& b, KvCache& cache) {
     attention(l, b, cache);
     observe(l, Site::AttnOut, att_, n, Q);
     matmul(L.wo, att_.data(), Q, n, tmp_.data(), E, pool_);
-    for (int64_t j = 0; j < n * E; ++j) x_[j] += tmp_[j];
+    add_residual(n);
 
     // Feed-forward block (SwiGLU).
     pool_.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
@@ -130,7 +130,7 @@ const float* Forward::run(const Batch& b, KvCache& cache) {
     });
     observe(l, Site::DownIn, gate_, n, F);
     matmul(L.ffn_down, gate_.data(), F, n, tmp_.data(), E, pool_);
-    for (int64_t j = 0; j < n * E; ++j) x_[j] += tmp_[j];
+    add_residual(n);
   }
 
   // Final norm and classifier, only for the rows whose logits are wanted.
@@ -140,6 +140,13 @@ const float* Forward::run(const Batch& b, KvCache& cache) {
   logits_.resize(static_cast<size_t>(n_out * h.n_vocab));
   matmul(W.output, xn_.data(), E, n_out, logits_.data(), h.n_vocab, pool_);
   return logits_.data();
+}
+
+void Forward::add_residual(int64_t n) {
+  const int64_t E = m_.hp.n_embd;
+  pool_.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t j = t0 * E; j < t1 * E; ++j) x_[j] += tmp_[j];
+  });
 }
 
 void Forward::attention(int layer, const Batch& b, KvCache& cache) {
@@ -160,16 +167,33 @@ void Forward::attention(int layer, const Batch& b, KvCache& cache) {
                         cache.row_stride(),
                         1.0f / std::sqrt(static_cast<float>(h.head_dim)),
                         cache.type()};
-  // Small chunks claimed in order: causal attention costs more for later tokens, so equal halves
-  // would leave one thread idle.
-  const int64_t items = n * h.n_head_kv;
-  pool_.parallel_chunks(items, 4, [&](int64_t i0, int64_t i1) {
+  // Work items: up to kGroup tokens of one sequence with one KV head, so each K/V chunk is loaded
+  // once for all their query heads. The costliest (latest positions) go first, in small pieces
+  // claimed in order, so the threads finish together.
+  constexpr int32_t kGroup = 8;
+  queries_.resize(static_cast<size_t>(n));
+  groups_.clear();
+  for (size_t k = 0; k < seqs_.size(); ++k)
+    for (int32_t j0 = seq_first_[k]; j0 < seq_first_[k + 1]; j0 += kGroup) {
+      const int32_t j1 = std::min(seq_first_[k + 1], j0 + kGroup);
+      int64_t cost = 0;
+      for (int32_t j = j0; j < j1; ++j) {
+        const int64_t i = by_seq_[static_cast<size_t>(j)];
+        queries_[static_cast<size_t>(j)] = {&q_[i * h.q_dim()], &att_[i * h.q_dim()], b.pos[i] + 1};
+        cost += b.pos[i] + 1;
+      }
+      groups_.push_back({cost, static_cast<int32_t>(k), j0, j1 - j0});
+    }
+  std::stable_sort(groups_.begin(), groups_.end(),
+                   [](const Group& x, const Group& y) { return x.cost > y.cost; });
+  const int64_t items = static_cast<int64_t>(groups_.size()) * h.n_head_kv;
+  pool_.parallel_chunks(items, 1, [&](int64_t i0, int64_t i1) {
     for (int64_t it = i0; it < i1; ++it) {
-      const int64_t i = it / h.n_head_kv;
-      const int g = static_cast<int>(it % h.n_head_kv);
-      const auto [first, count] = seq_spans_[static_cast<size_t>(tok_seq_[i])];
-      attention_group(shape, g, &q_[i * h.q_dim()], b.pos[i] + 1, spans_.data() + first, count,
-                      &att_[i * h.q_dim()]);
+      const Group& gr = groups_[static_cast<size_t>(it / h.n_head_kv)];
+      const auto [first, count] = seq_spans_[static_cast<size_t>(gr.seq)];
+      attention_group(shape, static_cast<int>(it % h.n_head_kv),
+                      &queries_[static_cast<size_t>(gr.first)], gr.count, spans_.data() + first,
+                      count);
     }
   });
 }

@@ -31,6 +31,7 @@ class Forward {
 
  private:
   void attention(int layer, const Batch& b, KvCache& cache);
+  void add_residual(int64_t n);  // x += tmp
   void ensure(int64_t n);
 
   void observe(int layer, Site s, const std::vector<float>& x, int64_t n, int64_t dim) const {
@@ -49,6 +50,13 @@ class Forward {
   std::vector<int64_t> by_seq_;
   std::vector<KvSpan> spans_;
   std::vector<std::pair<size_t, size_t>> seq_spans_;
+  // Attention work: tokens by_seq_[first, first + count) of sequence seq, summing `cost` keys.
+  struct Group {
+    int64_t cost;
+    int32_t seq, first, count;
+  };
+  std::vector<Group> groups_;
+  std::vector<AttnQuery> queries_;  // in by_seq_ order
 };
 
 }  // namespace brisk

@@ -138,26 +138,6 @@ void attend_generic(const AttnShape& s, int kv_head, const float* q, int64_t n_k
 
 #if defined(__x86_64__)
 
-// Sums each of 16 vectors' lanes: out[j] = sum of v[j]'s 16 lanes, in one fixed order, with about
-// 45 shuffles and adds instead of 16 separate horizontal reductions.
-BRISK_AVX512 inline __m512 reduce16x16(const __m512 (&v)[16]) {
-  __m512 a[8], b[4];
-  for (int i = 0; i < 8; ++i)
-    a[i] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]),
-                         _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
-  for (int i = 0; i < 4; ++i) {
-    const __m512d x = _mm512_castps_pd(a[2 * i]), y = _mm512_castps_pd(a[2 * i + 1]);
-    b[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(x, y)),
-                         _mm512_castpd_ps(_mm512_unpackhi_pd(x, y)));
-  }
-  // b[i] holds, in each 128-bit block, partial sums of inputs 4i..4i+3; add the four blocks.
-  const __m512 u01 =
-      _mm512_add_ps(_mm512_shuffle_f32x4(b[0], b[1], 0x88), _mm512_shuffle_f32x4(b[0], b[1], 0xdd));
-  const __m512 u23 =
-      _mm512_add_ps(_mm512_shuffle_f32x4(b[2], b[3], 0x88), _mm512_shuffle_f32x4(b[2], b[3], 0xdd));
-  return _mm512_add_ps(_mm512_shuffle_f32x4(u01, u23, 0x88), _mm512_shuffle_f32x4(u01, u23, 0xdd));
-}
-
 // Widen 16 stored elements to floats.
 struct LoadF32 {
   static constexpr KvType kType = KvType::F32;
@@ -189,69 +169,184 @@ struct LoadQ8 {
   }
 };
 
-// Head sizes that are multiples of 16 (up to 256). Each chunk of K/V rows is gathered once and used
-// by all the group's query heads; a head's 16 scores come out as one vector.
-template <int HD, class Load>
-BRISK_AVX512 void attend_avx512(const AttnShape& s, int kv_head, const float* q, int64_t n_keys,
-                                const KvSpan* spans, size_t n_spans, float* out) {
-  constexpr int V = HD / 16;
-  const int gq = s.n_head / s.n_head_kv;
-  thread_local std::vector<float> acc_buf;
-  acc_buf.assign(static_cast<size_t>(gq) * HD, 0.0f);
-  float m[64], l[64];
-  for (int h = 0; h < gq; ++h) m[h] = -std::numeric_limits<float>::infinity(), l[h] = 0;
-  const __m512 scale = _mm512_set1_ps(s.scale);
-  ChunkRows c;
-  size_t span = 0;
-  for (int64_t p0 = 0; p0 < n_keys; p0 += kAttnChunk) {
-    const int n = static_cast<int>(std::min<int64_t>(kAttnChunk, n_keys - p0));
-    gather<Load::kType>(s, kv_head, spans, n_spans, span, p0, n, c);
-    const __m512 kscale =
-        Load::kType == KvType::Q8 ? _mm512_mul_ps(_mm512_loadu_ps(c.ks), scale) : scale;
-    const __mmask16 live = static_cast<__mmask16>((1u << n) - 1);
-    for (int h = 0; h < gq; ++h) {
-      const float* qh = q + static_cast<int64_t>(kv_head * gq + h) * HD;
-      __m512 qv[V];
-      for (int d = 0; d < V; ++d) qv[d] = _mm512_loadu_ps(qh + 16 * d);
-      __m512 part[16];
-      for (int j = 0; j < 16; ++j) {
-        part[j] = _mm512_setzero_ps();
-        if (j < n)
-          for (int d = 0; d < V; ++d)
-            part[j] = _mm512_fmadd_ps(qv[d], Load::at(c.k[j], 16 * d), part[j]);
-      }
-      const __m512 scores =
-          _mm512_mask_blend_ps(live, _mm512_set1_ps(-std::numeric_limits<float>::infinity()),
-                               _mm512_mul_ps(reduce16x16(part), kscale));
-      const float mx = std::max(m[h], _mm512_reduce_max_ps(scores));
-      const float corr = std::exp(m[h] - mx);  // exp(-inf) = 0 on the first chunk
-      const __m512 pv = _mm512_maskz_mov_ps(live, exp16(_mm512_sub_ps(scores, _mm512_set1_ps(mx))));
-      alignas(64) float p[kAttnChunk];
-      _mm512_store_ps(p, Load::kType == KvType::Q8 ? _mm512_mul_ps(pv, _mm512_loadu_ps(c.vs)) : pv);
-      l[h] = l[h] * corr + _mm512_reduce_add_ps(pv);
-      m[h] = mx;
-      float* a = acc_buf.data() + static_cast<int64_t>(h) * HD;
-      __m512 acc[V];
-      const __m512 cv = _mm512_set1_ps(corr);
-      for (int d = 0; d < V; ++d) acc[d] = _mm512_mul_ps(_mm512_loadu_ps(a + 16 * d), cv);
-      for (int j = 0; j < n; ++j) {
-        const __m512 pj = _mm512_set1_ps(p[j]);
-        for (int d = 0; d < V; ++d) acc[d] = _mm512_fmadd_ps(pj, Load::at(c.v[j], 16 * d), acc[d]);
-      }
-      for (int d = 0; d < V; ++d) _mm512_storeu_ps(a + 16 * d, acc[d]);
-    }
+BRISK_AVX512 inline __m512 lo(__m512 a, __m512 b) {
+  return _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(a), _mm512_castps_pd(b)));
+}
+BRISK_AVX512 inline __m512 hi(__m512 a, __m512 b) {
+  return _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(a), _mm512_castps_pd(b)));
+}
+
+// Transposes 16 rows of 16 floats: out[d] holds element d of every row.
+BRISK_AVX512 inline void transpose16(const __m512 (&r)[16], __m512 (&out)[16]) {
+  // x[g][e]: lane block b holds rows 4g..4g+3 at column 4b + e.
+  __m512 x[4][4];
+  for (int g = 0; g < 4; ++g) {
+    const __m512 lo01 = _mm512_unpacklo_ps(r[4 * g], r[4 * g + 1]);
+    const __m512 hi01 = _mm512_unpackhi_ps(r[4 * g], r[4 * g + 1]);
+    const __m512 lo23 = _mm512_unpacklo_ps(r[4 * g + 2], r[4 * g + 3]);
+    const __m512 hi23 = _mm512_unpackhi_ps(r[4 * g + 2], r[4 * g + 3]);
+    x[g][0] = lo(lo01, lo23);
+    x[g][1] = hi(lo01, lo23);
+    x[g][2] = lo(hi01, hi23);
+    x[g][3] = hi(hi01, hi23);
   }
-  for (int h = 0; h < gq; ++h) {
-    float* o = out + static_cast<int64_t>(kv_head * gq + h) * HD;
-    const __m512 inv = _mm512_set1_ps(l[h] > 0 ? 1.0f / l[h] : 0.0f);
-    const float* a = acc_buf.data() + static_cast<int64_t>(h) * HD;
-    for (int d = 0; d < V; ++d)
-      _mm512_storeu_ps(o + 16 * d, _mm512_mul_ps(_mm512_loadu_ps(a + 16 * d), inv));
+  // Per column e, a 4x4 transpose of 128-bit blocks.
+  for (int e = 0; e < 4; ++e) {
+    const __m512 y0 = _mm512_shuffle_f32x4(x[0][e], x[1][e], 0x44);
+    const __m512 y1 = _mm512_shuffle_f32x4(x[0][e], x[1][e], 0xee);
+    const __m512 y2 = _mm512_shuffle_f32x4(x[2][e], x[3][e], 0x44);
+    const __m512 y3 = _mm512_shuffle_f32x4(x[2][e], x[3][e], 0xee);
+    out[e] = _mm512_shuffle_f32x4(y0, y2, 0x88);
+    out[4 + e] = _mm512_shuffle_f32x4(y0, y2, 0xdd);
+    out[8 + e] = _mm512_shuffle_f32x4(y1, y3, 0x88);
+    out[12 + e] = _mm512_shuffle_f32x4(y1, y3, 0xdd);
   }
 }
 
-using AttendFn = void (*)(const AttnShape&, int, const float*, int64_t, const KvSpan*, size_t,
-                          float*);
+// A chunk's keys transposed (kt[d] holds dimension d of its 16 keys, so a query's 16 scores come
+// out of HD multiply-adds with no reduction across lanes) and its values as rows of floats.
+template <int HD>
+struct alignas(64) Chunk {
+  float kt[HD][16];
+  float v[kAttnChunk][HD];
+  const float* vrow[kAttnChunk];
+};
+
+template <int HD, class Load>
+BRISK_AVX512 void load_chunk(const ChunkRows& c, int n, Chunk<HD>& ch) {
+  for (int b = 0; b < HD / 16; ++b) {
+    __m512 r[16], t[16];
+    for (int j = 0; j < 16; ++j) r[j] = j < n ? Load::at(c.k[j], 16 * b) : _mm512_setzero_ps();
+    transpose16(r, t);
+    for (int i = 0; i < 16; ++i) _mm512_store_ps(ch.kt[16 * b + i], t[i]);
+  }
+  for (int j = 0; j < n; ++j) {
+    if constexpr (Load::kType == KvType::F32) {
+      ch.vrow[j] = static_cast<const float*>(c.v[j]);  // read in place
+    } else {
+      for (int b = 0; b < HD / 16; ++b) _mm512_store_ps(&ch.v[j][16 * b], Load::at(c.v[j], 16 * b));
+      ch.vrow[j] = ch.v[j];
+    }
+  }
+}
+
+// A query head's running state: output accumulator, lane-wise softmax sum, running maximum.
+template <int HD>
+struct alignas(64) HeadState {
+  float acc[HD];
+  float l[16];
+  float m;
+};
+
+// H query heads over the first n (1..16) keys of a chunk. Each head's arithmetic is the same
+// whatever H: several heads at once only share the loads and overlap their dependency chains.
+template <int HD, bool Q8, int H>
+BRISK_AVX512 inline void attend_chunk(const float* const* q, const Chunk<HD>& ch, int n,
+                                      __m512 kscale, __m512 vscale, HeadState<HD>* const* st) {
+  constexpr int V = HD / 16;
+  __m512 s4[H][4];
+  for (int h = 0; h < H; ++h)
+    for (int i = 0; i < 4; ++i) s4[h][i] = _mm512_setzero_ps();
+  for (int d = 0; d < HD; d += 4)
+    for (int i = 0; i < 4; ++i) {
+      const __m512 k = _mm512_load_ps(ch.kt[d + i]);
+      for (int h = 0; h < H; ++h)
+        s4[h][i] = _mm512_fmadd_ps(_mm512_set1_ps(q[h][d + i]), k, s4[h][i]);
+    }
+  const __mmask16 live = static_cast<__mmask16>((1u << n) - 1);
+  __m512 acc[H][V];
+  alignas(64) float pj[H][kAttnChunk];
+  for (int h = 0; h < H; ++h) {
+    const __m512 scores = _mm512_mask_blend_ps(
+        live, _mm512_set1_ps(-std::numeric_limits<float>::infinity()),
+        _mm512_mul_ps(
+            _mm512_add_ps(_mm512_add_ps(s4[h][0], s4[h][1]), _mm512_add_ps(s4[h][2], s4[h][3])),
+            kscale));
+    HeadState<HD>& sh = *st[h];
+    const float mx = std::max(sh.m, _mm512_reduce_max_ps(scores));
+    for (int d = 0; d < V; ++d) acc[h][d] = _mm512_load_ps(sh.acc + 16 * d);
+    __m512 l = _mm512_load_ps(sh.l);
+    if (mx > sh.m) {  // else the correction is exp(0) = 1 exactly
+      const __m512 corr = _mm512_set1_ps(std::exp(sh.m - mx));  // exp(-inf) = 0 at first
+      for (int d = 0; d < V; ++d) acc[h][d] = _mm512_mul_ps(acc[h][d], corr);
+      l = _mm512_mul_ps(l, corr);
+      sh.m = mx;
+    }
+    __m512 p = _mm512_maskz_mov_ps(live, exp16(_mm512_sub_ps(scores, _mm512_set1_ps(mx))));
+    _mm512_store_ps(sh.l, _mm512_add_ps(l, p));
+    if constexpr (Q8) p = _mm512_mul_ps(p, vscale);
+    _mm512_store_ps(pj[h], p);
+  }
+  for (int j = 0; j < n; ++j)
+    for (int d = 0; d < V; ++d) {
+      const __m512 v = _mm512_loadu_ps(ch.vrow[j] + 16 * d);
+      for (int h = 0; h < H; ++h)
+        acc[h][d] = _mm512_fmadd_ps(_mm512_set1_ps(pj[h][j]), v, acc[h][d]);
+    }
+  for (int h = 0; h < H; ++h)
+    for (int d = 0; d < V; ++d) _mm512_store_ps(st[h]->acc + 16 * d, acc[h][d]);
+}
+
+// Head sizes that are multiples of 16 (up to 256). Chunk by chunk, the keys and values are loaded
+// (and widened, and the keys transposed) once and used by every query head of every query.
+template <int HD, class Load>
+BRISK_AVX512 void attend_avx512(const AttnShape& s, int kv_head, const AttnQuery* qs, int nq,
+                                const KvSpan* spans, size_t n_spans) {
+  constexpr bool kQ8 = Load::kType == KvType::Q8;
+  // Query heads computed together, as registers allow.
+  constexpr int kPair = HD <= 64 ? 4 : HD <= 128 ? 2 : 1;
+  const int gq = s.n_head / s.n_head_kv;
+  thread_local std::vector<HeadState<HD>> states;
+  states.resize(static_cast<size_t>(nq) * gq);
+  int64_t max_keys = 0;
+  for (auto& st : states) {
+    std::fill(std::begin(st.acc), std::end(st.acc), 0.0f);
+    std::fill(std::begin(st.l), std::end(st.l), 0.0f);
+    st.m = -std::numeric_limits<float>::infinity();
+  }
+  for (int i = 0; i < nq; ++i) max_keys = std::max(max_keys, qs[i].n_keys);
+  thread_local Chunk<HD> ch;
+  ChunkRows c{};  // (Q8 scales past a short chunk's end are read, then multiplied by zero)
+  size_t span = 0;
+  const __m512 scale = _mm512_set1_ps(s.scale);
+  for (int64_t p0 = 0; p0 < max_keys; p0 += kAttnChunk) {
+    const int nc = static_cast<int>(std::min<int64_t>(kAttnChunk, max_keys - p0));
+    gather<Load::kType>(s, kv_head, spans, n_spans, span, p0, nc, c);
+    load_chunk<HD, Load>(c, nc, ch);
+    const __m512 kscale = kQ8 ? _mm512_mul_ps(_mm512_loadu_ps(c.ks), scale) : scale;
+    const __m512 vscale = kQ8 ? _mm512_loadu_ps(c.vs) : scale;
+    for (int i = 0; i < nq; ++i) {
+      if (qs[i].n_keys <= p0) continue;
+      const int n = static_cast<int>(std::min<int64_t>(kAttnChunk, qs[i].n_keys - p0));
+      const float* qh[kPair];
+      HeadState<HD>* sh[kPair];
+      int h = 0;
+      auto at = [&](int k, int hh) {
+        qh[k] = qs[i].q + static_cast<int64_t>(kv_head * gq + hh) * HD;
+        sh[k] = &states[static_cast<size_t>(i * gq + hh)];
+      };
+      for (; h + kPair <= gq; h += kPair) {
+        for (int k = 0; k < kPair; ++k) at(k, h + k);
+        attend_chunk<HD, kQ8, kPair>(qh, ch, n, kscale, vscale, sh);
+      }
+      for (; h < gq; ++h) {
+        at(0, h);
+        attend_chunk<HD, kQ8, 1>(qh, ch, n, kscale, vscale, sh);
+      }
+    }
+  }
+  for (int i = 0; i < nq; ++i)
+    for (int h = 0; h < gq; ++h) {
+      const HeadState<HD>& st = states[static_cast<size_t>(i * gq + h)];
+      float* o = qs[i].out + static_cast<int64_t>(kv_head * gq + h) * HD;
+      const float l = _mm512_reduce_add_ps(_mm512_load_ps(st.l));
+      const __m512 inv = _mm512_set1_ps(l > 0 ? 1.0f / l : 0.0f);
+      for (int d = 0; d < HD / 16; ++d)
+        _mm512_storeu_ps(o + 16 * d, _mm512_mul_ps(_mm512_load_ps(st.acc + 16 * d), inv));
+    }
+}
+
+using AttendFn = void (*)(const AttnShape&, int, const AttnQuery*, int, const KvSpan*, size_t);
 
 template <class Load>
 AttendFn pick_avx512(int head_dim) {
@@ -357,8 +452,8 @@ float load_kv_elem(KvType t, const void* row, int64_t i) {
   return 0.0f;
 }
 
-void attention_group(const AttnShape& s, int kv_head, const float* q, int64_t n_keys,
-                     const KvSpan* spans, size_t n_spans, float* out) {
+void attention_group(const AttnShape& s, int kv_head, const AttnQuery* qs, int n_queries,
+                     const KvSpan* spans, size_t n_spans) {
 #if defined(__x86_64__)
   if (best_isa() == Isa::Avx512) {
     AttendFn f = nullptr;
@@ -376,18 +471,25 @@ void attention_group(const AttnShape& s, int kv_head, const float* q, int64_t n_
         f = pick_avx512<LoadQ8>(s.head_dim);
         break;
     }
-    if (f) return f(s, kv_head, q, n_keys, spans, n_spans, out);
+    if (f) return f(s, kv_head, qs, n_queries, spans, n_spans);
   }
 #endif
-  switch (s.kv_type) {
-    case KvType::F32:
-      return attend_generic<KvType::F32>(s, kv_head, q, n_keys, spans, n_spans, out);
-    case KvType::F16:
-      return attend_generic<KvType::F16>(s, kv_head, q, n_keys, spans, n_spans, out);
-    case KvType::BF16:
-      return attend_generic<KvType::BF16>(s, kv_head, q, n_keys, spans, n_spans, out);
-    case KvType::Q8:
-      return attend_generic<KvType::Q8>(s, kv_head, q, n_keys, spans, n_spans, out);
+  for (int i = 0; i < n_queries; ++i) {
+    const AttnQuery& a = qs[i];
+    switch (s.kv_type) {
+      case KvType::F32:
+        attend_generic<KvType::F32>(s, kv_head, a.q, a.n_keys, spans, n_spans, a.out);
+        break;
+      case KvType::F16:
+        attend_generic<KvType::F16>(s, kv_head, a.q, a.n_keys, spans, n_spans, a.out);
+        break;
+      case KvType::BF16:
+        attend_generic<KvType::BF16>(s, kv_head, a.q, a.n_keys, spans, n_spans, a.out);
+        break;
+      case KvType::Q8:
+        attend_generic<KvType::Q8>(s, kv_head, a.q, a.n_keys, spans, n_spans, a.out);
+        break;
+    }
   }
 }
 

@@ -1,9 +1,9 @@
-// FlashAttention for one query token: keys are visited in chunks of 16 positions with an online
-// softmax (running max, running sum, rescaled accumulator), so no score row is ever stored. The
-// kernel reads K/V rows through spans, so a contiguous cache and a paged one (one span per block)
-// share it; chunks are aligned to absolute positions, so results do not depend on the span layout.
-// K/V elements are read in the cache's own type (f32, f16, bf16, or int8 with a scale per position
-// and KV head) and widened in registers.
+// FlashAttention: keys are visited in chunks of 16 positions with an online softmax (running max,
+// running sum, rescaled accumulator), so no score row is ever stored. The kernel reads K/V rows
+// through spans, so a contiguous cache and a paged one (one span per block) share it; chunks are
+// aligned to absolute positions, so results do not depend on the span layout. K/V elements are read
+// in the cache's own type (f32, f16, bf16, or int8 with a scale per position and KV head) and
+// widened once per chunk for all the queries that use it.
 #pragma once
 
 #include <cstddef>
@@ -40,11 +40,26 @@ struct AttnShape {
 
 inline constexpr int kAttnChunk = 16;
 
-// Computes the output of the query heads that share KV head `kv_head` (GQA: n_head / n_head_kv of
-// them, each K/V chunk read once for all of them), attending to positions [0, n_keys).
-// q and out are the token's full rows (n_head * head_dim floats).
-void attention_group(const AttnShape& s, int kv_head, const float* q, int64_t n_keys,
-                     const KvSpan* spans, size_t n_spans, float* out);
+// One token's query: its full q row (n_head * head_dim floats), where its full output row goes,
+// and the positions it attends to, [0, n_keys).
+struct AttnQuery {
+  const float* q;
+  float* out;
+  int64_t n_keys;
+};
+
+// Computes, for tokens of one sequence (they share `spans`), the output of the query heads that
+// share KV head `kv_head` (GQA: n_head / n_head_kv of them). Each K/V chunk is read once for all
+// the queries; a token's result is the same bits whichever other queries come with it.
+void attention_group(const AttnShape& s, int kv_head, const AttnQuery* queries, int n_queries,
+                     const KvSpan* spans, size_t n_spans);
+
+// One token.
+inline void attention_group(const AttnShape& s, int kv_head, const float* q, int64_t n_keys,
+                            const KvSpan* spans, size_t n_spans, float* out) {
+  const AttnQuery one{q, out, n_keys};
+  attention_group(s, kv_head, &one, 1, spans, n_spans);
+}
 
 // Stores a row of n_head * head_dim floats in type t; for Q8 also one scale per head into `scales`
 // (each head's values over 127 steps of its largest magnitude).

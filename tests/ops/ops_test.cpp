@@ -1,8 +1,11 @@
 // Norms, rope, activations and FlashAttention against their scalar references.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <tuple>
+#include <vector>
 
 #include "ops/activation.h"
 #include "ops/attention.h"
@@ -134,6 +137,55 @@ TEST(FlashAttention, MatchesNaiveAttentionForAnySpanLayout) {
         else
           ASSERT_EQ(std::memcmp(first.data(), out.data(), out.size() * 4), 0)
               << "layout changed the bits";
+      }
+    }
+  }
+}
+
+// Several tokens' queries computed together (as the forward pass groups a prompt's tokens) give
+// each token the same bits as computing it alone, for every KV type and head size.
+TEST(FlashAttention, QueriesTogetherGiveEachTheBitsItGetsAlone) {
+  const std::vector<int64_t> n_keys = {70, 1, 16, 17, 33, 5, 64, 48, 2, 69, 31, 15, 50};
+  const int nq = static_cast<int>(n_keys.size());
+  const int64_t max_keys = 70;
+  for (KvType type : {KvType::F32, KvType::F16, KvType::BF16, KvType::Q8}) {
+    for (auto [n_head, n_kv, hd] :
+         {std::tuple{8, 2, 64}, {6, 3, 128}, {4, 1, 256}, {10, 2, 80}, {4, 2, 40}, {7, 1, 64}}) {
+      const int64_t kvd = static_cast<int64_t>(n_kv) * hd, qd = static_cast<int64_t>(n_head) * hd;
+      const auto k = test::random_floats(static_cast<size_t>(max_keys * kvd), 31);
+      const auto v = test::random_floats(static_cast<size_t>(max_keys * kvd), 32);
+      auto q = test::random_floats(static_cast<size_t>(nq * qd), 33);
+      for (auto& x : q) x *= 3;
+      const size_t eb = kv_elem_bytes(type);
+      std::vector<uint8_t> kc(static_cast<size_t>(max_keys * kvd) * eb), vc(kc.size());
+      std::vector<float> ks(static_cast<size_t>(max_keys * n_kv)), vs(ks.size());
+      for (int64_t p = 0; p < max_keys; ++p) {
+        store_kv_row(type, &k[static_cast<size_t>(p * kvd)], &kc[static_cast<size_t>(p * kvd) * eb],
+                     n_kv, hd, &ks[static_cast<size_t>(p * n_kv)]);
+        store_kv_row(type, &v[static_cast<size_t>(p * kvd)], &vc[static_cast<size_t>(p * kvd) * eb],
+                     n_kv, hd, &vs[static_cast<size_t>(p * n_kv)]);
+      }
+      const bool q8 = type == KvType::Q8;
+      const KvSpan span{
+          kc.data(), vc.data(), 0, max_keys, q8 ? ks.data() : nullptr, q8 ? vs.data() : nullptr};
+      const AttnShape shape{n_head, n_kv, hd, kvd, 1.0f / std::sqrt(static_cast<float>(hd)), type};
+      std::vector<float> alone(static_cast<size_t>(nq * qd)), together(alone.size());
+      for (int i = 0; i < nq; ++i)
+        for (int g = 0; g < n_kv; ++g)
+          attention_group(shape, g, &q[static_cast<size_t>(i * qd)], n_keys[static_cast<size_t>(i)],
+                          &span, 1, &alone[static_cast<size_t>(i * qd)]);
+      for (int group : {nq, 3}) {
+        std::fill(together.begin(), together.end(), -1.0f);
+        std::vector<AttnQuery> qs;
+        for (int i = 0; i < nq; ++i)
+          qs.push_back({&q[static_cast<size_t>(i * qd)], &together[static_cast<size_t>(i * qd)],
+                        n_keys[static_cast<size_t>(i)]});
+        for (int i0 = 0; i0 < nq; i0 += group)
+          for (int g = 0; g < n_kv; ++g)
+            attention_group(shape, g, &qs[static_cast<size_t>(i0)], std::min(group, nq - i0), &span,
+                            1);
+        ASSERT_EQ(std::memcmp(alone.data(), together.data(), alone.size() * 4), 0)
+            << kv_type_name(type) << " head_dim " << hd << " groups of " << group;
       }
     }
   }
