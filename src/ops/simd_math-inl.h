@@ -31,5 +31,39 @@ BRISK_AVX512 inline __m512 exp16(__m512 x) {
   return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
 }
 
+BRISK_AVX512 inline __m512 unpacklo64(__m512 a, __m512 b) {
+  return _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(a), _mm512_castps_pd(b)));
+}
+BRISK_AVX512 inline __m512 unpackhi64(__m512 a, __m512 b) {
+  return _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(a), _mm512_castps_pd(b)));
+}
+
+// Transposes 16 rows of 16 32-bit lanes: out[d] holds element d of every row.
+BRISK_AVX512 inline void transpose16(const __m512 (&r)[16], __m512 (&out)[16]) {
+  // x[g][e]: lane block b holds rows 4g..4g+3 at column 4b + e.
+  __m512 x[4][4];
+  for (int g = 0; g < 4; ++g) {
+    const __m512 lo01 = _mm512_unpacklo_ps(r[4 * g], r[4 * g + 1]);
+    const __m512 hi01 = _mm512_unpackhi_ps(r[4 * g], r[4 * g + 1]);
+    const __m512 lo23 = _mm512_unpacklo_ps(r[4 * g + 2], r[4 * g + 3]);
+    const __m512 hi23 = _mm512_unpackhi_ps(r[4 * g + 2], r[4 * g + 3]);
+    x[g][0] = unpacklo64(lo01, lo23);
+    x[g][1] = unpackhi64(lo01, lo23);
+    x[g][2] = unpacklo64(hi01, hi23);
+    x[g][3] = unpackhi64(hi01, hi23);
+  }
+  // Per column e, a 4x4 transpose of 128-bit blocks.
+  for (int e = 0; e < 4; ++e) {
+    const __m512 y0 = _mm512_shuffle_f32x4(x[0][e], x[1][e], 0x44);
+    const __m512 y1 = _mm512_shuffle_f32x4(x[0][e], x[1][e], 0xee);
+    const __m512 y2 = _mm512_shuffle_f32x4(x[2][e], x[3][e], 0x44);
+    const __m512 y3 = _mm512_shuffle_f32x4(x[2][e], x[3][e], 0xee);
+    out[e] = _mm512_shuffle_f32x4(y0, y2, 0x88);
+    out[4 + e] = _mm512_shuffle_f32x4(y0, y2, 0xdd);
+    out[8 + e] = _mm512_shuffle_f32x4(y1, y3, 0x88);
+    out[12 + e] = _mm512_shuffle_f32x4(y1, y3, 0xdd);
+  }
+}
+
 }  // namespace brisk
 #endif
