@@ -83,6 +83,8 @@ void Shapes(benchmark::internal::Benchmark* b) {
     b->Args({2048, 2048, 1, threads});    // decode, attn_q
     b->Args({128, 2048, 1, threads});     // decode from cache: the kernel's compute speed
     b->Args({5632, 2048, 128, threads});  // prefill chunk
+    b->Args({5632, 2048, 512, threads});  // a 512-token prompt: ffn_up
+    b->Args({2048, 5632, 512, threads});  // a 512-token prompt: ffn_down
   }
   b->UseRealTime();
 }

@@ -109,7 +109,10 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void interleaved
   const int64_t np = a.k / 2;
   const int64_t pair = a.x_tile * 4;  // bytes from one pair of a token to its next
   const uint8_t* x = a.x + t / a.x_tile * a.x_stride + t % a.x_tile * 4;
+  // Every loop over the accumulators is unrolled so they stay registers (else GCC keeps the arrays
+  // in memory, zeroes them with REP STOSQ and spills them at the end).
   __m512 acc0[T], acc1[T];
+#pragma GCC unroll 12
   for (int j = 0; j < T; ++j) acc0[j] = acc1[j] = _mm512_setzero_ps();
   int64_t p = 0;
   for (; p + 2 <= np; p += 2, x += 2 * pair) {
@@ -118,6 +121,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void interleaved
     dpbf16_tokens<0, T>(acc1, w1, x + pair);
   }
   if (p < np) dpbf16_tokens<0, T>(acc0, _mm512_loadu_ps(g + 16 * p), x);
+#pragma GCC unroll 12
   for (int j = 0; j < T; ++j)
     _mm512_storeu_ps(a.y + (t + j) * a.ldy + r, _mm512_add_ps(acc0[j], acc1[j]));
 }
