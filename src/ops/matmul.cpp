@@ -69,11 +69,12 @@ void matmul_isa(Isa isa, const Tensor& w, const float* x, int64_t ldx, int64_t n
     });
     a.x = reinterpret_cast<const uint8_t*>(xb.data());
     a.x_stride = static_cast<uint64_t>(kp) * 2;
-  } else if (kern.x_format == XFormat::BF16Tiles) {
+  } else if (kern.x_format == XFormat::F32Tiles || kern.x_format == XFormat::BF16Tiles) {
+    const int64_t units = kern.x_format == XFormat::F32Tiles ? k : k / 2;
     a.x_tile = std::min<int64_t>(kern.tile_t, n);
-    a.x_stride = static_cast<uint64_t>(k / 2 * a.x_tile * 4);
+    a.x_stride = static_cast<uint64_t>(units * a.x_tile * 4);
     xq.resize(static_cast<size_t>((n + a.x_tile - 1) / a.x_tile) * a.x_stride);
-    pack_bf16_tiles(x, ldx, k, n, a.x_tile, xq.data(), pool);
+    pack_tiles(isa, kern.x_format, x, ldx, k, n, a.x_tile, xq.data(), pool);
     a.x = xq.data();
   } else if (kern.x_format == XFormat::Q8) {
     const Q8Layout L(k);

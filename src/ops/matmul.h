@@ -32,10 +32,10 @@ struct Args {
 };
 using TileFn = void (*)(const Args&, int64_t r0, int64_t r1, int64_t t0, int64_t t1);
 // F32: the rows as given. BF16: rows rounded to bf16, zero-padded to whole 32-value steps. Q8: see
-// matmul_q8.h. BF16Tiles: rounded to bf16, tokens in tiles of Args::x_tile whose pairs of values
-// are interleaved token by token (pack_bf16_tiles), so a kernel broadcasting one token's pair after
-// another reads one stream at fixed offsets.
-enum class XFormat { F32, BF16, Q8, BF16Tiles };
+// matmul_q8.h. F32Tiles / BF16Tiles: tokens in tiles of Args::x_tile whose values (BF16Tiles: pairs
+// of values rounded to bf16) are interleaved token by token (pack_tiles), so a kernel broadcasting
+// one token's value after another's reads one stream at fixed offsets.
+enum class XFormat { F32, BF16, Q8, F32Tiles, BF16Tiles };
 struct Kernel {
   TileFn tile;
   XFormat x_format;
@@ -56,10 +56,11 @@ Kernel kernel_interleaved(Isa isa, DType t);
 Kernel kernel_bf16_interleaved(Isa isa);
 Kernel kernel_f16_interleaved(Isa isa);
 
-// Packs n rows of k floats (k even) as XFormat::BF16Tiles with `tile` tokens per tile: the pair p
-// of token t, as two bf16 in 4 bytes, lands at byte ((t / tile * k / 2 + p) * tile + t % tile) * 4.
-void pack_bf16_tiles(const float* x, int64_t ldx, int64_t k, int64_t n, int64_t tile, uint8_t* dst,
-                     ThreadPool& pool);
+// Packs n rows of k floats as XFormat::F32Tiles or BF16Tiles (k even), `tile` tokens per tile: a
+// 4-byte unit u of token t (value u; for BF16Tiles values 2u and 2u+1 as two bf16, rounded as
+// f32_to_bf16) lands at byte ((t / tile * units + u) * tile + t % tile) * 4, units = k (k / 2).
+void pack_tiles(Isa isa, XFormat f, const float* x, int64_t ldx, int64_t k, int64_t n, int64_t tile,
+                uint8_t* dst, ThreadPool& pool);
 
 }  // namespace matmul_detail
 }  // namespace brisk

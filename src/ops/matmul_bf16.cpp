@@ -3,7 +3,6 @@
 // ISAs widen the weights to f32.
 #include "ops/matmul_widen-inl.h"
 #include "ops/repack.h"
-#include "ops/simd_math-inl.h"
 
 namespace brisk::matmul_detail {
 namespace {
@@ -126,46 +125,6 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void interleaved
     _mm512_storeu_ps(a.y + (t + j) * a.ldy + r, _mm512_add_ps(acc0[j], acc1[j]));
 }
 
-// 16 floats to 16 bf16, rounded as f32_to_bf16 does (to nearest even; NaN stays a quiet NaN).
-BRISK_AVX512 inline __m256i bf16x16(const float* p) {
-  const __m512i u = _mm512_loadu_si512(p);
-  const __m512i one = _mm512_set1_epi32(1);
-  const __m512i rounded =
-      _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)),
-                                         _mm512_and_si512(_mm512_srli_epi32(u, 16), one)),
-                        16);
-  const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
-                                                _mm512_set1_epi32(0x7f800000));
-  const __m512i quiet = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
-  return _mm512_cvtepi32_epi16(_mm512_mask_mov_epi32(rounded, nan, quiet));
-}
-
-// Tokens [0, n) of a tile (up to 16), 32 values at a time: each token's 16 pairs form a vector
-// and a 16x16 transpose gives each pair's vector of tokens, stored whole.
-BRISK_AVX512 void pack_tile_avx512(const float* x, int64_t ldx, int64_t k, int64_t n, int64_t tile,
-                                   uint32_t* dst) {
-  const int64_t k32 = k / 32 * 32;
-  const __mmask16 lanes = static_cast<__mmask16>((1u << tile) - 1);
-  for (int64_t i = 0; i < k32; i += 32) {
-    if (tile == 1) {  // one token: its pairs in order
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i / 2), bf16x16(x + i));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i / 2 + 8), bf16x16(x + i + 16));
-      continue;
-    }
-    __m512 r[16], c[16];
-    for (int j = 0; j < 16; ++j)
-      r[j] = j < n ? _mm512_castsi512_ps(
-                         _mm512_inserti64x4(_mm512_castsi256_si512(bf16x16(x + j * ldx + i)),
-                                            bf16x16(x + j * ldx + i + 16), 1))
-                   : _mm512_setzero_ps();
-    transpose16(r, c);
-    for (int p = 0; p < 16; ++p) _mm512_mask_storeu_ps(dst + (i / 2 + p) * tile, lanes, c[p]);
-  }
-  for (int64_t i = k32; i < k; i += 2)
-    for (int64_t j = 0; j < n; ++j)
-      dst[i / 2 * tile + j] = f32_to_bf16(x[j * ldx + i]) |
-                              static_cast<uint32_t>(f32_to_bf16(x[j * ldx + i + 1])) << 16;
-}
 #endif
 
 template <int T>
@@ -185,28 +144,6 @@ Kernel kernel_bf16_interleaved(Isa isa) {
 #endif
   if (isa == Isa::Generic) return {group_loop<kMaxT, kGenericI>, XFormat::F32, 0, kMaxT, 4};
   return {nullptr, XFormat::F32};
-}
-
-void pack_bf16_tiles(const float* x, int64_t ldx, int64_t k, int64_t n, int64_t tile, uint8_t* dst,
-                     ThreadPool& pool) {
-  const int64_t tiles = (n + tile - 1) / tile;
-  pool.parallel_for(tiles, 1, [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) {
-      const float* xt = x + b * tile * ldx;
-      const int64_t nt = std::min(tile, n - b * tile);
-      uint32_t* d = reinterpret_cast<uint32_t*>(dst) + b * tile * (k / 2);
-#if defined(__x86_64__)
-      if (best_isa() == Isa::Avx512 && tile <= 16) {
-        pack_tile_avx512(xt, ldx, k, nt, tile, d);
-        continue;
-      }
-#endif
-      for (int64_t i = 0; i < k; i += 2)
-        for (int64_t j = 0; j < nt; ++j)
-          d[i / 2 * tile + j] = f32_to_bf16(xt[j * ldx + i]) |
-                                static_cast<uint32_t>(f32_to_bf16(xt[j * ldx + i + 1])) << 16;
-    }
-  });
 }
 
 Kernel kernel_bf16(Isa isa) {

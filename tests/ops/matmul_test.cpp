@@ -297,37 +297,50 @@ INSTANTIATE_TEST_SUITE_P(TypesAndIsas, RepackedMatmul, ::testing::ValuesIn(repac
                                   isa_name(pinfo.param.isa);
                          });
 
-// The tiled bf16 activations hold exactly f32_to_bf16 of each value (round to nearest even, NaN
-// kept quiet), at the documented place, for any tile size and row length.
-TEST(Matmul, PackedBf16TilesHoldEachValueRoundedAsTheScalarCode) {
+// Tiled activations hold each float as given, or (BF16Tiles) exactly f32_to_bf16 of each value
+// (round to nearest even, NaN kept quiet), at the documented place, for any tile size and row
+// length, on every ISA's packer.
+TEST(Matmul, PackedTilesHoldEachValueWhereDocumented) {
   ThreadPool pool(2);
-  for (int64_t k : {2, 18, 34, 64, 2048})
-    for (int64_t n : {1, 5, 12, 13, 29})
-      for (int64_t tile : {int64_t{1}, int64_t{5}, int64_t{12}}) {
-        if (tile > n) continue;
-        auto x =
-            test::random_floats(static_cast<size_t>(n * (k + 3)), static_cast<uint64_t>(k + n));
-        const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
-                                  -std::numeric_limits<float>::infinity(),
-                                  std::numeric_limits<float>::denorm_min(),
-                                  -0.0f,
-                                  1.00390625f,  // a tie: rounds to even
-                                  1.01171875f,  // a tie: rounds up
-                                  3.4e38f};
-        for (size_t i = 0; i < x.size(); i += 7) x[i] = specials[(i / 7) % 7];
-        const int64_t tiles = (n + tile - 1) / tile;
-        std::vector<uint8_t> packed(static_cast<size_t>(tiles * tile * k * 2), 0xee);
-        matmul_detail::pack_bf16_tiles(x.data(), k + 3, k, n, tile, packed.data(), pool);
-        for (int64_t t = 0; t < n; ++t)
-          for (int64_t i = 0; i < k; ++i) {
-            const size_t at =
-                static_cast<size_t>(((t / tile * k / 2 + i / 2) * tile + t % tile) * 4 + i % 2 * 2);
-            uint16_t got;
-            std::memcpy(&got, &packed[at], 2);
-            ASSERT_EQ(got, f32_to_bf16(x[static_cast<size_t>(t * (k + 3) + i)]))
-                << "k " << k << " n " << n << " tile " << tile << " token " << t << " value " << i;
+  for (Isa isa : isas())
+    for (bool bf16 : {false, true})
+      for (int64_t k : {2, 18, 34, 64, 2048})
+        for (int64_t n : {1, 5, 12, 13, 29})
+          for (int64_t tile : {int64_t{1}, int64_t{5}, int64_t{12}}) {
+            if (tile > n) continue;
+            auto x =
+                test::random_floats(static_cast<size_t>(n * (k + 3)), static_cast<uint64_t>(k + n));
+            const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
+                                      -std::numeric_limits<float>::infinity(),
+                                      std::numeric_limits<float>::denorm_min(),
+                                      -0.0f,
+                                      1.00390625f,  // a tie: rounds to even
+                                      1.01171875f,  // a tie: rounds up
+                                      3.4e38f};
+            for (size_t i = 0; i < x.size(); i += 7) x[i] = specials[(i / 7) % 7];
+            const int64_t units = bf16 ? k / 2 : k, tiles = (n + tile - 1) / tile;
+            std::vector<uint8_t> packed(static_cast<size_t>(tiles * tile * units * 4), 0xee);
+            matmul_detail::pack_tiles(
+                isa, bf16 ? matmul_detail::XFormat::BF16Tiles : matmul_detail::XFormat::F32Tiles,
+                x.data(), k + 3, k, n, tile, packed.data(), pool);
+            for (int64_t t = 0; t < n; ++t)
+              for (int64_t i = 0; i < k; ++i) {
+                const float v = x[static_cast<size_t>(t * (k + 3) + i)];
+                const int64_t u = bf16 ? i / 2 : i;
+                const size_t at =
+                    static_cast<size_t>(((t / tile * units + u) * tile + t % tile) * 4) +
+                    (bf16 ? static_cast<size_t>(i % 2 * 2) : 0);
+                if (bf16) {
+                  uint16_t got;
+                  std::memcpy(&got, &packed[at], 2);
+                  ASSERT_EQ(got, f32_to_bf16(v))
+                      << isa_name(isa) << " k " << k << " n " << n << " tile " << tile;
+                } else {
+                  ASSERT_EQ(std::memcmp(&packed[at], &v, 4), 0)
+                      << isa_name(isa) << " k " << k << " n " << n << " tile " << tile;
+                }
+              }
           }
-      }
 }
 
 TEST(Matmul, RefusesTypesWithoutKernelsByName) {
