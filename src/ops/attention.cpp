@@ -440,23 +440,12 @@ void attention_group(const AttnShape& s, int kv_head, const AttnQuery* qs, int n
     if (f) return f(s, kv_head, qs, n_queries, spans, n_spans);
   }
 #endif
-  for (int i = 0; i < n_queries; ++i) {
-    const AttnQuery& a = qs[i];
-    switch (s.kv_type) {
-      case KvType::F32:
-        attend_generic<KvType::F32>(s, kv_head, a.q, a.n_keys, spans, n_spans, a.out);
-        break;
-      case KvType::F16:
-        attend_generic<KvType::F16>(s, kv_head, a.q, a.n_keys, spans, n_spans, a.out);
-        break;
-      case KvType::BF16:
-        attend_generic<KvType::BF16>(s, kv_head, a.q, a.n_keys, spans, n_spans, a.out);
-        break;
-      case KvType::Q8:
-        attend_generic<KvType::Q8>(s, kv_head, a.q, a.n_keys, spans, n_spans, a.out);
-        break;
-    }
-  }
+  const auto generic = s.kv_type == KvType::F32    ? attend_generic<KvType::F32>
+                       : s.kv_type == KvType::F16  ? attend_generic<KvType::F16>
+                       : s.kv_type == KvType::BF16 ? attend_generic<KvType::BF16>
+                                                   : attend_generic<KvType::Q8>;
+  for (int i = 0; i < n_queries; ++i)
+    generic(s, kv_head, qs[i].q, qs[i].n_keys, spans, n_spans, qs[i].out);
 }
 
 }  // namespace brisk
