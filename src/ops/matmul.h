@@ -25,10 +25,10 @@ struct Args {
   uint64_t w_stride;  // bytes between weight rows
   int64_t k;          // row length
   const uint8_t* x;   // activations, as the kernel asked for them (see XFormat)
-  uint64_t x_stride;  // bytes between activation rows (BF16Tiles: between tiles)
+  uint64_t x_stride;  // bytes between activation rows (F32Tiles, BF16Tiles: between tiles)
   float* y;
   int64_t ldy;
-  int64_t x_tile = 1;  // BF16Tiles: tokens per tile
+  int64_t x_tile = 1;  // F32Tiles, BF16Tiles: tokens per tile
 };
 using TileFn = void (*)(const Args&, int64_t r0, int64_t r1, int64_t t0, int64_t t1);
 // F32: the rows as given. BF16: rows rounded to bf16, zero-padded to whole 32-value steps. Q8: see

@@ -82,49 +82,24 @@ constexpr MicroFn kAvx512[4][3] = BRISK_MICRO_TABLE3(micro_dpbf16);
 constexpr int kMaxT = kInterleavedMaxT;
 
 #if defined(__x86_64__)
-// Steps J..T-1 of a micro-tile: acc[j] += w . (token j's pair at x), the pair broadcast by the
-// instruction's own memory operand at a constant offset (GCC 12 emits a separate broadcast for the
-// intrinsic, which costs a vector slot, and computes an address per token).
-template <int J>
-__attribute__((target("avx512f,avx512bf16"), always_inline)) inline __m512 dpbf16_token(
-    __m512 acc, __m512 w, const uint8_t* x) {
-  asm("vdpbf16ps %c3(%2)%{1to16%}, %1, %0" : "+v"(acc) : "v"(w), "r"(x), "i"(J * 4));
-  return acc;
-}
-template <int J, int T>
-__attribute__((target("avx512f,avx512bf16"), always_inline)) inline void dpbf16_tokens(
-    __m512 (&acc)[T], __m512 w, const uint8_t* x) {
-  if constexpr (J < T) {
-    acc[J] = dpbf16_token<J>(acc[J], w, x);
-    dpbf16_tokens<J + 1, T>(acc, w, x);
+// Units are pairs of bf16: acc[j] += w . (token j's pair), by VDPBF16PS with the pair broadcast by
+// the instruction's own memory operand at a constant offset (GCC 12 emits a separate broadcast for
+// the intrinsic, which costs a vector slot, and computes an address per token).
+struct Bf16Pairs {
+  static constexpr int kValues = 2;
+  BRISK_TARGET_AVX512 static __m512 weights(const uint8_t* g, int64_t u) {
+    return _mm512_loadu_ps(g + 64 * u);
   }
-}
-
-// Activations as XFormat::BF16Tiles: tokens t.. of a tile (t is a multiple of the tile size here).
+  template <int J>
+  BRISK_TARGET_AVX512 static __m512 token(__m512 acc, __m512 w, const uint8_t* x) {
+    asm("vdpbf16ps %c3(%2)%{1to16%}, %1, %0" : "+v"(acc) : "v"(w), "r"(x), "i"(J * 4));
+    return acc;
+  }
+};
 template <int T>
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void interleaved_dpbf16(
-    const Args& a, int64_t r, int64_t t) {
-  const auto* g = reinterpret_cast<const float*>(a.w + r * a.w_stride);  // 16 lanes per pair
-  const int64_t np = a.k / 2;
-  const int64_t pair = a.x_tile * 4;  // bytes from one pair of a token to its next
-  const uint8_t* x = a.x + t / a.x_tile * a.x_stride + t % a.x_tile * 4;
-  // Every loop over the accumulators is unrolled so they stay registers (else GCC keeps the arrays
-  // in memory, zeroes them with REP STOSQ and spills them at the end).
-  __m512 acc0[T], acc1[T];
-#pragma GCC unroll 12
-  for (int j = 0; j < T; ++j) acc0[j] = acc1[j] = _mm512_setzero_ps();
-  int64_t p = 0;
-  for (; p + 2 <= np; p += 2, x += 2 * pair) {
-    const __m512 w0 = _mm512_loadu_ps(g + 16 * p), w1 = _mm512_loadu_ps(g + 16 * (p + 1));
-    dpbf16_tokens<0, T>(acc0, w0, x);
-    dpbf16_tokens<0, T>(acc1, w1, x + pair);
-  }
-  if (p < np) dpbf16_tokens<0, T>(acc0, _mm512_loadu_ps(g + 16 * p), x);
-#pragma GCC unroll 12
-  for (int j = 0; j < T; ++j)
-    _mm512_storeu_ps(a.y + (t + j) * a.ldy + r, _mm512_add_ps(acc0[j], acc1[j]));
+void interleaved_dpbf16(const Args& a, int64_t r, int64_t t) {
+  interleaved_tiles<Bf16Pairs, T>(a, r, t);
 }
-
 #endif
 
 template <int T>

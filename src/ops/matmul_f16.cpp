@@ -29,38 +29,20 @@ using Widen = WidenKernels<F16W>;
 constexpr int kMaxT = kInterleavedMaxT;
 
 #if defined(__x86_64__)
-// Activations as XFormat::F32Tiles: tokens t.. of a tile (t is a multiple of the tile size here),
-// so each broadcast is a constant offset from one pointer.
+// Units are floats: acc[j] += w * (token j's value), the FMA broadcasting it from memory.
+struct F16Values {
+  static constexpr int kValues = 1;
+  BRISK_TARGET_AVX512 static __m512 weights(const uint8_t* g, int64_t u) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + 32 * u)));
+  }
+  template <int J>
+  BRISK_TARGET_AVX512 static __m512 token(__m512 acc, __m512 w, const uint8_t* x) {
+    return _mm512_fmadd_ps(w, _mm512_set1_ps(reinterpret_cast<const float*>(x)[J]), acc);
+  }
+};
 template <int T>
-__attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) void interleaved_avx512(const Args& a,
-                                                                                      int64_t r,
-                                                                                      int64_t t) {
-  const auto* g = reinterpret_cast<const __m256i*>(a.w + r * a.w_stride);  // a column each
-  const int64_t step = a.x_tile;  // floats from one value of a token to its next
-  const float* x = reinterpret_cast<const float*>(a.x + t / a.x_tile * a.x_stride) + t % a.x_tile;
-  // Every loop over the accumulators is unrolled so they stay registers (see matmul_bf16.cpp).
-  __m512 acc0[T], acc1[T];
-#pragma GCC unroll 12
-  for (int j = 0; j < T; ++j) acc0[j] = acc1[j] = _mm512_setzero_ps();
-  int64_t k = 0;
-  for (; k + 2 <= a.k; k += 2, x += 2 * step) {
-    const __m512 w0 = _mm512_cvtph_ps(_mm256_loadu_si256(g + k));
-    const __m512 w1 = _mm512_cvtph_ps(_mm256_loadu_si256(g + k + 1));
-    const float* x1 = x + step;
-#pragma GCC unroll 12
-    for (int j = 0; j < T; ++j) {
-      acc0[j] = _mm512_fmadd_ps(w0, _mm512_set1_ps(x[j]), acc0[j]);
-      acc1[j] = _mm512_fmadd_ps(w1, _mm512_set1_ps(x1[j]), acc1[j]);
-    }
-  }
-  if (k < a.k) {
-    const __m512 w0 = _mm512_cvtph_ps(_mm256_loadu_si256(g + k));
-#pragma GCC unroll 12
-    for (int j = 0; j < T; ++j) acc0[j] = _mm512_fmadd_ps(w0, _mm512_set1_ps(x[j]), acc0[j]);
-  }
-#pragma GCC unroll 12
-  for (int j = 0; j < T; ++j)
-    _mm512_storeu_ps(a.y + (t + j) * a.ldy + r, _mm512_add_ps(acc0[j], acc1[j]));
+void interleaved_avx512(const Args& a, int64_t r, int64_t t) {
+  interleaved_tiles<F16Values, T>(a, r, t);
 }
 #endif
 

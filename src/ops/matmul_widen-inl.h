@@ -135,6 +135,46 @@ void interleaved_generic(const Args& a, int64_t r, int64_t t) {
       a.y[(t + j) * a.ldy + r + i] = s[0] + s[1];
     }
 }
+#if defined(__x86_64__)
+// The AVX-512 kernel for interleaved rows with activations packed in tiles (XFormat::F32Tiles or
+// BF16Tiles), t a multiple of the tile size. A lane and a token hold one 4-byte unit (F16: a value,
+// BF16: a pair of values); the policy gives
+//   U::weights(g, u)         the 16 rows' unit u, as a vector, from the group's weights g;
+//   U::token<J>(acc, w, x)   acc + w . (token J's unit at x + 4 J).
+// Each broadcast is a constant offset from one pointer. Two accumulators per output (even and odd
+// units, added at the end) keep decode off the latency chain; the order depends only on k. Every
+// loop over the accumulators is unrolled so they stay registers (else GCC keeps the arrays in
+// memory, zeroes them with REP STOSQ and spills them at the end).
+template <class U, int T, int J = 0>
+BRISK_TARGET_AVX512 void tile_tokens(__m512 (&acc)[T], __m512 w, const uint8_t* x) {
+  if constexpr (J < T) {
+    acc[J] = U::template token<J>(acc[J], w, x);
+    tile_tokens<U, T, J + 1>(acc, w, x);
+  }
+}
+template <class U, int T>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,fma,f16c"))) void interleaved_tiles(
+    const Args& a, int64_t r, int64_t t) {
+  const uint8_t* g = a.w + r * a.w_stride;
+  const int64_t units = a.k / U::kValues;
+  const int64_t next = a.x_tile * 4;  // bytes from one unit of a token to its next
+  const uint8_t* x = a.x + t / a.x_tile * a.x_stride + t % a.x_tile * 4;
+  __m512 acc0[T], acc1[T];
+#pragma GCC unroll 12
+  for (int j = 0; j < T; ++j) acc0[j] = acc1[j] = _mm512_setzero_ps();
+  int64_t u = 0;
+  for (; u + 2 <= units; u += 2, x += 2 * next) {
+    const __m512 w0 = U::weights(g, u), w1 = U::weights(g, u + 1);
+    tile_tokens<U, T>(acc0, w0, x);
+    tile_tokens<U, T>(acc1, w1, x + next);
+  }
+  if (u < units) tile_tokens<U, T>(acc0, U::weights(g, u), x);
+#pragma GCC unroll 12
+  for (int j = 0; j < T; ++j)
+    _mm512_storeu_ps(a.y + (t + j) * a.ldy + r, _mm512_add_ps(acc0[j], acc1[j]));
+}
+#endif
+
 #define BRISK_T12(fn) \
   { fn<1>, fn<2>, fn<3>, fn<4>, fn<5>, fn<6>, fn<7>, fn<8>, fn<9>, fn<10>, fn<11>, fn<12> }
 static_assert(kInterleavedMaxT == 12, "BRISK_T12 lists the tile sizes");
