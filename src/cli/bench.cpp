@@ -11,7 +11,7 @@
 #include "cli/common.h"
 #include "core/error.h"
 #include "core/quant.h"
-#include "model/forward.h"
+#include "engine/engine.h"
 #include "ops/cpu.h"
 #include "ops/roofline.h"
 
@@ -82,32 +82,45 @@ int bench(BenchArgs& a) {
     const double fma = a.no_peaks ? 0 : measure_fma_peak(pool);
     const double bf16 = a.no_peaks || int8 ? 0 : measure_bf16_dot_peak(pool);
     const double i8 = a.no_peaks || !int8 ? 0 : measure_int8_dot_peak(pool);
-    Forward fwd(*m, pool);
-    ContiguousKvCache cache(static_cast<int>(hp.n_layer), hp.n_head_kv, hp.head_dim,
-                            a.n_prompt + a.n_gen + 1);
-    Batch b;
-    // Prompt processing: the whole prompt in one batch.
+    // Both tests run through the engine, as every command does: the prompt as one batch, then one
+    // sequence decoding token by token from an empty context.
+    EngineConfig ec;
+    ec.max_seqs = 1;
+    ec.max_batched_tokens = a.n_prompt;
+    ec.max_model_len = std::max(a.n_prompt, a.n_gen) + 2;
+    ec.prefix_caching = false;
+    Engine engine(*m, pool, ec);
+    auto request = [&](int n_prompt, int n_out) {
+      Request r;
+      for (int i = 0; i < n_prompt; ++i) r.prompt.push_back(tok(rng));
+      r.sampling.temperature = 0;
+      r.max_tokens = n_out;
+      r.ignore_eos = true;
+      return r;
+    };
     std::vector<double> pp, tg;
     for (int r = 0; r < a.reps + 1; ++r) {
-      b.clear();
-      for (int i = 0; i < a.n_prompt; ++i) b.add(tok(rng), i, 0, i + 1 == a.n_prompt);
+      double t_tok = 0;
       const double t0 = now();
-      fwd.run(b, cache);
-      if (r > 0) pp.push_back(a.n_prompt / (now() - t0));  // the first run warms up
+      engine.submit(request(a.n_prompt, 1), [&](const Output&) { t_tok = now(); });
+      engine.run_until_idle();
+      if (r > 0) pp.push_back(a.n_prompt / (t_tok - t0));  // the first run warms up
     }
-    // Generation: one token at a time from an empty context. The machine's bandwidth drifts (other
-    // tenants), so each run is paired with a bandwidth measurement taken just before it.
+    // Generation. The machine's bandwidth drifts (other tenants), so each run is paired with a
+    // bandwidth measurement taken just before it. Timed from the first token (the one-token
+    // prompt's) to the last: n_gen forward passes of one token each.
     std::vector<double> bws, wbws, ratios;
     for (int r = 0; r < a.reps + 1; ++r) {
       const double bw_now = measure_read_bandwidth(pool, size_t{512} << 20, 3);
       const double wbw_now = measure_span_bandwidth(pool, spans);
-      const double t0 = now();
-      for (int i = 0; i < a.n_gen; ++i) {
-        b.clear();
-        b.add(tok(rng), i, 0, true);
-        fwd.run(b, cache);
-      }
-      const double tps = a.n_gen / (now() - t0);
+      double t_first = 0, t_last = 0;
+      int got = 0;
+      engine.submit(request(1, a.n_gen + 1), [&](const Output&) {
+        t_last = now();
+        if (got++ == 0) t_first = t_last;
+      });
+      engine.run_until_idle();
+      const double tps = a.n_gen / (t_last - t_first);
       if (r == 0) continue;  // warm-up
       tg.push_back(tps);
       bws.push_back(std::max(bw, bw_now));

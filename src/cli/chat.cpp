@@ -1,6 +1,6 @@
 // brisk chat: an interactive conversation in the terminal. The model's chat template renders the
-// whole conversation each turn; the session keeps the KV cache of what it has already processed,
-// so a turn only computes the tokens that are new since the last one.
+// whole conversation each turn; the engine's prefix cache keeps the KV of what earlier turns
+// computed, so a turn only computes the tokens that are new since the last one.
 #include <atomic>
 #include <cstdio>
 #include <iostream>
@@ -9,25 +9,20 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/generate.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
-#include "engine/session.h"
-#include "tokenizer/chat_template.h"
+#include "engine/prompt.h"
 
 namespace brisk::cli {
 namespace {
-
-// What llama.cpp falls back to for a model without a template.
-const char* kChatMl =
-    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
-    "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ "
-    "'<|im_start|>assistant\\n' }}{% endif %}";
 
 struct ChatArgs {
   ModelArgs model;
   std::string system, template_file;
   int64_t n_predict = -1, n_ctx = 0, n_batch = 512;
   int threads = 0;
+  std::string kv_dtype = "f16";
   SamplingParams sp;
   int64_t seed = -1;
   bool verbose = false;
@@ -54,28 +49,21 @@ int chat(ChatArgs& a) {
   const int threads = a.threads > 0 ? a.threads : ThreadPool::default_threads();
   double load_s = 0;
   auto model = load_model(a.model, &load_s);
-  const Tokenizer& tok = *model->tokenizer;
-  const Vocab& vocab = tok.vocab();
-  auto text_of = [&](int32_t id) { return id >= 0 ? vocab.tokens[id] : std::string(); };
-  std::unique_ptr<ChatTemplate> tmpl;
-  if (!a.template_file.empty()) {
-    tmpl = std::make_unique<ChatTemplate>(read_text_file(a.template_file, "chat template"),
-                                          text_of(vocab.bos), text_of(vocab.eos));
-  } else if (!vocab.chat_template.empty()) {
-    tmpl = std::make_unique<ChatTemplate>(ChatTemplate::for_vocab(vocab));
-  } else {
+  const PromptFormat fmt(*model->tokenizer, a.template_file.empty()
+                                                ? std::string()
+                                                : read_text_file(a.template_file, "chat template"));
+  if (fmt.uses_fallback_template())
     std::fprintf(stderr,
                  "note: the model has no chat template; using ChatML (--chat-template "
                  "FILE to choose one)\n");
-    tmpl = std::make_unique<ChatTemplate>(kChatMl, text_of(vocab.bos), text_of(vocab.eos));
-  }
   const int64_t n_ctx = a.n_ctx > 0 ? a.n_ctx : std::min<int64_t>(model->hp.n_ctx_train, 4096);
   a.sp.seed = a.seed >= 0 ? static_cast<uint64_t>(a.seed) : std::random_device{}();
   if (a.verbose || a.seed < 0)
     std::fprintf(stderr, "seed: %llu\n", static_cast<unsigned long long>(a.sp.seed));
   ThreadPool pool(threads);
-  Session session(*model, pool, n_ctx, a.n_batch);
-  Sampler sampler(a.sp);
+  // Each turn is a request for the whole conversation; the prefix cache keeps the blocks of what
+  // earlier turns computed, so only the new tokens are processed.
+  Engine engine(*model, pool, single_sequence_config(*model, n_ctx, a.n_batch, a.kv_dtype));
 
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();
   if (!a.system.empty()) messages.push_back({{"role", "system"}, {"content", a.system}});
@@ -86,6 +74,7 @@ int chat(ChatArgs& a) {
                model->file.path.c_str(), static_cast<long long>(n_ctx));
   catch_interrupts(true);
   std::string input;
+  uint64_t turn = 0;
   while (true) {
     std::fputs("\n> ", stderr);
     std::fflush(stderr);
@@ -95,68 +84,47 @@ int chat(ChatArgs& a) {
     if (input == "/reset") {
       messages = nlohmann::ordered_json::array();
       if (!a.system.empty()) messages.push_back({{"role", "system"}, {"content", a.system}});
-      session.truncate(0);
+      engine.clear_prefix_cache();
       std::fputs("(conversation cleared)\n", stderr);
       continue;
     }
     if (input.empty()) continue;
     messages.push_back({{"role", "user"}, {"content", input}});
-    std::vector<int32_t> ids;
+    Request req;
     try {
-      const std::string prompt = tmpl->apply(messages, true);
-      // Templates usually write BOS themselves; add it only where the model wants one and the
-      // text does not start with it.
-      const bool bos = vocab.add_bos && vocab.bos >= 0 && prompt.rfind(text_of(vocab.bos), 0) != 0;
-      ids = tok.encode(prompt, false, true);
-      if (bos) ids.insert(ids.begin(), vocab.bos);
-      if (static_cast<int64_t>(ids.size()) >= n_ctx)
+      req.prompt = fmt.encode_chat(fmt.render_chat(messages, true));
+      if (static_cast<int64_t>(req.prompt.size()) >= n_ctx)
         fail("the conversation needs {} tokens, the context holds {}: /reset, or raise -c",
-             ids.size(), n_ctx);
+             req.prompt.size(), n_ctx);
     } catch (const Error& e) {
       messages.erase(messages.end() - 1);
       std::fprintf(stderr, "error: %s\n", e.what());
       continue;
     }
-    const int64_t before_prompt = session.stats().prompt_tokens;
-    const int64_t before_gen = session.stats().generated_tokens;
-    const double before_ps = session.stats().prompt_seconds;
-    const double before_gs = session.stats().generate_seconds;
-    session.feed_conversation(ids);
-    const int64_t fresh = session.stats().prompt_tokens - before_prompt;
-    // The sampler already holds what earlier turns fed and generated; only this turn's new
-    // tokens join its penalty history.
-    for (size_t i = ids.size() - static_cast<size_t>(fresh); i < ids.size(); ++i)
-      sampler.accept(ids[i]);
-    StreamDecoder dec(tok);
+    req.sampling = a.sp;
+    req.sampling.seed = a.sp.seed + turn++;
+    const auto room = n_ctx - static_cast<int64_t>(req.prompt.size());
+    req.max_tokens = a.n_predict >= 0 ? std::min(room, a.n_predict) : room;
     std::string reply;
-    int64_t n_predict = n_ctx - static_cast<int64_t>(ids.size());
-    if (a.n_predict >= 0) n_predict = std::min(n_predict, a.n_predict);
-    session.generate(
-        sampler, n_predict, false,
-        [&](int32_t t) {
-          const std::string s = dec.push(t);
-          reply += s;
-          std::fwrite(s.data(), 1, s.size(), stdout);
-          std::fflush(stdout);
-          return true;
-        },
-        &g_interrupted);
-    const std::string rest = dec.flush();
-    reply += rest;
-    std::fwrite(rest.data(), 1, rest.size(), stdout);
+    Generation g;
+    if (req.max_tokens > 0)
+      g = generate(engine, std::move(req), [&](const std::string& s) {
+        reply += s;
+        std::fwrite(s.data(), 1, s.size(), stdout);
+        std::fflush(stdout);
+      });
     std::fputc('\n', stdout);
     std::fflush(stdout);
     messages.push_back({{"role", "assistant"}, {"content", reply}});
-    const auto& st = session.stats();
-    const double gs = st.generate_seconds - before_gs;
-    const int64_t gen = st.generated_tokens - before_gen;
+    const int64_t steps = std::max<int64_t>(g.generated_tokens - 1, 0);
     std::fprintf(stderr,
                  "[%s%lld prompt tokens: %lld reused from the cache, %lld processed in %.2f s | "
                  "%lld generated, %.2f tokens/s]\n",
-                 g_interrupted ? "stopped | " : "", static_cast<long long>(ids.size()),
-                 static_cast<long long>(static_cast<int64_t>(ids.size()) - fresh),
-                 static_cast<long long>(fresh), st.prompt_seconds - before_ps,
-                 static_cast<long long>(gen), gs > 0 ? gen / gs : 0.0);
+                 g.interrupted ? "stopped | " : "", static_cast<long long>(g.prompt_tokens),
+                 static_cast<long long>(g.cached_tokens),
+                 static_cast<long long>(g.prompt_tokens - g.cached_tokens), g.prompt_seconds,
+                 static_cast<long long>(g.generated_tokens),
+                 g.generate_seconds > 0 ? steps / g.generate_seconds : 0.0);
   }
   catch_interrupts(false);
   std::fputc('\n', stderr);
@@ -184,6 +152,7 @@ void register_chat(CLI::App& app, Commands& c) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
   s->add_option("-b,--batch-size", a->n_batch, "Prompt tokens processed per forward pass")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
+  s->add_option("--kv-cache-dtype", a->kv_dtype, "KV cache element type: f16, bf16, f32 or q8_0");
   add_sampling_options(*s, a->sp, a->seed);
   s->add_flag("-v,--verbose", a->verbose, "Print run details to stderr");
   s->callback([a, &c] { c.selected = [a] { return chat(*a); }; });

@@ -101,13 +101,21 @@ std::string read_text_file(const std::string& path, const char* what) {
 std::atomic<bool> g_interrupted{false};
 
 namespace {
+std::atomic<bool> g_graceful{false};
 void on_sigint(int) {
-  if (g_interrupted.exchange(true)) std::_Exit(130);
+  if (!g_graceful.load() || g_interrupted.exchange(true)) std::_Exit(130);
 }
 }  // namespace
 
-void catch_interrupts(bool on) {
-  std::signal(SIGINT, on ? on_sigint : SIG_DFL);
+void install_interrupt_handler() {
+  struct sigaction sa {};
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+}
+
+void catch_interrupts(bool graceful) {
+  g_graceful = graceful;
 }
 
 }  // namespace brisk::cli

@@ -30,9 +30,13 @@ std::unique_ptr<Model> load_model(ModelArgs& a, double* seconds);
 // The whole of a text file the user named; the error names the file and what it was for.
 std::string read_text_file(const std::string& path, const char* what);
 
-// Ctrl-C: the first sets the flag (generation stops cleanly), a second one exits at once.
+// Ctrl-C. The handler is installed first thing in main, so no interrupt is ever lost (a program
+// started in the background by a shell begins with SIGINT ignored). Outside a graceful section
+// it exits at once with status 130; inside one (generation) the first sets g_interrupted, which
+// the loop honours at its next step, and a second exits at once.
 extern std::atomic<bool> g_interrupted;
-void catch_interrupts(bool on);
+void install_interrupt_handler();
+void catch_interrupts(bool graceful);
 
 // llama.cpp's sampling flags (--temp, --top-k, --top-p, --min-p, penalties, -s/--seed).
 void add_sampling_options(CLI::App& app, SamplingParams& sp, int64_t& seed);

@@ -5,9 +5,11 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "core/error.h"
 
 int main(int argc, char** argv) {
+  brisk::cli::install_interrupt_handler();
   // llama.cpp spells the hub option -hf; CLI11 allows only one-letter short options.
   std::vector<std::string> args(argv, argv + argc);
   for (auto& a : args)

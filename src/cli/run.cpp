@@ -6,9 +6,11 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/engine_options.h"
+#include "cli/generate.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
-#include "engine/session.h"
+#include "engine/prompt.h"
 #include "ops/cpu.h"
 
 namespace brisk::cli {
@@ -21,6 +23,7 @@ struct RunArgs {
   int threads = 0;
   SamplingParams sp;
   int64_t seed = -1;
+  std::string kv_dtype = "f16";
   bool ignore_eos = false, verbose = false, no_display_prompt = false;
 };
 
@@ -43,56 +46,57 @@ int run(RunArgs& a) {
   if (a.verbose || a.seed < 0)
     std::fprintf(stderr, "seed: %llu\n", static_cast<unsigned long long>(a.sp.seed));
 
-  ThreadPool pool(threads);
-  Session session(*model, pool, n_ctx, a.n_batch);
-  const Tokenizer& tok = *model->tokenizer;
-  std::vector<int32_t> prompt = tok.encode(a.prompt, true);
-  if (prompt.empty())
+  const PromptFormat fmt(*model->tokenizer);
+  Request req;
+  req.prompt = fmt.encode_text(a.prompt, true);
+  if (req.prompt.empty())
     fail("the prompt is empty and the model adds no BOS token: give a prompt with -p");
-  Sampler sampler(a.sp);
-  for (int32_t t : prompt) sampler.accept(t);
+  const auto n_prompt = static_cast<int64_t>(req.prompt.size());
+  if (n_prompt >= n_ctx)
+    fail("the prompt has {} tokens but the context size is {} (raise -c)", n_prompt, n_ctx);
+  req.sampling = a.sp;
+  req.ignore_eos = a.ignore_eos;
+  req.max_tokens = a.n_predict < 0 ? n_ctx - n_prompt : std::min(a.n_predict, n_ctx - n_prompt);
+  if (a.n_predict == 0) req.max_tokens = 0;
 
-  StreamDecoder dec(tok);
-  std::string echoed;
-  for (int32_t t : prompt) echoed += dec.push(t);
+  ThreadPool pool(threads);
+  Engine engine(*model, pool, single_sequence_config(*model, n_ctx, a.n_batch, a.kv_dtype));
+  if (a.verbose) std::fprintf(stderr, "%s\n", describe_kv(engine).c_str());
+
   if (!a.no_display_prompt) {
+    StreamDecoder dec(*model->tokenizer);
+    std::string echoed;
+    for (int32_t t : req.prompt) echoed += dec.push(t);
+    echoed += dec.flush();
     std::fwrite(echoed.data(), 1, echoed.size(), stdout);
     std::fflush(stdout);
   }
 
   catch_interrupts(true);
-  session.feed(prompt);
-  int64_t n_predict = a.n_predict;
-  if (n_predict < 0 || static_cast<int64_t>(prompt.size()) + n_predict > n_ctx)
-    n_predict = n_ctx - static_cast<int64_t>(prompt.size());
-  session.generate(
-      sampler, n_predict, a.ignore_eos,
-      [&](int32_t t) {
-        const std::string s = dec.push(t);
-        std::fwrite(s.data(), 1, s.size(), stdout);
-        std::fflush(stdout);
-        return true;
-      },
-      &g_interrupted);
-  const std::string rest = dec.flush();
-  std::fwrite(rest.data(), 1, rest.size(), stdout);
+  Generation g;
+  if (req.max_tokens > 0)
+    g = generate(engine, std::move(req), [](const std::string& s) {
+      std::fwrite(s.data(), 1, s.size(), stdout);
+      std::fflush(stdout);
+    });
   std::fputc('\n', stdout);
   std::fflush(stdout);
   catch_interrupts(false);
 
-  const auto& st = session.stats();
-  if (g_interrupted) std::fprintf(stderr, "\n[interrupted]\n");
+  if (g.interrupted) std::fprintf(stderr, "\n[interrupted]\n");
   std::fprintf(stderr, "\nload time:    %10.2f ms", load_s * 1e3);
   if (model->repack_seconds > 0)
     std::fprintf(stderr, " (%.2f ms interleaving weight rows)", model->repack_seconds * 1e3);
   std::fputc('\n', stderr);
   std::fprintf(stderr, "prompt:       %10.2f ms / %5lld tokens (%9.2f tokens/s)\n",
-               st.prompt_seconds * 1e3, static_cast<long long>(st.prompt_tokens),
-               st.prompt_seconds > 0 ? st.prompt_tokens / st.prompt_seconds : 0.0);
+               g.prompt_seconds * 1e3, static_cast<long long>(g.prompt_tokens),
+               g.prompt_seconds > 0 ? g.prompt_tokens / g.prompt_seconds : 0.0);
+  // The first token comes with the prompt; each later one is a forward pass of its own.
+  const int64_t steps = std::max<int64_t>(g.generated_tokens - 1, 0);
   std::fprintf(stderr, "generation:   %10.2f ms / %5lld tokens (%9.2f tokens/s)\n",
-               st.generate_seconds * 1e3, static_cast<long long>(st.generated_tokens),
-               st.generate_seconds > 0 ? st.generated_tokens / st.generate_seconds : 0.0);
-  return g_interrupted ? 130 : 0;
+               g.generate_seconds * 1e3, static_cast<long long>(g.generated_tokens),
+               g.generate_seconds > 0 ? steps / g.generate_seconds : 0.0);
+  return g.interrupted ? 130 : 0;
 }
 
 }  // namespace
@@ -114,6 +118,7 @@ void register_run(CLI::App& app, Commands& c) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
   s->add_option("-b,--batch-size", a->n_batch, "Prompt tokens processed per forward pass")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
+  s->add_option("--kv-cache-dtype", a->kv_dtype, "KV cache element type: f16, bf16, f32 or q8_0");
   add_sampling_options(*s, a->sp, a->seed);
   s->add_flag("--ignore-eos", a->ignore_eos, "Keep generating past the end-of-text token");
   s->add_flag("--no-display-prompt", a->no_display_prompt, "Do not echo the prompt to stdout");

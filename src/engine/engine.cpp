@@ -47,6 +47,8 @@ struct Engine::Seq : SchedSeq {
   StopMatcher stop;
   bool done = false;
   bool forked = false;  // children of an n > 1 request were created from it
+  double scheduled_at = 0;
+  TokenLogprobs logprobs;
 };
 
 struct Engine::Req {
@@ -114,15 +116,28 @@ RequestId Engine::submit(Request r, OutputFn fn) {
   req->id = next_id_++;
   req->r = std::move(r);
   req->fn = std::move(fn);
+  if (req->r.logprobs > 20) fail("logprobs = {}: at most 20 alternatives", req->r.logprobs);
   const RequestId id = req->id;
-  std::lock_guard lk(inbox_mu_);
-  inbox_.push_back(std::move(req));
+  {
+    std::lock_guard lk(inbox_mu_);
+    inbox_.push_back(std::move(req));
+  }
+  inbox_cv_.notify_all();
   return id;
 }
 
 void Engine::abort(RequestId id) {
-  std::lock_guard lk(inbox_mu_);
-  aborts_.push_back(id);
+  {
+    std::lock_guard lk(inbox_mu_);
+    aborts_.push_back(id);
+  }
+  inbox_cv_.notify_all();
+}
+
+void Engine::wait_for_work(double timeout_seconds) {
+  std::unique_lock lk(inbox_mu_);
+  inbox_cv_.wait_for(lk, std::chrono::duration<double>(timeout_seconds),
+                     [&] { return !inbox_.empty() || !aborts_.empty(); });
 }
 
 bool Engine::idle() const {
@@ -162,15 +177,25 @@ void Engine::take_inbox() {
   }
 }
 
+Output Engine::output(const Seq& s, int32_t tok, std::string text, FinishReason r) const {
+  Output o{s.req->id, s.index, tok, std::move(text), r};
+  o.prompt_tokens = s.n_prompt;
+  o.cached_tokens = std::max<int64_t>(s.n_cached, 0);
+  o.scheduled_at = s.scheduled_at;
+  if (s.req->r.logprobs >= 0 && tok >= 0) o.logprobs = &s.logprobs;
+  return o;
+}
+
 void Engine::finish(Seq& s, FinishReason r, std::string text) {
   s.done = true;
   sched_->remove(&s);
   free_ids_.push_back(s.id);
-  s.req->fn(Output{s.req->id, s.index, r == FinishReason::Abort ? -1 : s.tokens.back(),
-                   std::move(text), r});
+  s.req->fn(output(s, r == FinishReason::Abort ? -1 : s.tokens.back(), std::move(text), r));
 }
 
-void Engine::emit_token(Seq& s, int32_t tok) {
+void Engine::emit_token(Seq& s, int32_t tok, const float* logits) {
+  if (s.req->r.logprobs >= 0)
+    s.logprobs = token_logprobs(logits, m_.hp.n_vocab, tok, s.req->r.logprobs);
   s.tokens.push_back(tok);
   ++s.n_generated;
   ++generated_;
@@ -194,7 +219,7 @@ void Engine::emit_token(Seq& s, int32_t tok) {
     if (stopped) return finish(s, FinishReason::Stop, std::move(text));
     return finish(s, FinishReason::Length, text + s.stop.flush());
   }
-  s.req->fn(Output{s.req->id, s.index, tok, std::move(text), FinishReason::None});
+  s.req->fn(output(s, tok, std::move(text), FinishReason::None));
 }
 
 void Engine::fork_children(Seq& parent, const float* logits) {
@@ -210,6 +235,8 @@ void Engine::fork_children(Seq& parent, const float* logits) {
     c->tokens = parent.tokens;
     c->n_computed = parent.n_computed;
     c->n_prompt = parent.n_prompt;
+    c->n_cached = parent.n_cached;
+    c->scheduled_at = parent.scheduled_at;
     c->forked = true;
     c->stop = StopMatcher(r->r.stop);
     for (int32_t t : c->tokens) c->sampler.accept(t);
@@ -221,7 +248,7 @@ void Engine::fork_children(Seq& parent, const float* logits) {
     r->seqs.push_back(std::move(c));
     const int32_t tok = ref.sampler.sample(logits, m_.hp.n_vocab);
     ref.sampler.accept(tok);
-    emit_token(ref, tok);
+    emit_token(ref, tok, logits);
   }
 }
 
@@ -233,8 +260,10 @@ bool Engine::step() {
   for (const auto& [src, dst] : plan.copies) cache_->copy_block(src, dst);
   if (!plan.chunks.empty()) {
     batch_.clear();
+    const double t_plan = now();
     for (const auto& ch : plan.chunks) {
-      const Seq& s = static_cast<const Seq&>(*ch.seq);
+      Seq& s = static_cast<Seq&>(*ch.seq);
+      if (s.scheduled_at == 0) s.scheduled_at = t_plan;
       for (int64_t p = ch.start; p < ch.start + ch.count; ++p)
         batch_.add(s.tokens[static_cast<size_t>(p)], p, s.id,
                    ch.logits && p + 1 == ch.start + ch.count);
@@ -252,7 +281,7 @@ bool Engine::step() {
       if (s.req->r.n > 1 && !s.forked) fork_children(s, lg);
       const int32_t tok = s.sampler.sample(lg, m_.hp.n_vocab);
       s.sampler.accept(tok);
-      emit_token(s, tok);
+      emit_token(s, tok, lg);
     }
   }
   ++steps_;
@@ -264,6 +293,10 @@ bool Engine::step() {
 void Engine::run_until_idle() {
   while (step()) {
   }
+}
+
+void Engine::clear_prefix_cache() {
+  bm_->pool().clear_cache();
 }
 
 EngineStats Engine::stats() const {

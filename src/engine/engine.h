@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -44,6 +45,7 @@ struct Request {
   std::vector<std::string> stop;
   std::vector<int32_t> stop_token_ids;
   bool ignore_eos = false;
+  int logprobs = -1;  // -1: none; k >= 0: each token's log-probability and the k most likely
 };
 
 enum class FinishReason { None, Stop, Length, Abort };
@@ -57,6 +59,10 @@ struct Output {
   int32_t token;  // -1 on an event that only finishes (abort)
   std::string text;
   FinishReason finish = FinishReason::None;
+  int64_t prompt_tokens = 0;  // of this completion's prompt
+  int64_t cached_tokens = 0;  // prompt tokens whose KV came from the prefix cache
+  double scheduled_at = 0;    // steady-clock seconds when its prompt first entered a batch
+  const TokenLogprobs* logprobs = nullptr;  // when the request asked; null on an abort event
 };
 using OutputFn = std::function<void(const Output&)>;
 
@@ -86,6 +92,12 @@ class Engine {
   bool step();
   void run_until_idle();
   bool idle() const;
+  // Blocks until submit() or abort() is called (or the timeout passes): for a thread that runs
+  // step() whenever there is work.
+  void wait_for_work(double timeout_seconds);
+
+  // Forgets every cached prefix (blocks still in use keep their content). step() thread only.
+  void clear_prefix_cache();
 
   EngineStats stats() const;
   const KvGeometry& kv_geometry() const { return geom_; }
@@ -102,7 +114,8 @@ class Engine {
   struct Seq;
   void take_inbox();
   void finish(Seq& s, FinishReason r, std::string text);
-  void emit_token(Seq& s, int32_t tok);
+  void emit_token(Seq& s, int32_t tok, const float* logits);
+  Output output(const Seq& s, int32_t tok, std::string text, FinishReason r) const;
   void fork_children(Seq& parent, const float* logits);
 
   const Model& m_;
@@ -125,6 +138,7 @@ class Engine {
   double forward_seconds_ = 0;
 
   mutable std::mutex inbox_mu_;
+  std::condition_variable inbox_cv_;
   std::vector<std::unique_ptr<Req>> inbox_;
   std::vector<RequestId> aborts_;
   std::atomic<RequestId> next_id_{1};

@@ -22,6 +22,8 @@ void Sampler::accept(int32_t token) {
 int32_t Sampler::sample(const float* logits, int64_t n_vocab) {
   cands_.resize(static_cast<size_t>(n_vocab));
   for (int64_t i = 0; i < n_vocab; ++i) cands_[i] = {static_cast<int32_t>(i), logits[i], 0.0f};
+  for (const auto& [t, b] : p_.logit_bias)
+    if (t >= 0 && t < n_vocab) cands_[t].logit += b;
 
   const bool penalize =
       p_.repeat_penalty != 1.0f || p_.presence_penalty != 0.0f || p_.frequency_penalty != 0.0f;
@@ -81,6 +83,26 @@ int32_t Sampler::sample(const float* logits, int64_t n_vocab) {
     if (r < cum) return cands_[i].id;
   }
   return cands_[n - 1].id;
+}
+
+TokenLogprobs token_logprobs(const float* logits, int64_t n_vocab, int32_t token, int top) {
+  float mx = logits[0];
+  for (int64_t i = 1; i < n_vocab; ++i) mx = std::max(mx, logits[i]);
+  double sum = 0;
+  for (int64_t i = 0; i < n_vocab; ++i) sum += std::exp(static_cast<double>(logits[i] - mx));
+  const float lse = mx + static_cast<float>(std::log(sum));
+  TokenLogprobs out;
+  out.logprob = logits[token] - lse;
+  const auto k = static_cast<size_t>(std::clamp<int64_t>(top, 0, n_vocab));
+  if (k == 0) return out;
+  std::vector<int32_t> ids(static_cast<size_t>(n_vocab));
+  for (int64_t i = 0; i < n_vocab; ++i) ids[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+  std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(k), ids.end(),
+                    [&](int32_t a, int32_t b) {
+                      return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+                    });
+  for (size_t i = 0; i < k; ++i) out.top.emplace_back(ids[i], logits[ids[i]] - lse);
+  return out;
 }
 
 }  // namespace brisk

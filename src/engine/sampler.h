@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <random>
+#include <utility>
 #include <vector>
 
 namespace brisk {
@@ -19,7 +20,16 @@ struct SamplingParams {
   float frequency_penalty = 0.0f;
   int penalty_last_n = 64;  // tokens the penalties look back over (-1: the whole context)
   uint64_t seed = 0;
+  std::vector<std::pair<int32_t, float>> logit_bias;  // added to those tokens' logits first
 };
+
+// Log-probabilities of the model's own distribution (raw logits, before any sampling setting):
+// the chosen token's and the `top` most likely tokens' (most likely first, ties by id).
+struct TokenLogprobs {
+  float logprob = 0;
+  std::vector<std::pair<int32_t, float>> top;
+};
+TokenLogprobs token_logprobs(const float* logits, int64_t n_vocab, int32_t token, int top);
 
 class Sampler {
  public:

@@ -85,6 +85,7 @@ StepPlan Scheduler::schedule() {
     waiting_.pop_front();
     running_.push_back(s);
     s->n_computed = cached;
+    if (s->n_cached < 0) s->n_cached = cached;
     plan.chunks.push_back({s, cached, count, cached + count == n});
     budget -= count;
   }

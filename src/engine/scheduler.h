@@ -22,6 +22,7 @@ struct SchedSeq {
   std::vector<int32_t> tokens;  // prompt and generated tokens so far
   int64_t n_computed = 0;       // leading tokens whose KV is stored
   int64_t n_preempted = 0;      // times it lost its blocks
+  int64_t n_cached = -1;        // prompt tokens found in the prefix cache on first admission
 };
 
 struct SchedulerConfig {

@@ -2,7 +2,7 @@
 // format.
 #include <gtest/gtest.h>
 
-#include "engine/session.h"
+#include "engine/engine.h"
 #include "formats/loader.h"
 #include "support/hf_export.h"
 #include "support/test_util.h"
@@ -14,20 +14,21 @@ namespace {
 // BOS and the prompt, the prompt echoed, a newline at the end.
 std::string greedy_text(const Model& m, const std::string& prompt, int steps, int threads = 2) {
   ThreadPool pool(threads);
-  Session s(m, pool, 512);
-  const auto toks = m.tokenizer->encode(prompt, true);
+  EngineConfig c;
+  c.max_seqs = 1;
+  c.max_model_len = 512;
+  Engine e(m, pool, c);
+  Request r;
+  r.prompt = m.tokenizer->encode(prompt, true);
+  r.sampling.temperature = 0;
+  r.max_tokens = steps - static_cast<int64_t>(r.prompt.size()) + 1;
   StreamDecoder dec(*m.tokenizer);
   std::string out;
-  for (int32_t t : toks) out += dec.push(t);
-  SamplingParams sp;
-  sp.temperature = 0;
-  Sampler sampler(sp);
-  s.feed(toks);
-  s.generate(sampler, steps - static_cast<int64_t>(toks.size()) + 1, false, [&](int32_t t) {
-    out += dec.push(t);
-    return true;
-  });
-  return out + dec.flush() + "\n";
+  for (int32_t t : r.prompt) out += dec.push(t);
+  out += dec.flush();
+  e.submit(std::move(r), [&](const Output& o) { out += o.text; });
+  e.run_until_idle();
+  return out + "\n";
 }
 
 void expect_reference_texts(const Model& m) {

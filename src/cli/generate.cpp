@@ -1,0 +1,71 @@
+#include "cli/generate.h"
+
+#include <chrono>
+
+#include "cli/common.h"
+
+namespace brisk::cli {
+
+namespace {
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+Generation generate(Engine& e, Request r, const std::function<void(const std::string&)>& on_text) {
+  Generation g;
+  bool done = false;
+  double t_first = 0, t_last = 0;
+  const double t0 = now();
+  const RequestId id = e.submit(std::move(r), [&](const Output& o) {
+    if (o.token >= 0) {
+      t_last = now();
+      if (g.generated_tokens++ == 0) t_first = t_last;
+    }
+    g.prompt_tokens = o.prompt_tokens;
+    g.cached_tokens = o.cached_tokens;
+    if (!o.text.empty()) on_text(o.text);
+    if (o.finish != FinishReason::None) {
+      g.finish = o.finish;
+      done = true;
+    }
+  });
+  bool aborted = false;
+  while (!done) {
+    if (g_interrupted && !aborted) {
+      e.abort(id);
+      aborted = true;
+      g.interrupted = true;
+    }
+    e.step();
+  }
+  if (g.generated_tokens > 0) {
+    g.prompt_seconds = t_first - t0;
+    g.generate_seconds = t_last - t_first;
+  } else {
+    g.prompt_seconds = now() - t0;
+  }
+  return g;
+}
+
+EngineConfig single_sequence_config(const Model& m, int64_t n_ctx, int64_t n_batch,
+                                    const std::string& kv_dtype) {
+  EngineConfig c;
+  c.max_seqs = 1;
+  c.max_model_len = n_ctx;
+  c.max_batched_tokens = n_batch;
+  c.kv_type = parse_kv_type(kv_dtype);
+  // Room for exactly one sequence of n_ctx tokens. The pool is allocated but not written until
+  // the text reaches it, so a large -c costs nothing until it is used.
+  KvGeometry g;
+  g.n_layer = static_cast<int>(m.hp.n_layer);
+  g.n_head_kv = m.hp.n_head_kv;
+  g.head_dim = m.hp.head_dim;
+  g.block_size = c.block_size;
+  g.type = c.kv_type;
+  c.kv_cache_bytes =
+      g.bytes_per_block() * static_cast<uint64_t>((n_ctx + c.block_size - 1) / c.block_size);
+  return c;
+}
+
+}  // namespace brisk::cli
