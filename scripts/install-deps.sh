@@ -8,4 +8,4 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   g++ cmake ninja-build pkg-config python3 clang-format \
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev \
-  libcurl4-openssl-dev libpcre2-dev libutf8proc-dev ca-certificates >/dev/null
+  libcurl4-openssl-dev libpcre2-dev libutf8proc-dev libboost-dev ca-certificates >/dev/null

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   brisk::cli::register_perplexity(app, cmds);
   brisk::cli::register_tokenize(app, cmds);
   brisk::cli::register_chat(app, cmds);
+  brisk::cli::register_serve(app, cmds);
   try {
     app.parse(static_cast<int>(cargs.size()), cargs.data());
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,94 @@
+// brisk serve: the OpenAI-compatible HTTP server on the batching engine.
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "cli/engine_options.h"
+#include "core/error.h"
+#include "core/thread_pool.h"
+#include "ops/cpu.h"
+#include "server/server.h"
+
+namespace brisk::cli {
+namespace {
+
+struct ServeArgs {
+  ModelArgs model;
+  EngineArgs engine;
+  server::ServerConfig server;
+  std::string template_file, max_body = "8MiB";
+  int threads = 0;
+};
+
+int serve(ServeArgs& a) {
+  double load_s = 0;
+  auto m = load_model(a.model, &load_s);
+  const int threads = a.threads > 0 ? a.threads : ThreadPool::default_threads();
+  ThreadPool pool(threads);
+  Engine engine(*m, pool, engine_config(a.engine));
+  const PromptFormat fmt(*m->tokenizer, a.template_file.empty()
+                                            ? std::string()
+                                            : read_text_file(a.template_file, "chat template"));
+  server::ServerConfig c = a.server;
+  if (c.model_name.empty()) c.model_name = std::filesystem::path(m->file.path).stem().string();
+  c.max_running = a.engine.max_seqs;
+  c.http.max_body_bytes = parse_size(a.max_body, "--max-body-size");
+  server::Server srv(engine, fmt, c);
+  std::fprintf(stderr, "model: %s (%s), %d threads, kernels: %s, load %.0f ms\n",
+               m->file.path.c_str(), c.model_name.c_str(), threads, isa_name(best_isa()),
+               load_s * 1e3);
+  std::fprintf(stderr, "%s\n", describe_kv(engine).c_str());
+  if (fmt.uses_fallback_template())
+    std::fprintf(stderr, "note: the model has no chat template; chat requests use ChatML\n");
+  std::fprintf(stderr, "listening on http://%s:%u (Ctrl-C or SIGTERM stops)\n", c.host.c_str(),
+               static_cast<unsigned>(srv.port()));
+  std::fflush(stderr);
+  srv.run();
+  std::fprintf(stderr, "stopped\n");
+  return 0;
+}
+
+}  // namespace
+
+void register_serve(CLI::App& app, Commands& c) {
+  auto a = std::make_shared<ServeArgs>();
+  CLI::App* s = app.add_subcommand(
+      "serve",
+      "Serve the model over HTTP with OpenAI's API (/v1/completions, /v1/chat/completions)");
+  s->option_defaults()->always_capture_default();
+  add_model_options(*s, a->model);
+  auto& sc = a->server;
+  s->add_option("--host", sc.host, "Address to listen on (0.0.0.0: every interface)");
+  s->add_option("--port", sc.port, "Port to listen on (0: any free port, printed at start)");
+  s->add_option("--api-key", sc.api_key,
+                "Require 'Authorization: Bearer KEY' on every API route (/health and /metrics "
+                "stay open)");
+  s->add_option("--served-model-name", sc.model_name,
+                "Model name clients give and /v1/models lists (default: the file's name)");
+  s->add_option("--chat-template", a->template_file,
+                "Jinja chat template file to use instead of the model's own");
+  s->add_option("-t,--threads", a->threads, "Threads to compute with (default: all cores)")
+      ->check(CLI::Range(0, 1024));
+  s->add_option("--max-queue", sc.max_queue,
+                "Requests that may wait beyond --max-seqs running; more are refused with 429")
+      ->check(CLI::Range(0, 1 << 20));
+  s->add_option("--timeout", sc.request_timeout_seconds,
+                "Longest a request may run, in seconds; then it is ended (504)")
+      ->check(CLI::Range(0.001, 1e7));
+  s->add_option("--shutdown-timeout", sc.shutdown_grace_seconds,
+                "On SIGTERM or Ctrl-C, seconds running requests get to finish before they are "
+                "ended")
+      ->check(CLI::Range(0.0, 1e6));
+  s->add_option("--max-body-size", a->max_body, "Largest request body (413 beyond it)");
+  s->add_option("--read-timeout", sc.http.read_timeout_seconds,
+                "Seconds a client has to send a whole request (headers and body)")
+      ->check(CLI::Range(0.001, 1e6));
+  s->add_option("--max-connections", sc.http.max_connections, "Open connections at most")
+      ->check(CLI::Range(1, 1 << 20));
+  add_engine_options(*s, a->engine);
+  s->callback([a, &c] { c.selected = [a] { return serve(*a); }; });
+}
+
+}  // namespace brisk::cli

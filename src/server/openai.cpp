@@ -1,0 +1,426 @@
+#include "server/openai.h"
+
+#include <cmath>
+#include <random>
+
+#include "core/error.h"
+
+namespace brisk::server {
+
+namespace {
+
+constexpr int kMaxJsonDepth = 64;
+constexpr int kMaxStops = 16;
+constexpr size_t kMaxPrompts = 256;
+
+std::string default_type(int status) {
+  switch (status) {
+    case 401:
+      return "authentication_error";
+    case 404:
+      return "not_found_error";
+    case 429:
+      return "rate_limit_error";
+    case 500:
+    case 503:
+    case 504:
+      return "server_error";
+    default:
+      return "invalid_request_error";
+  }
+}
+
+[[noreturn]] void bad(const std::string& param, const std::string& message) {
+  throw ApiError(400, message, param);
+}
+
+// Optional fields: absent or null means the default; a present value must have the right type
+// and range.
+bool has(const json& b, const char* key) {
+  auto it = b.find(key);
+  return it != b.end() && !it->is_null();
+}
+
+double get_number(const json& b, const char* key, double def, double lo, double hi) {
+  if (!has(b, key)) return def;
+  const json& v = b.at(key);
+  if (!v.is_number()) bad(key, fmt::format("'{}' must be a number", key));
+  const double x = v.get<double>();
+  if (!std::isfinite(x) || x < lo || x > hi)
+    bad(key, fmt::format("'{}' = {} is out of range ({} to {})", key, x, lo, hi));
+  return x;
+}
+
+int64_t get_int(const json& b, const char* key, int64_t def, int64_t lo, int64_t hi) {
+  if (!has(b, key)) return def;
+  const json& v = b.at(key);
+  if (!v.is_number_integer() &&
+      !(v.is_number_float() && v.get<double>() == std::floor(v.get<double>())))
+    bad(key, fmt::format("'{}' must be an integer", key));
+  const double d = v.get<double>();
+  if (d < static_cast<double>(lo) || d > static_cast<double>(hi))
+    bad(key, fmt::format("'{}' = {} is out of range ({} to {})", key, v.dump(), lo, hi));
+  return v.is_number_unsigned() ? static_cast<int64_t>(v.get<uint64_t>()) : v.get<int64_t>();
+}
+
+bool get_bool(const json& b, const char* key, bool def) {
+  if (!has(b, key)) return def;
+  if (!b.at(key).is_boolean()) bad(key, fmt::format("'{}' must be true or false", key));
+  return b.at(key).get<bool>();
+}
+
+std::string get_string(const json& b, const char* key, const std::string& def) {
+  if (!has(b, key)) return def;
+  if (!b.at(key).is_string()) bad(key, fmt::format("'{}' must be a string", key));
+  return b.at(key).get<std::string>();
+}
+
+std::vector<int32_t> token_list(const json& v, const char* param, int64_t n_vocab) {
+  std::vector<int32_t> ids;
+  for (const json& t : v) {
+    if (!t.is_number_integer())
+      bad(param, fmt::format("'{}' must be text or a list of token ids", param));
+    const int64_t id = t.get<int64_t>();
+    if (id < 0 || id >= n_vocab)
+      bad(param, fmt::format("token id {} is outside the vocabulary (0 to {})", id, n_vocab - 1));
+    ids.push_back(static_cast<int32_t>(id));
+  }
+  return ids;
+}
+
+// Fields both APIs share: sampling, stops, n, seeds, streaming.
+void parse_common(const json& b, GenSpec& j, const Tokenizer& tok) {
+  j.model = get_string(b, "model", "");
+  Request& r = j.base;
+  SamplingParams& sp = r.sampling;
+  sp.temperature = static_cast<float>(get_number(b, "temperature", 1.0, 0.0, 2.0));
+  sp.top_p = static_cast<float>(get_number(b, "top_p", 1.0, 0.0, 1.0));
+  if (has(b, "top_p") && sp.top_p <= 0.0f) bad("top_p", "'top_p' must be greater than 0");
+  const int64_t k = get_int(b, "top_k", 0, -1, int64_t{1} << 30);
+  sp.top_k = k <= 0 ? 0 : static_cast<int>(k);
+  sp.min_p = static_cast<float>(get_number(b, "min_p", 0.0, 0.0, 1.0));
+  sp.presence_penalty = static_cast<float>(get_number(b, "presence_penalty", 0.0, -2.0, 2.0));
+  sp.frequency_penalty = static_cast<float>(get_number(b, "frequency_penalty", 0.0, -2.0, 2.0));
+  sp.repeat_penalty = static_cast<float>(get_number(b, "repetition_penalty", 1.0, 0.01, 100.0));
+  sp.penalty_last_n = -1;  // the whole context, as the APIs define the penalties
+  if (has(b, "seed"))
+    sp.seed = static_cast<uint64_t>(get_int(b, "seed", 0, INT64_MIN, INT64_MAX));
+  else
+    sp.seed = (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
+  if (has(b, "logit_bias")) {
+    const json& lb = b.at("logit_bias");
+    if (!lb.is_object()) bad("logit_bias", "'logit_bias' must map token ids to biases");
+    for (auto it = lb.begin(); it != lb.end(); ++it) {
+      size_t used = 0;
+      int64_t id = -1;
+      try {
+        id = std::stoll(it.key(), &used);
+      } catch (const std::exception&) {
+      }
+      if (used != it.key().size() || id < 0 || id >= tok.vocab().size())
+        bad("logit_bias",
+            fmt::format("logit_bias: '{}' is not a token id of this model", it.key()));
+      if (!it->is_number() || std::abs(it->get<double>()) > 100)
+        bad("logit_bias", "logit_bias values must be numbers from -100 to 100");
+      sp.logit_bias.emplace_back(static_cast<int32_t>(id), it->get<float>());
+    }
+  }
+  if (has(b, "stop")) {
+    const json& s = b.at("stop");
+    if (s.is_string()) {
+      if (!s.get<std::string>().empty()) r.stop.push_back(s.get<std::string>());
+    } else if (s.is_array()) {
+      if (s.size() > kMaxStops) bad("stop", fmt::format("at most {} stop sequences", kMaxStops));
+      for (const json& x : s) {
+        if (!x.is_string()) bad("stop", "'stop' must be a string or a list of strings");
+        if (!x.get<std::string>().empty()) r.stop.push_back(x.get<std::string>());
+      }
+    } else {
+      bad("stop", "'stop' must be a string or a list of strings");
+    }
+  }
+  if (has(b, "stop_token_ids")) {
+    if (!b.at("stop_token_ids").is_array())
+      bad("stop_token_ids", "'stop_token_ids' must be a list");
+    r.stop_token_ids = token_list(b.at("stop_token_ids"), "stop_token_ids", tok.vocab().size());
+  }
+  r.n = static_cast<int>(get_int(b, "n", 1, 1, 128));
+  r.ignore_eos = get_bool(b, "ignore_eos", false);
+  (void)get_string(b, "user", "");
+  j.stream = get_bool(b, "stream", false);
+  if (has(b, "stream_options")) {
+    const json& so = b.at("stream_options");
+    if (!so.is_object()) bad("stream_options", "'stream_options' must be an object");
+    if (!j.stream) bad("stream_options", "'stream_options' is only allowed when 'stream' is true");
+    j.include_usage = get_bool(so, "include_usage", false);
+  }
+}
+
+// max_tokens (or max_completion_tokens): default `def` (-1: whatever room the context leaves).
+void parse_max_tokens(const json& b, GenSpec& j, int64_t def, int64_t max_model_len) {
+  const char* key = has(b, "max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
+  j.base.max_tokens = get_int(b, key, def, 1, max_model_len);
+  // Room left after the longest prompt; an explicit value that does not fit is the client's error.
+  size_t longest = 0;
+  for (const auto& p : j.prompts) longest = std::max(longest, p.size());
+  const int64_t room = max_model_len - static_cast<int64_t>(longest);
+  if (room < 1)
+    throw ApiError(400,
+                   fmt::format("This model's maximum context length is {} tokens. However, your "
+                               "prompt has {} tokens.",
+                               max_model_len, longest),
+                   j.api == Api::Chat ? "messages" : "prompt");
+  if (j.base.max_tokens < 0 || (!has(b, key) && j.base.max_tokens > room))
+    j.base.max_tokens = room;
+  else if (j.base.max_tokens > room)
+    throw ApiError(
+        400,
+        fmt::format("This model's maximum context length is {} tokens. However, you "
+                    "requested {} tokens ({} in the prompt, {} for the completion).",
+                    max_model_len, longest + j.base.max_tokens, longest, j.base.max_tokens),
+        key);
+}
+
+}  // namespace
+
+ApiError::ApiError(int s, const std::string& message, std::string p, std::string t, std::string c)
+    : std::runtime_error(message),
+      status(s),
+      type(t.empty() ? default_type(s) : std::move(t)),
+      param(std::move(p)),
+      code(std::move(c)) {}
+
+std::string error_body(const ApiError& e) {
+  json err = {{"message", e.what()}, {"type", e.type}};
+  err["param"] = e.param.empty() ? json(nullptr) : json(e.param);
+  err["code"] = e.code.empty() ? json(e.status) : json(e.code);
+  return dump(json{{"error", err}});
+}
+
+std::string dump(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+json parse_body(const std::string& body) {
+  // Nesting depth outside strings, before the recursive parser sees it.
+  int depth = 0;
+  bool in_str = false, esc = false;
+  for (char c : body) {
+    if (in_str) {
+      if (esc)
+        esc = false;
+      else if (c == '\\')
+        esc = true;
+      else if (c == '"')
+        in_str = false;
+      continue;
+    }
+    if (c == '"') {
+      in_str = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth)
+        throw ApiError(400,
+                       fmt::format("the JSON body is nested deeper than {} levels", kMaxJsonDepth));
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  json j;
+  try {
+    j = json::parse(body);
+  } catch (const json::parse_error& e) {
+    throw ApiError(400, std::string("the body is not valid JSON: ") + e.what());
+  }
+  if (!j.is_object()) throw ApiError(400, "the body must be a JSON object");
+  return j;
+}
+
+GenSpec parse_completion_request(const json& b, const PromptFormat& pf, int64_t max_model_len) {
+  GenSpec j;
+  j.api = Api::Completions;
+  const Tokenizer& tok = pf.tokenizer();
+  parse_common(b, j, tok);
+  if (!has(b, "prompt")) bad("prompt", "'prompt' is required");
+  const json& p = b.at("prompt");
+  auto add_text = [&](const std::string& s) {
+    auto ids = pf.encode_text(s, true);
+    if (ids.empty()) bad("prompt", "the prompt is empty and the model adds no BOS token");
+    j.prompts.push_back(std::move(ids));
+  };
+  if (p.is_string()) {
+    add_text(p.get<std::string>());
+  } else if (p.is_array() && !p.empty()) {
+    if (p.size() > kMaxPrompts) bad("prompt", fmt::format("at most {} prompts", kMaxPrompts));
+    if (p[0].is_number_integer()) {
+      j.prompts.push_back(token_list(p, "prompt", tok.vocab().size()));
+    } else {
+      for (const json& x : p) {
+        if (x.is_string())
+          add_text(x.get<std::string>());
+        else if (x.is_array() && !x.empty())
+          j.prompts.push_back(token_list(x, "prompt", tok.vocab().size()));
+        else
+          bad("prompt",
+              "'prompt' must be a string, a list of strings, a list of token ids or a list of "
+              "token-id lists (none empty)");
+      }
+    }
+  } else {
+    bad("prompt",
+        "'prompt' must be a string, a list of strings, a list of token ids or a list of token-id "
+        "lists (none empty)");
+  }
+  j.echo = get_bool(b, "echo", false);
+  if (has(b, "logprobs")) {
+    j.top_logprobs = static_cast<int>(get_int(b, "logprobs", 0, 0, 20));
+    j.base.logprobs = j.top_logprobs;
+    if (j.echo)
+      bad("echo", "'echo' together with 'logprobs' (prompt log-probabilities) is not supported");
+  }
+  if (has(b, "best_of") && get_int(b, "best_of", 1, 1, 128) != j.base.n)
+    bad("best_of", "'best_of' other than n is not supported");
+  if (has(b, "suffix")) bad("suffix", "'suffix' is not supported");
+  parse_max_tokens(b, j, 16, max_model_len);
+  return j;
+}
+
+ojson normalize_messages(const json& messages) {
+  if (!messages.is_array() || messages.empty())
+    bad("messages", "'messages' must be a non-empty list");
+  ojson out = ojson::array();
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const json& m = messages[i];
+    const std::string where = fmt::format("messages[{}]", i);
+    if (!m.is_object()) bad("messages", where + " must be an object");
+    if (!m.contains("role") || !m.at("role").is_string())
+      bad("messages", where + ".role must be a string");
+    const std::string role = m.at("role").get<std::string>();
+    static const char* kRoles[] = {"system", "developer", "user", "assistant", "tool", "function"};
+    if (std::find(std::begin(kRoles), std::end(kRoles), role) == std::end(kRoles))
+      bad("messages", fmt::format("{}.role '{}' is not one of system, developer, user, assistant, "
+                                  "tool",
+                                  where, role));
+    ojson o = ojson::parse(m.dump());
+    const json* c = m.contains("content") ? &m.at("content") : nullptr;
+    if (c == nullptr || c->is_null()) {
+      if (role != "assistant") bad("messages", where + ".content is required");
+      o["content"] = nullptr;
+    } else if (c->is_array()) {
+      // Text parts become one string, as vLLM's "string" content format renders them: the
+      // common templates concatenate content as text.
+      std::string text;
+      for (size_t k = 0; k < c->size(); ++k) {
+        const json& part = (*c)[k];
+        if (!part.is_object() || !part.contains("type") || !part.at("type").is_string())
+          bad("messages", fmt::format("{}.content[{}] must be an object with a type", where, k));
+        if (part.at("type") != "text")
+          bad("messages", fmt::format("{}.content[{}]: content of type '{}' is not supported (text "
+                                      "only)",
+                                      where, k, part.at("type").get<std::string>()));
+        if (!part.contains("text") || !part.at("text").is_string())
+          bad("messages", fmt::format("{}.content[{}].text must be a string", where, k));
+        if (!text.empty()) text += "\n";
+        text += part.at("text").get<std::string>();
+      }
+      o["content"] = text;
+    } else if (!c->is_string()) {
+      bad("messages", where + ".content must be a string or a list of content parts");
+    }
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+ojson chat_template_extra(const json& b) {
+  ojson extra = ojson::object();
+  if (has(b, "chat_template_kwargs")) {
+    if (!b.at("chat_template_kwargs").is_object())
+      bad("chat_template_kwargs", "'chat_template_kwargs' must be an object");
+    extra = ojson::parse(b.at("chat_template_kwargs").dump());
+  }
+  std::string choice = "auto";
+  if (has(b, "tool_choice")) {
+    const json& tc = b.at("tool_choice");
+    if (tc.is_string()) {
+      choice = tc.get<std::string>();
+      if (choice != "none" && choice != "auto" && choice != "required")
+        bad("tool_choice", "'tool_choice' must be none, auto, required or a named function");
+    } else if (!tc.is_object()) {
+      bad("tool_choice", "'tool_choice' must be none, auto, required or a named function");
+    }
+  }
+  if (has(b, "tools")) {
+    if (!b.at("tools").is_array()) bad("tools", "'tools' must be a list");
+    if (choice != "none") extra["tools"] = ojson::parse(b.at("tools").dump());
+  }
+  return extra;
+}
+
+GenSpec parse_chat_request(const json& b, const PromptFormat& pf, int64_t max_model_len) {
+  GenSpec j;
+  j.api = Api::Chat;
+  parse_common(b, j, pf.tokenizer());
+  if (!has(b, "messages")) bad("messages", "'messages' is required");
+  const ojson messages = normalize_messages(b.at("messages"));
+  const ojson extra = chat_template_extra(b);
+  if (has(b, "response_format")) {
+    const json& rf = b.at("response_format");
+    if (!rf.is_object() || get_string(rf, "type", "text") != "text")
+      bad("response_format", "only the 'text' response format is supported");
+  }
+  const bool add_generation_prompt = get_bool(b, "add_generation_prompt", true);
+  std::string rendered;
+  try {
+    rendered = pf.render_chat(messages, add_generation_prompt, extra);
+  } catch (const Error& e) {
+    bad("messages", std::string("the chat template failed: ") + e.what());
+  }
+  j.prompts.push_back(pf.encode_chat(rendered));
+  if (get_bool(b, "logprobs", false)) {
+    j.top_logprobs = static_cast<int>(get_int(b, "top_logprobs", 0, 0, 20));
+    j.base.logprobs = j.top_logprobs;
+  } else if (has(b, "top_logprobs")) {
+    bad("top_logprobs", "'top_logprobs' needs 'logprobs' set to true");
+  }
+  parse_max_tokens(b, j, -1, max_model_len);
+  return j;
+}
+
+json completion_logprobs(const Tokenizer& tok, const std::vector<int32_t>& tokens,
+                         const std::vector<TokenLogprobs>& lps, int64_t text_offset) {
+  json out = {{"tokens", json::array()},
+              {"token_logprobs", json::array()},
+              {"top_logprobs", json::array()},
+              {"text_offset", json::array()}};
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const std::string s = tok.token_bytes(tokens[i], true);
+    out["tokens"].push_back(s);
+    out["token_logprobs"].push_back(lps[i].logprob);
+    json top = json::object();
+    for (const auto& [id, lp] : lps[i].top) top[tok.token_bytes(id, true)] = lp;
+    out["top_logprobs"].push_back(top);
+    out["text_offset"].push_back(text_offset);
+    text_offset += static_cast<int64_t>(s.size());
+  }
+  return out;
+}
+
+json chat_logprobs(const Tokenizer& tok, const std::vector<int32_t>& tokens,
+                   const std::vector<TokenLogprobs>& lps) {
+  auto entry = [&](int32_t id, float lp) {
+    const std::string s = tok.token_bytes(id, true);
+    json bytes = json::array();
+    for (unsigned char c : s) bytes.push_back(static_cast<int>(c));
+    return json{{"token", s}, {"logprob", lp}, {"bytes", bytes}};
+  };
+  json content = json::array();
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    json e = entry(tokens[i], lps[i].logprob);
+    e["top_logprobs"] = json::array();
+    for (const auto& [id, lp] : lps[i].top) e["top_logprobs"].push_back(entry(id, lp));
+    content.push_back(std::move(e));
+  }
+  return json{{"content", content}};
+}
+
+}  // namespace brisk::server

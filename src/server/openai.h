@@ -1,0 +1,65 @@
+// OpenAI's API shapes: a completion or chat request body checked field by field and turned into
+// engine requests, and the response bodies and stream chunks built from what the engine produced.
+// Field names, defaults and error bodies follow OpenAI's API (with vLLM's extra sampling fields).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "engine/prompt.h"
+
+namespace brisk::server {
+
+using json = nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+// A request the API refuses: HTTP status, OpenAI's error type, and the offending field.
+class ApiError : public std::runtime_error {
+ public:
+  ApiError(int status, const std::string& message, std::string param = "", std::string type = "",
+           std::string code = "");
+  int status;
+  std::string type, param, code;
+};
+// {"error": {"message", "type", "param", "code"}}
+std::string error_body(const ApiError& e);
+
+// Parses a request body: a JSON object, nested no deeper than a fixed limit (checked before
+// parsing, so a hostile body cannot exhaust the parser's stack).
+json parse_body(const std::string& body);
+
+enum class Api { Completions, Chat };
+
+// What one API request asks of the engine: one prompt (chat) or several (completions), each
+// with n completions; choice i*n + j is completion j of prompt i.
+struct GenSpec {
+  Api api = Api::Completions;
+  std::string model;  // as the client named it ("" if not given)
+  std::vector<std::vector<int32_t>> prompts;
+  Request base;  // sampling, stops, max tokens, n, logprobs; prompt left empty
+  bool stream = false, include_usage = false, echo = false;
+  int top_logprobs = 0;  // alternatives per token when logprobs are on
+};
+
+GenSpec parse_completion_request(const json& body, const PromptFormat& fmt, int64_t max_model_len);
+GenSpec parse_chat_request(const json& body, const PromptFormat& fmt, int64_t max_model_len);
+
+// The messages as the chat template receives them: text content parts joined into a string.
+ojson normalize_messages(const json& messages);
+// The template variables besides messages that a chat request sets (tools, chat_template_kwargs).
+ojson chat_template_extra(const json& body);
+
+// One generated token's log-probabilities in the shape of each API.
+json completion_logprobs(const Tokenizer& tok, const std::vector<int32_t>& tokens,
+                         const std::vector<TokenLogprobs>& lps, int64_t text_offset);
+json chat_logprobs(const Tokenizer& tok, const std::vector<int32_t>& tokens,
+                   const std::vector<TokenLogprobs>& lps);
+
+// Serializes for the wire: invalid UTF-8 (a token's partial character) becomes U+FFFD instead of
+// an exception.
+std::string dump(const json& j);
+
+}  // namespace brisk::server

@@ -1,0 +1,520 @@
+#include "server/server.h"
+
+#include <boost/asio/post.hpp>
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+#include "core/error.h"
+#include "server/openai.h"
+
+namespace brisk::server {
+
+namespace net = boost::asio;
+
+namespace {
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+int64_t unix_time() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string random_id(const char* prefix) {
+  static std::mt19937_64 rng{std::random_device{}()};
+  return fmt::format("{}{:016x}{:016x}", prefix, rng(), rng());
+}
+
+const char* finish_name(FinishReason r) {
+  return r == FinishReason::Length ? "length" : "stop";
+}
+
+// Compares without an early exit, so response timing does not reveal how much of a key matched.
+bool same_secret(const std::string& a, const std::string& b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i)
+    diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
+  return diff == 0;
+}
+
+void send_error(Exchange& ex, const ApiError& e, const Headers& extra = {}) {
+  ex.respond(static_cast<http::status>(e.status), "application/json", error_body(e), extra);
+}
+
+void send_json(Exchange& ex, const json& j) {
+  ex.respond(http::status::ok, "application/json", dump(j));
+}
+
+}  // namespace
+
+// One completion or chat request in flight: its engine requests (one per prompt), what each of
+// its choices has produced, and how it is answered (a stream of chunks, or one body at the end).
+struct Server::Job : std::enable_shared_from_this<Server::Job> {
+  struct Choice {
+    std::string text;
+    std::vector<int32_t> tokens;
+    std::vector<TokenLogprobs> logprobs;
+    FinishReason finish = FinishReason::None;
+    double last_token = 0;
+    int64_t text_bytes = 0;  // for the completions logprobs' text offsets
+  };
+  struct Prompt {
+    RequestId id = 0;
+    int64_t n_prompt = 0, cached = 0;
+    double first_token = 0;
+    int open = 0;
+    std::string echo;
+  };
+
+  Job(Server& s, std::shared_ptr<Exchange> e, GenSpec g)
+      : srv(s), ex(std::move(e)), spec(std::move(g)), timer(s.io_) {}
+
+  Server& srv;
+  std::shared_ptr<Exchange> ex;
+  GenSpec spec;
+  std::string id;
+  int64_t created = 0;
+  double arrival = 0;
+  std::vector<Prompt> prompts;
+  std::vector<Choice> choices;
+  int open = 0;
+  bool gone = false, timed_out = false, shut_down = false, finished = false;
+  net::steady_timer timer;
+
+  bool chat() const { return spec.api == Api::Chat; }
+  int n() const { return spec.base.n; }
+
+  json chunk_base() const {
+    return json{{"id", id},
+                {"object", chat() ? "chat.completion.chunk" : "text_completion"},
+                {"created", created},
+                {"model", srv.c_.model_name}};
+  }
+  json usage() const {
+    int64_t p = 0, c = 0, cached = 0;
+    for (const auto& pr : prompts) p += pr.n_prompt, cached += pr.cached;
+    for (const auto& ch : choices) c += static_cast<int64_t>(ch.tokens.size());
+    return json{{"prompt_tokens", p},
+                {"completion_tokens", c},
+                {"total_tokens", p + c},
+                {"prompt_tokens_details", {{"cached_tokens", cached}}}};
+  }
+  void send_event(const json& j) { ex->send("data: " + dump(j) + "\n\n"); }
+  void send_chunk(int index, const std::string& text, const json& logprobs, const char* finish) {
+    json c = chunk_base();
+    json choice = {{"index", index}};
+    if (chat())
+      choice["delta"] = text.empty() && finish ? json::object() : json{{"content", text}};
+    else
+      choice["text"] = text;
+    choice["logprobs"] = logprobs;
+    choice["finish_reason"] = finish ? json(finish) : json(nullptr);
+    c["choices"] = json::array({choice});
+    if (spec.include_usage) c["usage"] = nullptr;
+    send_event(c);
+  }
+
+  void start() {
+    id = random_id(chat() ? "chatcmpl-" : "cmpl-");
+    created = unix_time();
+    arrival = now();
+    const int np = static_cast<int>(spec.prompts.size());
+    prompts.resize(static_cast<size_t>(np));
+    choices.resize(static_cast<size_t>(np * n()));
+    open = np * n();
+    for (int p = 0; p < np; ++p) {
+      prompts[p].open = n();
+      if (spec.echo) {
+        StreamDecoder dec(srv.fmt_.tokenizer());
+        for (int32_t t : spec.prompts[p]) prompts[p].echo += dec.push(t);
+        prompts[p].echo += dec.flush();
+      }
+    }
+    auto self = shared_from_this();
+    // Submitted before anything is sent: a rejection (thrown) is answered as an error. No
+    // callback can run before this returns: they are posted to this thread.
+    for (int p = 0; p < np; ++p) {
+      Request r = spec.base;
+      r.prompt = spec.prompts[static_cast<size_t>(p)];
+      net::io_context& io = srv.io_;
+      prompts[static_cast<size_t>(p)].id =
+          srv.engine_.submit(std::move(r), [self, p, &io](const Output& o) {
+            Output copy = o;
+            std::shared_ptr<TokenLogprobs> lp;
+            if (o.logprobs) lp = std::make_shared<TokenLogprobs>(*o.logprobs);
+            copy.logprobs = nullptr;
+            net::post(io, [self, p, copy = std::move(copy), lp] { self->on_output(p, copy, lp); });
+          });
+    }
+    if (spec.stream) {
+      ex->begin_stream("text/event-stream");
+      for (int i = 0; i < np * n(); ++i) {
+        if (chat()) {
+          json c = chunk_base();
+          c["choices"] = json::array({{{"index", i},
+                                       {"delta", {{"role", "assistant"}, {"content", ""}}},
+                                       {"logprobs", nullptr},
+                                       {"finish_reason", nullptr}}});
+          if (spec.include_usage) c["usage"] = nullptr;
+          send_event(c);
+        } else if (spec.echo) {
+          send_chunk(i, prompts[static_cast<size_t>(i / n())].echo, nullptr, nullptr);
+        }
+      }
+    }
+    ex->on_disconnect([self] {
+      self->gone = true;
+      self->abort();
+    });
+    timer.expires_after(
+        std::chrono::milliseconds(static_cast<int64_t>(srv.c_.request_timeout_seconds * 1000)));
+    timer.async_wait([self](const boost::system::error_code& ec) {
+      if (ec || self->finished) return;
+      self->timed_out = true;
+      self->abort();
+    });
+  }
+
+  void abort() {
+    for (const auto& p : prompts)
+      if (p.id != 0 && p.open > 0) srv.engine_.abort(p.id);
+  }
+
+  void on_output(int p, const Output& o, const std::shared_ptr<TokenLogprobs>& lp) {
+    if (finished) return;
+    Prompt& pr = prompts[static_cast<size_t>(p)];
+    const int index = p * n() + o.index;
+    Choice& ch = choices[static_cast<size_t>(index)];
+    const double t = now();
+    Metrics& m = srv.metrics_;
+    pr.n_prompt = o.prompt_tokens;
+    pr.cached = o.cached_tokens;
+    json lps = nullptr;
+    if (o.token >= 0) {
+      ++m.generation_tokens;
+      if (pr.first_token == 0) {
+        pr.first_token = t;
+        m.ttft.observe(t - arrival);
+        m.queue.observe(std::max(0.0, o.scheduled_at - arrival));
+        m.prompt_tokens += static_cast<uint64_t>(o.prompt_tokens);
+        m.prompt_len.observe(static_cast<double>(o.prompt_tokens));
+      }
+      if (ch.last_token > 0) m.itl.observe(t - ch.last_token);
+      ch.last_token = t;
+      ch.tokens.push_back(o.token);
+      if (lp) {
+        ch.logprobs.push_back(*lp);
+        if (spec.stream) {
+          const Tokenizer& tok = srv.fmt_.tokenizer();
+          lps = chat() ? chat_logprobs(tok, {o.token}, {*lp})
+                       : completion_logprobs(tok, {o.token}, {*lp}, ch.text_bytes);
+          ch.text_bytes += static_cast<int64_t>(tok.token_bytes(o.token, true).size());
+        }
+      }
+    }
+    ch.text += o.text;
+    const bool last = o.finish != FinishReason::None;
+    if (spec.stream && !gone) {
+      const bool aborted = o.finish == FinishReason::Abort;
+      if (!o.text.empty() || !lps.is_null() || (last && !aborted))
+        send_chunk(index, o.text, lps, last && !aborted ? finish_name(o.finish) : nullptr);
+    }
+    if (!last) return;
+    ch.finish = o.finish;
+    ++m.finished[o.finish == FinishReason::Abort ? "abort" : finish_name(o.finish)];
+    m.generation_len.observe(static_cast<double>(ch.tokens.size()));
+    --open;
+    if (--pr.open == 0) m.e2e.observe(t - arrival);
+    if (open == 0) complete();
+  }
+
+  void complete() {
+    finished = true;
+    timer.cancel();
+    bool aborted = false;
+    for (const auto& ch : choices) aborted |= ch.finish == FinishReason::Abort;
+    if (!gone) {
+      if (aborted && (timed_out || shut_down)) {
+        const ApiError e = timed_out ? ApiError(504, fmt::format("the request took longer than the "
+                                                                 "server's limit of {} s",
+                                                                 srv.c_.request_timeout_seconds))
+                                     : ApiError(503, "the server is shutting down");
+        if (spec.stream) {
+          send_event(json::parse(error_body(e)));
+          ex->send("data: [DONE]\n\n");
+          ex->end_stream();
+        } else {
+          send_error(*ex, e);
+        }
+      } else if (spec.stream) {
+        if (spec.include_usage) {
+          json c = chunk_base();
+          c["choices"] = json::array();
+          c["usage"] = usage();
+          send_event(c);
+        }
+        ex->send("data: [DONE]\n\n");
+        ex->end_stream();
+      } else {
+        respond();
+      }
+    }
+    srv.jobs_.erase(this);
+    srv.maybe_finish_shutdown();
+  }
+
+  void respond() {
+    const Tokenizer& tok = srv.fmt_.tokenizer();
+    json out = {{"id", id},
+                {"object", chat() ? "chat.completion" : "text_completion"},
+                {"created", created},
+                {"model", srv.c_.model_name}};
+    json list = json::array();
+    for (size_t i = 0; i < choices.size(); ++i) {
+      const Choice& ch = choices[i];
+      json c = {{"index", i}};
+      if (chat()) {
+        c["message"] = {{"role", "assistant"}, {"content", ch.text}};
+        c["logprobs"] =
+            spec.base.logprobs >= 0 ? chat_logprobs(tok, ch.tokens, ch.logprobs) : json(nullptr);
+      } else {
+        const std::string& echo = prompts[i / static_cast<size_t>(n())].echo;
+        c["text"] = echo + ch.text;
+        c["logprobs"] = spec.base.logprobs >= 0
+                            ? completion_logprobs(tok, ch.tokens, ch.logprobs, 0)
+                            : json(nullptr);
+      }
+      c["finish_reason"] = finish_name(ch.finish);
+      list.push_back(std::move(c));
+    }
+    out["choices"] = std::move(list);
+    out["usage"] = usage();
+    send_json(*ex, out);
+  }
+};
+
+Server::Server(Engine& engine, const PromptFormat& fmt, const ServerConfig& c)
+    : engine_(engine), fmt_(fmt), c_(c), signals_(io_, SIGINT, SIGTERM), grace_timer_(io_) {
+  http_ = std::make_unique<HttpServer>(io_, c_.host, c_.port, c_.http,
+                                       [this](std::shared_ptr<Exchange> ex) { handle(ex); });
+  stats_ = engine_.stats();
+}
+
+Server::~Server() {
+  stop_engine_ = true;
+  if (engine_thread_.joinable()) engine_thread_.join();
+}
+
+uint16_t Server::port() const {
+  return http_->port();
+}
+
+void Server::run() {
+  signals_.async_wait([this](const boost::system::error_code& ec, int) {
+    if (ec) return;
+    begin_shutdown();
+    // A second signal ends the running requests at once.
+    signals_.async_wait([this](const boost::system::error_code& ec2, int) {
+      if (ec2) return;
+      grace_timer_.cancel();
+      aborting_ = true;
+      for (Job* j : jobs_) j->shut_down = true, j->abort();
+    });
+  });
+  engine_thread_ = std::thread([this] { engine_loop(); });
+  io_.run();
+  stop_engine_ = true;
+  engine_thread_.join();
+}
+
+void Server::shutdown() {
+  net::post(io_, [this] { begin_shutdown(); });
+}
+
+void Server::engine_loop() {
+  bool was_idle = true;
+  while (!stop_engine_) {
+    const bool worked = engine_.step();
+    if (worked || !was_idle) {
+      // Whenever the engine goes idle its block accounting must be exact.
+      if (!worked) engine_.check();
+      std::lock_guard lk(stats_mu_);
+      stats_ = engine_.stats();
+    }
+    was_idle = !worked;
+    if (!worked) engine_.wait_for_work(0.1);
+  }
+}
+
+EngineStats Server::stats() const {
+  std::lock_guard lk(stats_mu_);
+  return stats_;
+}
+
+void Server::begin_shutdown() {
+  if (draining_) return;
+  draining_ = true;
+  std::fprintf(stderr, "shutting down: %zu requests running, up to %.0f s to finish\n",
+               jobs_.size(), c_.shutdown_grace_seconds);
+  http_->stop_accepting();
+  grace_timer_.expires_after(
+      std::chrono::milliseconds(static_cast<int64_t>(c_.shutdown_grace_seconds * 1000)));
+  grace_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;
+    aborting_ = true;
+    for (Job* j : jobs_) j->shut_down = true, j->abort();
+  });
+  maybe_finish_shutdown();
+}
+
+void Server::maybe_finish_shutdown() {
+  if (!draining_ || !jobs_.empty()) return;
+  grace_timer_.cancel();
+  signals_.cancel();
+  // Responses still being written get a moment; then every connection is closed and run() returns.
+  grace_timer_.expires_after(std::chrono::seconds(2));
+  grace_timer_.async_wait([this](const boost::system::error_code&) { http_->close_all(); });
+}
+
+void Server::handle(std::shared_ptr<Exchange> ex) {
+  try {
+    route(ex);
+  } catch (const ApiError& e) {
+    send_error(*ex, e);
+  } catch (const Error& e) {
+    send_error(*ex, ApiError(400, e.what()));
+  } catch (const std::exception& e) {
+    send_error(*ex, ApiError(500, std::string("internal error: ") + e.what()));
+  }
+}
+
+void Server::route(const std::shared_ptr<Exchange>& ex) {
+  const HttpRequest& req = ex->request();
+  std::string target(req.target());
+  if (auto q = target.find('?'); q != std::string::npos) target.resize(q);
+  struct Route {
+    const char* path;
+    http::verb method;
+    bool open;  // reachable without the API key
+  };
+  static const Route kRoutes[] = {
+      {"/v1/completions", http::verb::post, false},
+      {"/v1/chat/completions", http::verb::post, false},
+      {"/v1/models", http::verb::get, false},
+      {"/tokenize", http::verb::post, false},
+      {"/detokenize", http::verb::post, false},
+      {"/health", http::verb::get, true},
+      {"/metrics", http::verb::get, true},
+      {"/version", http::verb::get, true},
+  };
+  const Route* route = nullptr;
+  for (const auto& r : kRoutes)
+    if (target == r.path) route = &r;
+  if (!route)
+    throw ApiError(404, fmt::format("no route {} {}", std::string(req.method_string()), target), "",
+                   "", "not_found");
+  if (req.method() != route->method) {
+    const std::string allow = route->method == http::verb::get ? "GET" : "POST";
+    return send_error(*ex,
+                      ApiError(405, fmt::format("{} takes {} requests", target, allow), "", "",
+                               "method_not_allowed"),
+                      {{"Allow", allow}});
+  }
+  if (!route->open && !c_.api_key.empty()) {
+    const std::string auth(req[http::field::authorization]);
+    if (!same_secret(auth, "Bearer " + c_.api_key))
+      throw ApiError(401, "Incorrect API key provided.", "", "invalid_request_error",
+                     "invalid_api_key");
+  }
+  if (target == "/health") return ex->respond(http::status::ok, "", "");
+  if (target == "/version") return send_json(*ex, json{{"version", "0.1.0"}});
+  if (target == "/metrics")
+    return ex->respond(http::status::ok, "text/plain; version=0.0.4; charset=utf-8",
+                       metrics_.render(c_.model_name, stats()));
+  if (target == "/v1/models")
+    return send_json(*ex,
+                     json{{"object", "list"},
+                          {"data", json::array({{{"id", c_.model_name},
+                                                 {"object", "model"},
+                                                 {"created", unix_time()},
+                                                 {"owned_by", "brisk"},
+                                                 {"max_model_len", engine_.max_model_len()}}})}});
+  if (draining_) throw ApiError(503, "the server is shutting down");
+  if (target == "/tokenize") return tokenize(ex);
+  if (target == "/detokenize") return detokenize(ex);
+  generate(ex, target == "/v1/chat/completions");
+}
+
+void Server::generate(const std::shared_ptr<Exchange>& ex, bool chat) {
+  const json body = parse_body(ex->request().body());
+  GenSpec spec = chat ? parse_chat_request(body, fmt_, engine_.max_model_len())
+                      : parse_completion_request(body, fmt_, engine_.max_model_len());
+  if (!spec.model.empty() && spec.model != c_.model_name)
+    throw ApiError(404, fmt::format("The model `{}` does not exist.", spec.model), "model", "",
+                   "model_not_found");
+  if (jobs_.size() >= static_cast<size_t>(c_.max_running + c_.max_queue))
+    return send_error(
+        *ex,
+        ApiError(429, "the server is busy: too many requests are waiting; retry later", "", "",
+                 "rate_limit_exceeded"),
+        {{"Retry-After", "1"}});
+  auto job = std::make_shared<Job>(*this, ex, std::move(spec));
+  jobs_.insert(job.get());
+  // The job keeps itself alive through the engine callbacks and posted events.
+  try {
+    job->start();
+  } catch (...) {
+    job->finished = true;
+    job->abort();
+    jobs_.erase(job.get());
+    throw;
+  }
+}
+
+void Server::tokenize(const std::shared_ptr<Exchange>& ex) {
+  const json b = parse_body(ex->request().body());
+  std::vector<int32_t> ids;
+  if (b.contains("messages")) {
+    const bool gen = b.value("add_generation_prompt", true);
+    try {
+      ids = fmt_.encode_chat(
+          fmt_.render_chat(normalize_messages(b.at("messages")), gen, chat_template_extra(b)));
+    } catch (const Error& e) {
+      throw ApiError(400, std::string("the chat template failed: ") + e.what(), "messages");
+    }
+  } else {
+    if (!b.contains("prompt") || !b.at("prompt").is_string())
+      throw ApiError(400, "'prompt' (a string) or 'messages' is required", "prompt");
+    const auto add = b.find("add_special_tokens");
+    if (add != b.end() && !add->is_boolean())
+      throw ApiError(400, "'add_special_tokens' must be true or false", "add_special_tokens");
+    ids = fmt_.encode_text(b.at("prompt").get<std::string>(), add == b.end() || add->get<bool>());
+  }
+  send_json(*ex, json{{"count", ids.size()},
+                      {"max_model_len", engine_.max_model_len()},
+                      {"tokens", ids},
+                      {"token_strs", nullptr}});
+}
+
+void Server::detokenize(const std::shared_ptr<Exchange>& ex) {
+  const json b = parse_body(ex->request().body());
+  if (!b.contains("tokens") || !b.at("tokens").is_array())
+    throw ApiError(400, "'tokens' (a list of token ids) is required", "tokens");
+  const Tokenizer& tok = fmt_.tokenizer();
+  StreamDecoder dec(tok);
+  std::string text;
+  for (const json& t : b.at("tokens")) {
+    if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= tok.vocab().size())
+      throw ApiError(400, fmt::format("token {} is not a token id of this model", t.dump()),
+                     "tokens");
+    text += dec.push(static_cast<int32_t>(t.get<int64_t>()));
+  }
+  text += dec.flush();
+  send_json(*ex, json{{"prompt", text}});
+}
+
+}  // namespace brisk::server

@@ -1,0 +1,77 @@
+// brisk's OpenAI-compatible server: the HTTP layer on one I/O thread, the engine stepping on its
+// own thread. A request is checked and tokenized on the I/O thread and submitted to the engine;
+// the engine's callbacks post each new token back to the I/O thread, which streams it or keeps it
+// for the whole response.
+#pragma once
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_set>
+
+#include "engine/engine.h"
+#include "engine/prompt.h"
+#include "server/http.h"
+#include "server/metrics.h"
+
+namespace brisk::server {
+
+struct ServerConfig {
+  std::string host = "127.0.0.1";
+  uint16_t port = 8080;
+  std::string api_key;                   // "": no authentication
+  std::string model_name;                // as /v1/models lists it
+  int max_running = 64;                  // the engine's --max-seqs
+  int max_queue = 1024;                  // requests waiting beyond those running; then 429
+  double request_timeout_seconds = 600;  // a request running longer is ended
+  double shutdown_grace_seconds = 10;    // running requests may finish this long on SIGTERM
+  HttpLimits http;
+};
+
+class Server {
+ public:
+  Server(Engine& engine, const PromptFormat& fmt, const ServerConfig& c);
+  ~Server();
+  // Serves until SIGINT/SIGTERM (or shutdown()) and the grace period are over.
+  void run();
+  // Starts a graceful shutdown from any thread.
+  void shutdown();
+  uint16_t port() const;
+
+  struct Job;  // one API request in flight
+
+ private:
+  void handle(std::shared_ptr<Exchange> ex);
+  void route(const std::shared_ptr<Exchange>& ex);
+  void generate(const std::shared_ptr<Exchange>& ex, bool chat);
+  void tokenize(const std::shared_ptr<Exchange>& ex);
+  void detokenize(const std::shared_ptr<Exchange>& ex);
+  void engine_loop();
+  void begin_shutdown();
+  void maybe_finish_shutdown();
+  EngineStats stats() const;
+
+  friend struct Job;
+  Engine& engine_;
+  const PromptFormat& fmt_;
+  ServerConfig c_;
+  boost::asio::io_context io_;
+  std::unique_ptr<HttpServer> http_;
+  boost::asio::signal_set signals_;
+  boost::asio::steady_timer grace_timer_;
+  Metrics metrics_;
+  std::unordered_set<Job*> jobs_;
+  bool draining_ = false, aborting_ = false;
+
+  std::thread engine_thread_;
+  std::atomic<bool> stop_engine_{false};
+  mutable std::mutex stats_mu_;
+  EngineStats stats_;
+};
+
+}  // namespace brisk::server
