@@ -75,8 +75,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     parser_.emplace();
     parser_->body_limit(server_.limits_.max_body_bytes);
     parser_->header_limit(static_cast<uint32_t>(server_.limits_.max_header_bytes));
-    stream_.expires_after(ms(buf_.size() > 0 ? server_.limits_.read_timeout_seconds
-                                             : server_.limits_.idle_timeout_seconds));
+    stream_.expires_after(ms(server_.limits_.read_timeout_seconds));
     reading_ = true;
     http::async_read(stream_, buf_, *parser_,
                      [self = shared_from_this()](beast::error_code ec, size_t) {
@@ -292,6 +291,12 @@ void HttpServer::stop_accepting() {
   for (Connection* c : conns_)
     if (c->idle()) idle.push_back(c->shared_from_this());
   for (auto& c : idle) c->close();
+}
+
+size_t HttpServer::n_open_connections() const {
+  size_t n = 0;
+  for (const Connection* c : conns_) n += c->closed() ? 0 : 1;
+  return n;
 }
 
 void HttpServer::close_all() {

@@ -28,8 +28,9 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 struct HttpLimits {
   size_t max_body_bytes = size_t{8} << 20;
   size_t max_header_bytes = size_t{16} << 10;
-  double read_timeout_seconds = 30;   // to receive a whole request (headers and body)
-  double idle_timeout_seconds = 60;   // a keep-alive connection waiting for its next request
+  // To receive a whole request, headers and body; a keep-alive connection waiting for its next
+  // request is closed after as long.
+  double read_timeout_seconds = 30;
   double write_timeout_seconds = 60;  // for the client to take each piece of a response
   int max_connections = 1024;
 };
@@ -73,7 +74,7 @@ class HttpServer {
   void stop_accepting();
   // Closes every connection (their requests see a disconnect).
   void close_all();
-  size_t n_connections() const { return conns_.size(); }
+  size_t n_open_connections() const;
 
  private:
   friend class Connection;

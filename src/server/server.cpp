@@ -316,14 +316,15 @@ uint16_t Server::port() const {
 void Server::run() {
   signals_.async_wait([this](const boost::system::error_code& ec, int) {
     if (ec) return;
-    begin_shutdown();
-    // A second signal ends the running requests at once.
+    // A second signal ends the running requests at once. Armed first: begin_shutdown() cancels
+    // the wait when nothing is running.
     signals_.async_wait([this](const boost::system::error_code& ec2, int) {
       if (ec2) return;
       grace_timer_.cancel();
       aborting_ = true;
       for (Job* j : jobs_) j->shut_down = true, j->abort();
     });
+    begin_shutdown();
   });
   engine_thread_ = std::thread([this] { engine_loop(); });
   io_.run();
@@ -376,6 +377,8 @@ void Server::maybe_finish_shutdown() {
   grace_timer_.cancel();
   signals_.cancel();
   // Responses still being written get a moment; then every connection is closed and run() returns.
+  http_->stop_accepting();
+  if (http_->n_open_connections() == 0) return;
   grace_timer_.expires_after(std::chrono::seconds(2));
   grace_timer_.async_wait([this](const boost::system::error_code&) { http_->close_all(); });
 }
