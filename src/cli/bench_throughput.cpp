@@ -39,7 +39,7 @@ int throughput(ThroughputArgs& a) {
   auto m = load_model(a.model, &load_s);
   const int threads = a.threads > 0 ? a.threads : ThreadPool::default_threads();
   ThreadPool pool(threads);
-  Engine e(*m, pool, engine_config(a.engine));
+  Engine e(*m, pool, engine_config(a.engine, *m));
   std::fprintf(stderr, "%s\n", describe_kv(e).c_str());
 
   std::mt19937_64 rng(a.seed);

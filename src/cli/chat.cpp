@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/engine_options.h"
 #include "cli/generate.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
@@ -22,7 +23,7 @@ struct ChatArgs {
   std::string system, template_file;
   int64_t n_predict = -1, n_ctx = 0, n_batch = 512;
   int threads = 0;
-  std::string kv_dtype = "f16";
+  std::string kv_dtype = "auto";
   SamplingParams sp;
   int64_t seed = -1;
   bool verbose = false;
@@ -152,7 +153,7 @@ void register_chat(CLI::App& app, Commands& c) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
   s->add_option("-b,--batch-size", a->n_batch, "Prompt tokens processed per forward pass")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
-  s->add_option("--kv-cache-dtype", a->kv_dtype, "KV cache element type: f16, bf16, f32 or q8_0");
+  s->add_option("--kv-cache-dtype", a->kv_dtype, kKvDtypeHelp);
   add_sampling_options(*s, a->sp, a->seed);
   s->add_flag("-v,--verbose", a->verbose, "Print run details to stderr");
   s->callback([a, &c] { c.selected = [a] { return chat(*a); }; });

@@ -42,9 +42,7 @@ void add_engine_options(CLI::App& app, EngineArgs& a) {
   app.add_option("--kv-cache-size", a.kv_cache_size,
                  "Memory for the paged KV cache, e.g. 2GiB or 512MiB (default: enough for "
                  "--max-seqs sequences of --max-model-len tokens, at most 2 GiB)");
-  app.add_option("--kv-cache-dtype", a.kv_dtype,
-                 "KV cache element type: f16, bf16, f32 or q8_0 (8-bit, a scale per position "
-                 "and head)");
+  app.add_option("--kv-cache-dtype", a.kv_dtype, kKvDtypeHelp);
   app.add_option("--block-size", a.block_size, "Tokens per KV cache block")
       ->check(CLI::Range(1, 1024));
   app.add_option("--max-batched-tokens,--max-num-batched-tokens", a.max_batched_tokens,
@@ -61,10 +59,16 @@ void add_engine_options(CLI::App& app, EngineArgs& a) {
                "seen before");
 }
 
-EngineConfig engine_config(const EngineArgs& a) {
+KvType kv_type_for(const std::string& name, const Model& m) {
+  if (name != "auto") return parse_kv_type(name);
+  const DType w = m.w.layers.empty() ? m.w.output.type : m.w.layers[0].wq.type;
+  return w == DType::F32 ? KvType::F32 : w == DType::BF16 ? KvType::BF16 : KvType::F16;
+}
+
+EngineConfig engine_config(const EngineArgs& a, const Model& m) {
   EngineConfig c;
   if (!a.kv_cache_size.empty()) c.kv_cache_bytes = parse_size(a.kv_cache_size, "--kv-cache-size");
-  c.kv_type = parse_kv_type(a.kv_dtype);
+  c.kv_type = kv_type_for(a.kv_dtype, m);
   c.block_size = a.block_size;
   c.max_batched_tokens = a.max_batched_tokens;
   c.max_seqs = a.max_seqs;

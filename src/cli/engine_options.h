@@ -11,7 +11,7 @@ namespace brisk::cli {
 
 struct EngineArgs {
   std::string kv_cache_size;  // "2GiB", "512MiB", "1e9", ... ("" : automatic)
-  std::string kv_dtype = "f16";
+  std::string kv_dtype = "auto";
   int block_size = 16;
   int64_t max_batched_tokens = 512;
   int max_seqs = 64;
@@ -20,7 +20,15 @@ struct EngineArgs {
 };
 
 void add_engine_options(CLI::App& app, EngineArgs& a);
-EngineConfig engine_config(const EngineArgs& a);
+EngineConfig engine_config(const EngineArgs& a, const Model& m);
+
+// --kv-cache-dtype: "auto" (the default everywhere) keeps the KV in the weights' own precision
+// where that is a float type (f32, bf16) and f16 otherwise, as vLLM's "auto" and llama.cpp's
+// default do; or one of f32, f16, bf16, q8_0.
+KvType kv_type_for(const std::string& name, const Model& m);
+inline const char* kKvDtypeHelp =
+    "KV cache element type: auto (f32 or bf16 for such weights, else f16), f16, bf16, f32 or q8_0 "
+    "(8-bit, a scale per position and head)";
 
 // Parses a byte size: a number with an optional unit (B, K/KB/KiB, M/MB/MiB, G/GB/GiB; the
 // decimal and binary units alike mean powers of 1024, as memory sizes usually do).

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "cli/common.h"
+#include "cli/engine_options.h"
 
 namespace brisk::cli {
 
@@ -54,7 +55,7 @@ EngineConfig single_sequence_config(const Model& m, int64_t n_ctx, int64_t n_bat
   c.max_seqs = 1;
   c.max_model_len = n_ctx;
   c.max_batched_tokens = n_batch;
-  c.kv_type = parse_kv_type(kv_dtype);
+  c.kv_type = kv_type_for(kv_dtype, m);
   // Room for exactly one sequence of n_ctx tokens. The pool is allocated but not written until
   // the text reaches it, so a large -c costs nothing until it is used.
   KvGeometry g;

@@ -23,7 +23,7 @@ struct RunArgs {
   int threads = 0;
   SamplingParams sp;
   int64_t seed = -1;
-  std::string kv_dtype = "f16";
+  std::string kv_dtype = "auto";
   bool ignore_eos = false, verbose = false, no_display_prompt = false;
 };
 
@@ -118,7 +118,7 @@ void register_run(CLI::App& app, Commands& c) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
   s->add_option("-b,--batch-size", a->n_batch, "Prompt tokens processed per forward pass")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
-  s->add_option("--kv-cache-dtype", a->kv_dtype, "KV cache element type: f16, bf16, f32 or q8_0");
+  s->add_option("--kv-cache-dtype", a->kv_dtype, kKvDtypeHelp);
   add_sampling_options(*s, a->sp, a->seed);
   s->add_flag("--ignore-eos", a->ignore_eos, "Keep generating past the end-of-text token");
   s->add_flag("--no-display-prompt", a->no_display_prompt, "Do not echo the prompt to stdout");

@@ -27,7 +27,7 @@ int serve(ServeArgs& a) {
   auto m = load_model(a.model, &load_s);
   const int threads = a.threads > 0 ? a.threads : ThreadPool::default_threads();
   ThreadPool pool(threads);
-  Engine engine(*m, pool, engine_config(a.engine));
+  Engine engine(*m, pool, engine_config(a.engine, *m));
   const PromptFormat fmt(*m->tokenizer, a.template_file.empty()
                                             ? std::string()
                                             : read_text_file(a.template_file, "chat template"));

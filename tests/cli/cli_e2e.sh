@@ -77,6 +77,16 @@ wait $pid
 rc=$?
 check "Ctrl-C exits with 130" '[ $rc -eq 130 ]'
 check "Ctrl-C still prints statistics" 'grep -q "interrupted" "$T/e" && grep -q "generation:" "$T/e"'
+# An interrupt that arrives while loading is honoured too (a shell starts background jobs with
+# SIGINT ignored, so the handler must be in place from the start).
+"$BRISK" run -m "$M/stories260K.gguf" -c 200000 -n -1 --ignore-eos --temp 0 >/dev/null 2>&1 &
+pid=$!
+sleep 0.05
+kill -INT $pid
+for _ in $(seq 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+check "an early Ctrl-C ends the run" '! kill -0 $pid 2>/dev/null'
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
 
 # Offline throughput through the batching engine: every request completes, the shared prefix hits
 # the cache, a tiny KV pool forces preemptions, and no block is left over (the command checks).
