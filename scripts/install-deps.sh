@@ -8,7 +8,7 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   g++ cmake ninja-build pkg-config python3 clang-format \
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev \
-  libcurl4-openssl-dev libpcre2-dev libutf8proc-dev libboost-dev ca-certificates >/dev/null
+  libcurl4-openssl-dev libpcre2-dev libutf8proc-dev libboost-dev ca-certificates curl >/dev/null
 # Node.js and npm run the server tests with OpenAI's official client (versions pinned by the lockfile).
 command -v npm >/dev/null || $SUDO apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
 (cd "$(dirname "$0")/../tests/server" && npm ci --no-audit --no-fund --loglevel=error)
