@@ -142,12 +142,14 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
       r.prompt = spec.prompts[static_cast<size_t>(p)];
       net::io_context& io = srv.io_;
       prompts[static_cast<size_t>(p)].id =
-          srv.engine_.submit(std::move(r), [self, p, &io](const Output& o) {
+          srv.engine_.submit(std::move(r), [weak = weak_from_this(), p, &io](const Output& o) {
             Output copy = o;
             std::shared_ptr<TokenLogprobs> lp;
             if (o.logprobs) lp = std::make_shared<TokenLogprobs>(*o.logprobs);
             copy.logprobs = nullptr;
-            net::post(io, [self, p, copy = std::move(copy), lp] { self->on_output(p, copy, lp); });
+            net::post(io, [weak, p, copy = std::move(copy), lp] {
+              if (auto job = weak.lock()) job->on_output(p, copy, lp);
+            });
           });
     }
     if (spec.stream) {
@@ -263,8 +265,10 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
         respond();
       }
     }
-    srv.jobs_.erase(this);
-    srv.maybe_finish_shutdown();
+    Server& server = srv;
+    const auto keep = shared_from_this();  // erasing may drop the last reference
+    server.jobs_.erase(this);
+    server.maybe_finish_shutdown();
   }
 
   void respond() {
@@ -322,7 +326,7 @@ void Server::run() {
       if (ec2) return;
       grace_timer_.cancel();
       aborting_ = true;
-      for (Job* j : jobs_) j->shut_down = true, j->abort();
+      for (auto& [j, owned] : jobs_) j->shut_down = true, j->abort();
     });
     begin_shutdown();
   });
@@ -367,7 +371,7 @@ void Server::begin_shutdown() {
   grace_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec) return;
     aborting_ = true;
-    for (Job* j : jobs_) j->shut_down = true, j->abort();
+    for (auto& [j, owned] : jobs_) j->shut_down = true, j->abort();
   });
   maybe_finish_shutdown();
 }
@@ -466,7 +470,7 @@ void Server::generate(const std::shared_ptr<Exchange>& ex, bool chat) {
                  "rate_limit_exceeded"),
         {{"Retry-After", "1"}});
   auto job = std::make_shared<Job>(*this, ex, std::move(spec));
-  jobs_.insert(job.get());
+  jobs_.emplace(job.get(), job);
   // The job keeps itself alive through the engine callbacks and posted events.
   try {
     job->start();

@@ -12,7 +12,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "engine/engine.h"
 #include "engine/prompt.h"
@@ -65,7 +65,9 @@ class Server {
   boost::asio::signal_set signals_;
   boost::asio::steady_timer grace_timer_;
   Metrics metrics_;
-  std::unordered_set<Job*> jobs_;
+  // Requests in flight, owned here: the engine's callbacks hold only weak references, so a job
+  // is always destroyed on the I/O thread.
+  std::unordered_map<Job*, std::shared_ptr<Job>> jobs_;
   bool draining_ = false, aborting_ = false;
 
   std::thread engine_thread_;
