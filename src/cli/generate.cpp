@@ -58,14 +58,7 @@ EngineConfig single_sequence_config(const Model& m, int64_t n_ctx, int64_t n_bat
   c.kv_type = kv_type_for(kv_dtype, m);
   // Room for exactly one sequence of n_ctx tokens. The pool is allocated but not written until
   // the text reaches it, so a large -c costs nothing until it is used.
-  KvGeometry g;
-  g.n_layer = static_cast<int>(m.hp.n_layer);
-  g.n_head_kv = m.hp.n_head_kv;
-  g.head_dim = m.hp.head_dim;
-  g.block_size = c.block_size;
-  g.type = c.kv_type;
-  c.kv_cache_bytes =
-      g.bytes_per_block() * static_cast<uint64_t>((n_ctx + c.block_size - 1) / c.block_size);
+  c.kv_cache_bytes = kv_bytes_for_tokens(m, c, n_ctx);
   return c;
 }
 

@@ -57,7 +57,6 @@ int run(RunArgs& a) {
   req.sampling = a.sp;
   req.ignore_eos = a.ignore_eos;
   req.max_tokens = a.n_predict < 0 ? n_ctx - n_prompt : std::min(a.n_predict, n_ctx - n_prompt);
-  if (a.n_predict == 0) req.max_tokens = 0;
 
   ThreadPool pool(threads);
   Engine engine(*model, pool, single_sequence_config(*model, n_ctx, a.n_batch, a.kv_dtype));

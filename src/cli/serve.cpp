@@ -1,9 +1,8 @@
+// brisk serve: the OpenAI-compatible HTTP server on the batching engine.
 // GCC 12 with the sanitizers reports Beast's parser (boost::optional) as maybe uninitialized
 // where it is inlined: a false positive in Boost's headers.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-// brisk serve: the OpenAI-compatible HTTP server on the batching engine.
 #include <cstdio>
-
 #include <filesystem>
 #include <memory>
 

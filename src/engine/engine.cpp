@@ -64,24 +64,33 @@ struct Engine::Req {
   }
 };
 
+KvGeometry kv_geometry_for(const Model& m, const EngineConfig& c) {
+  KvGeometry g;
+  g.n_layer = static_cast<int>(m.hp.n_layer);
+  g.n_head_kv = m.hp.n_head_kv;
+  g.head_dim = m.hp.head_dim;
+  g.block_size = c.block_size;
+  g.type = c.kv_type;
+  return g;
+}
+
+uint64_t kv_bytes_for_tokens(const Model& m, const EngineConfig& c, int64_t tokens) {
+  return kv_geometry_for(m, c).bytes_per_block() *
+         static_cast<uint64_t>((tokens + c.block_size - 1) / c.block_size);
+}
+
 Engine::Engine(const Model& m, ThreadPool& pool, const EngineConfig& c)
     : m_(m), pool_(pool), c_(c), forward_(m, pool) {
   if (c.block_size < 1 || c.block_size > 1024)
     fail("block size {} is not in 1..1024", c.block_size);
-  geom_.n_layer = static_cast<int>(m.hp.n_layer);
-  geom_.n_head_kv = m.hp.n_head_kv;
-  geom_.head_dim = m.hp.head_dim;
-  geom_.block_size = c.block_size;
-  geom_.type = c.kv_type;
+  geom_ = kv_geometry_for(m, c);
   int64_t model_len =
       c.max_model_len > 0 ? c.max_model_len : (m.hp.n_ctx_train > 0 ? m.hp.n_ctx_train : 4096);
   uint64_t budget = c.kv_cache_bytes;
-  if (budget == 0) {
-    const uint64_t per_seq = geom_.bytes_per_block() *
-                             static_cast<uint64_t>((model_len + c.block_size - 1) / c.block_size);
-    budget = std::min<uint64_t>(per_seq * static_cast<uint64_t>(std::max(c.max_seqs, 1)),
-                                uint64_t{2} << 30);
-  }
+  if (budget == 0)
+    budget = std::min<uint64_t>(
+        kv_bytes_for_tokens(m, c, model_len) * static_cast<uint64_t>(std::max(c.max_seqs, 1)),
+        uint64_t{2} << 30);
   n_blocks_ = geom_.blocks_for(budget);
   if (n_blocks_ < 1)
     fail("a KV cache of {} bytes holds no block ({} bytes each)", budget, geom_.bytes_per_block());

@@ -37,6 +37,11 @@ struct EngineConfig {
   int64_t max_model_len = 0;  // 0: the model's training context (capped by the pool)
 };
 
+// The KV pool's shape for this model and configuration, and the bytes that hold `tokens`
+// positions of one sequence (whole blocks).
+KvGeometry kv_geometry_for(const Model& m, const EngineConfig& c);
+uint64_t kv_bytes_for_tokens(const Model& m, const EngineConfig& c, int64_t tokens);
+
 struct Request {
   std::vector<int32_t> prompt;
   SamplingParams sampling;

@@ -61,6 +61,17 @@ inline void gather(const AttnShape& s, int kv_head, const KvSpan* spans, size_t 
 #pragma GCC pop_options
 #endif
 
+using GenericFn = void (*)(const AttnShape&, int, const float*, int64_t, const KvSpan*, size_t,
+                           float*);
+// The portable kernel for one KV type, in its AVX2 + F16C build where `wide` and x86.
+template <KvType T>
+GenericFn generic_kernel([[maybe_unused]] bool wide) {
+#if defined(__x86_64__)
+  if (wide) return avx2::attend<T>;
+#endif
+  return portable::attend<T>;
+}
+
 #if defined(__x86_64__)
 
 // Widen 16 stored elements to floats.
@@ -343,10 +354,10 @@ float load_kv_elem(KvType t, const void* row, int64_t i) {
   return 0.0f;
 }
 
-void attention_group(const AttnShape& s, int kv_head, const AttnQuery* qs, int n_queries,
-                     const KvSpan* spans, size_t n_spans) {
+void attention_group_isa(Isa isa, const AttnShape& s, int kv_head, const AttnQuery* qs,
+                         int n_queries, const KvSpan* spans, size_t n_spans) {
 #if defined(__x86_64__)
-  if (best_isa() == Isa::Avx512) {
+  if (isa == Isa::Avx512) {
     AttendFn f = nullptr;
     switch (s.kv_type) {
       case KvType::F32:
@@ -365,26 +376,18 @@ void attention_group(const AttnShape& s, int kv_head, const AttnQuery* qs, int n
     if (f) return f(s, kv_head, qs, n_queries, spans, n_spans);
   }
 #endif
-  using Fn = void (*)(const AttnShape&, int, const float*, int64_t, const KvSpan*, size_t, float*);
-  auto pick = [&](auto kernels) -> Fn {
-    switch (s.kv_type) {
-      case KvType::F32:
-        return kernels.template operator()<KvType::F32>();
-      case KvType::F16:
-        return kernels.template operator()<KvType::F16>();
-      case KvType::BF16:
-        return kernels.template operator()<KvType::BF16>();
-      case KvType::Q8:
-        break;
-    }
-    return kernels.template operator()<KvType::Q8>();
-  };
-  Fn generic = pick([]<KvType T>() -> Fn { return portable::attend<T>; });
-#if defined(__x86_64__)
-  if (best_isa() >= Isa::Avx2) generic = pick([]<KvType T>() -> Fn { return avx2::attend<T>; });
-#endif
+  const bool wide = isa >= Isa::Avx2;
+  const GenericFn generic = s.kv_type == KvType::F32    ? generic_kernel<KvType::F32>(wide)
+                            : s.kv_type == KvType::F16  ? generic_kernel<KvType::F16>(wide)
+                            : s.kv_type == KvType::BF16 ? generic_kernel<KvType::BF16>(wide)
+                                                        : generic_kernel<KvType::Q8>(wide);
   for (int i = 0; i < n_queries; ++i)
     generic(s, kv_head, qs[i].q, qs[i].n_keys, spans, n_spans, qs[i].out);
+}
+
+void attention_group(const AttnShape& s, int kv_head, const AttnQuery* qs, int n_queries,
+                     const KvSpan* spans, size_t n_spans) {
+  attention_group_isa(best_isa(), s, kv_head, qs, n_queries, spans, n_spans);
 }
 
 }  // namespace brisk

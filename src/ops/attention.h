@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <string>
 
+#include "ops/cpu.h"
+
 namespace brisk {
 
 enum class KvType : uint8_t { F32, F16, BF16, Q8 };
@@ -53,6 +55,11 @@ struct AttnQuery {
 // the queries; a token's result is the same bits whichever other queries come with it.
 void attention_group(const AttnShape& s, int kv_head, const AttnQuery* queries, int n_queries,
                      const KvSpan* spans, size_t n_spans);
+
+// The same with the kernels of one instruction set the CPU has (tests compare them); the call
+// above uses the best one.
+void attention_group_isa(Isa isa, const AttnShape& s, int kv_head, const AttnQuery* queries,
+                         int n_queries, const KvSpan* spans, size_t n_spans);
 
 // One token.
 inline void attention_group(const AttnShape& s, int kv_head, const float* q, int64_t n_keys,

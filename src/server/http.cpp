@@ -11,6 +11,7 @@
 #include <boost/beast/http/read.hpp>
 #include <chrono>
 #include <deque>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "core/error.h"
@@ -119,9 +120,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void reject(http::status st, const std::string& msg) {
-    std::string body = R"({"error":{"message":")" + msg +
-                       R"(","type":"invalid_request_error","param":null,"code":)" +
-                       std::to_string(static_cast<unsigned>(st)) + "}}";
+    const std::string body = nlohmann::json{{"error",
+                                             {{"message", msg},
+                                              {"type", "invalid_request_error"},
+                                              {"param", nullptr},
+                                              {"code", static_cast<unsigned>(st)}}}}
+                                 .dump();
     std::string h = head(st, "application/json", {}, false);
     h += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
     answering_ = true;

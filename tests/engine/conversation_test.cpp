@@ -13,19 +13,23 @@ namespace {
 struct Turn {
   std::vector<int32_t> tokens;
   int64_t cached = 0;
+  FinishReason finish = FinishReason::None;
 };
 
-Turn greedy_turn(Engine& e, std::vector<int32_t> prompt, int64_t max_tokens) {
+// One request run to its end; `abort` ends it right after submission, before any step.
+Turn greedy_turn(Engine& e, std::vector<int32_t> prompt, int64_t max_tokens, bool abort = false) {
   Request r;
   r.prompt = std::move(prompt);
   r.sampling.temperature = 0;
   r.max_tokens = max_tokens;
   r.ignore_eos = true;
   Turn t;
-  e.submit(std::move(r), [&](const Output& o) {
+  const RequestId id = e.submit(std::move(r), [&](const Output& o) {
     if (o.token >= 0) t.tokens.push_back(o.token);
     t.cached = o.cached_tokens;
+    t.finish = o.finish;
   });
+  if (abort) e.abort(id);
   e.run_until_idle();
   return t;
 }
@@ -71,19 +75,9 @@ TEST(Conversation, StopsAtTheModelLengthAndOnAbort) {
   EXPECT_EQ(static_cast<int64_t>(t.tokens.size()), 20 - 2);  // BOS + "Once" + 18 = 20
   EXPECT_THROW(greedy_turn(e, std::vector<int32_t>(40, 5), 1), Error);
 
-  int n = 0;
-  FinishReason fin = FinishReason::None;
-  Request r;
-  r.prompt = m->tokenizer->encode("Once", true);
-  r.max_tokens = 10;
-  const RequestId id = e.submit(r, [&](const Output& o) {
-    if (o.token >= 0) ++n;
-    fin = o.finish;
-  });
-  e.abort(id);
-  e.run_until_idle();
-  EXPECT_EQ(n, 0);
-  EXPECT_EQ(fin, FinishReason::Abort);
+  const Turn aborted = greedy_turn(e, m->tokenizer->encode("Once", true), 10, true);
+  EXPECT_TRUE(aborted.tokens.empty());
+  EXPECT_EQ(aborted.finish, FinishReason::Abort);
   EXPECT_EQ(e.stats().blocks_in_use, 0);
 }
 

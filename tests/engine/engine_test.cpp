@@ -144,10 +144,7 @@ void expect_batch_invariance(const Model& m, KvType type, int n_requests, int ma
     c.prefix_caching = s.caching;
     c.max_batched_tokens = s.budget;
     c.max_seqs = 64;
-    if (s.kv_blocks) {
-      KvGeometry g{static_cast<int>(m.hp.n_layer), m.hp.n_head_kv, m.hp.head_dim, 16, type};
-      c.kv_cache_bytes = g.bytes_per_block() * static_cast<uint64_t>(s.kv_blocks);
-    }
+    if (s.kv_blocks) c.kv_cache_bytes = kv_bytes_for_tokens(m, c, int64_t{16} * s.kv_blocks);
     Engine e(m, pool, c);
     expect_same(alone, run_all(e, reqs), s.name);
     const auto st = e.stats();
@@ -283,8 +280,7 @@ TEST(Engine, RejectsRequestsThatCouldNeverRun) {
   auto m = Model::load(test::shared("models/stories260K/stories260K.gguf"));
   ThreadPool pool(1);
   EngineConfig c;
-  KvGeometry g{static_cast<int>(m->hp.n_layer), m->hp.n_head_kv, m->hp.head_dim, 16, c.kv_type};
-  c.kv_cache_bytes = g.bytes_per_block() * 4;  // 64 positions
+  c.kv_cache_bytes = kv_bytes_for_tokens(*m, c, 64);  // 4 blocks
   Engine e(*m, pool, c);
   EXPECT_EQ(e.max_model_len(), 64);
   auto expect_error = [&](Request r, const std::string& part) {

@@ -1,10 +1,12 @@
 // Paged attention: rows stored through the paged cache in randomly placed blocks, read back by the
 // FlashAttention kernel through the block table, against a naive attention over a contiguous f32
-// cache, for every KV type; and bit-identical results across block placements and block sizes.
+// cache, for every KV type and every instruction set; and bit-identical results across block
+// placements and block sizes (and between the portable kernel's plain and AVX2 builds).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <random>
 
 #include "kv/paged_kv_cache.h"
@@ -19,7 +21,7 @@ namespace {
 std::vector<float> paged_attention(KvType type, int n_head, int n_kv, int hd, int block_size,
                                    int64_t n_keys, const std::vector<float>& k,
                                    const std::vector<float>& v, const std::vector<float>& q,
-                                   uint32_t placement_seed) {
+                                   uint32_t placement_seed, Isa isa = best_isa()) {
   const int64_t kvd = static_cast<int64_t>(n_kv) * hd;
   const int32_t n_blocks = static_cast<int32_t>((n_keys + block_size - 1) / block_size) + 8;
   BlockManager bm(n_blocks, block_size, 1, false);
@@ -43,8 +45,10 @@ std::vector<float> paged_attention(KvType type, int n_head, int n_kv, int hd, in
   cache.spans(1, 0, n_keys, spans);
   const AttnShape shape{n_head, n_kv, hd, cache.row_stride(), 1.0f / std::sqrt(float(hd)), type};
   std::vector<float> out(static_cast<size_t>(n_head * hd));
-  for (int g2 = 0; g2 < n_kv; ++g2)
-    attention_group(shape, g2, q.data(), n_keys, spans.data(), spans.size(), out.data());
+  for (int g2 = 0; g2 < n_kv; ++g2) {
+    const AttnQuery one{q.data(), out.data(), n_keys};
+    attention_group_isa(isa, shape, g2, &one, 1, spans.data(), spans.size());
+  }
   bm.check();
   return out;
 }
@@ -70,21 +74,32 @@ TEST(PagedAttention, MatchesNaiveAttentionForEveryKvTypeAndPlacement) {
           ref::attention_head(&q[static_cast<size_t>(h * hd)], k.data() + (h / grp) * hd,
                               v.data() + (h / grp) * hd, kvd, n_keys, hd,
                               1.0f / std::sqrt(float(hd)), &expect[static_cast<size_t>(h * hd)]);
-        std::vector<float> first;
-        for (int block_size : {16, 7, 32}) {
-          for (uint32_t seed : {1u, 2u}) {
-            const auto out =
-                paged_attention(type, n_head, n_kv, hd, block_size, n_keys, k, v, q, seed);
-            for (size_t i = 0; i < out.size(); ++i)
-              ASSERT_NEAR(out[i], expect[i], tol) << kv_type_name(type) << " n_keys " << n_keys
-                                                  << " hd " << hd << " block " << block_size;
-            // Neither placement nor block size changes a bit.
-            if (first.empty())
-              first = out;
-            else
-              ASSERT_EQ(std::memcmp(first.data(), out.data(), out.size() * 4), 0)
-                  << kv_type_name(type) << " layout changed the bits";
+        std::map<Isa, std::vector<float>> first;
+        for (Isa isa : test::available_isas()) {
+          for (int block_size : {16, 7, 32}) {
+            for (uint32_t seed : {1u, 2u}) {
+              const auto out =
+                  paged_attention(type, n_head, n_kv, hd, block_size, n_keys, k, v, q, seed, isa);
+              for (size_t i = 0; i < out.size(); ++i)
+                ASSERT_NEAR(out[i], expect[i], tol)
+                    << kv_type_name(type) << " n_keys " << n_keys << " hd " << hd << " block "
+                    << block_size << " " << isa_name(isa);
+              // Neither placement nor block size changes a bit.
+              auto& f = first[isa];
+              if (f.empty())
+                f = out;
+              else
+                ASSERT_EQ(std::memcmp(f.data(), out.data(), out.size() * 4), 0)
+                    << kv_type_name(type) << " layout changed the bits";
+            }
           }
+        }
+        // The portable kernel built for AVX2 is the same arithmetic as the plain build.
+        if (first.count(Isa::Avx2)) {
+          ASSERT_EQ(std::memcmp(first[Isa::Generic].data(), first[Isa::Avx2].data(),
+                                first[Isa::Generic].size() * 4),
+                    0)
+              << kv_type_name(type) << " hd " << hd << ": AVX2 and generic bits differ";
         }
       }
     }

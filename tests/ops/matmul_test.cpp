@@ -50,13 +50,6 @@ Weights make_weights(DType type, int64_t rows, int64_t cols, uint64_t seed) {
   return w;
 }
 
-std::vector<Isa> isas() {
-  std::vector<Isa> v;
-  for (Isa i : {Isa::Generic, Isa::Avx2, Isa::Avx512})
-    if (isa_available(i)) v.push_back(i);
-  return v;
-}
-
 struct Param {
   DType type;
   Isa isa;
@@ -113,7 +106,7 @@ TEST_P(MatmulKernels, ResultIndependentOfBatchSizeAndThreads) {
 std::vector<Param> params() {
   std::vector<Param> v;
   for (DType t : {DType::F32, DType::F16, DType::BF16})
-    for (Isa i : isas()) v.push_back({t, i});
+    for (Isa i : test::available_isas()) v.push_back({t, i});
   return v;
 }
 
@@ -200,7 +193,7 @@ std::vector<Param> quant_params() {
   std::vector<Param> v;
   for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K,
                   DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K})
-    for (Isa i : isas()) v.push_back({t, i});
+    for (Isa i : test::available_isas()) v.push_back({t, i});
   return v;
 }
 
@@ -287,7 +280,7 @@ TEST_P(RepackedMatmul, ResultIndependentOfBatchSizeAndThreads) {
 std::vector<Param> repacked_params() {
   std::vector<Param> v;
   for (DType t : {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q6_K, DType::BF16, DType::F16})
-    for (Isa i : isas()) v.push_back({t, i});
+    for (Isa i : test::available_isas()) v.push_back({t, i});
   return v;
 }
 
@@ -302,7 +295,7 @@ INSTANTIATE_TEST_SUITE_P(TypesAndIsas, RepackedMatmul, ::testing::ValuesIn(repac
 // length, on every ISA's packer.
 TEST(Matmul, PackedTilesHoldEachValueWhereDocumented) {
   ThreadPool pool(2);
-  for (Isa isa : isas())
+  for (Isa isa : test::available_isas())
     for (bool bf16 : {false, true})
       for (int64_t k : {2, 18, 34, 64, 2048})
         for (int64_t n : {1, 5, 12, 13, 29})

@@ -56,4 +56,11 @@ std::vector<float> random_floats(size_t n, uint64_t seed) {
   return v;
 }
 
+std::vector<Isa> available_isas() {
+  std::vector<Isa> v;
+  for (Isa i : {Isa::Generic, Isa::Avx2, Isa::Avx512})
+    if (isa_available(i)) v.push_back(i);
+  return v;
+}
+
 }  // namespace brisk::test

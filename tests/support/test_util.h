@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "ops/cpu.h"
+
 namespace brisk::test {
 
 // Path of a file under ../shared (relative to the repository root, where tests run). Fails the
@@ -29,5 +31,8 @@ void write_file(const std::string& path, const std::string& data);
 
 // Deterministic pseudo-random floats in [-1, 1).
 std::vector<float> random_floats(size_t n, uint64_t seed);
+
+// Every instruction set this CPU runs (BRISK_ISA does not cap it): kernels are tested on each.
+std::vector<Isa> available_isas();
 
 }  // namespace brisk::test
