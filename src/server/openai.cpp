@@ -57,10 +57,17 @@ int64_t get_int(const json& b, const char* key, int64_t def, int64_t lo, int64_t
   if (!v.is_number_integer() &&
       !(v.is_number_float() && v.get<double>() == std::floor(v.get<double>())))
     bad(key, fmt::format("'{}' must be an integer", key));
+  // Compared as doubles first, so no out-of-range value is ever converted to an integer.
   const double d = v.get<double>();
-  if (d < static_cast<double>(lo) || d > static_cast<double>(hi))
+  const bool fits = v.is_number_float() ? std::abs(d) < 9.2e18
+                                        : !(v.is_number_unsigned() &&
+                                            v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX));
+  if (!fits || d < static_cast<double>(lo) || d > static_cast<double>(hi))
     bad(key, fmt::format("'{}' = {} is out of range ({} to {})", key, v.dump(), lo, hi));
-  return v.is_number_unsigned() ? static_cast<int64_t>(v.get<uint64_t>()) : v.get<int64_t>();
+  const int64_t x = v.is_number_float() ? static_cast<int64_t>(d) : v.get<int64_t>();
+  if (x < lo || x > hi)
+    bad(key, fmt::format("'{}' = {} is out of range ({} to {})", key, v.dump(), lo, hi));
+  return x;
 }
 
 bool get_bool(const json& b, const char* key, bool def) {
