@@ -9,6 +9,10 @@
 namespace brisk {
 namespace {
 
+// Polls of a waiting caller before it sleeps: some tens of microseconds, longer than a kernel's
+// typical imbalance between threads.
+constexpr int kSpinPolls = 2000;
+
 inline void cpu_relax() {
 #if defined(__x86_64__)
   _mm_pause();
@@ -46,29 +50,40 @@ void ThreadPool::dispatch(Call call, void* ctx) {
   generation_.fetch_add(1, std::memory_order_release);
   generation_.notify_all();
   call(ctx, 0);
-  while (pending_.load(std::memory_order_acquire) != 0) cpu_relax();
+  // Spin briefly, then sleep until the last worker finishes: when the machine has more runnable
+  // threads than cores (other processes, parallel test runs), spinning would hold the core the
+  // late worker needs for a whole time slice.
+  int polls = 0;
+  for (int p; (p = pending_.load(std::memory_order_acquire)) != 0;) {
+    if (++polls < kSpinPolls)
+      cpu_relax();
+    else
+      pending_.wait(p, std::memory_order_acquire);
+  }
 }
 
 void ThreadPool::worker(int index) {
   uint64_t seen = 0;
   for (;;) {
-    // Spin for about a millisecond before sleeping: back-to-back kernels then cost no wake-up.
+    // Wait for about a millisecond before sleeping, so back-to-back kernels cost no wake-up: spin
+    // for the first tens of microseconds, then yield the core between polls (when other threads
+    // want the cores, a spinning worker would otherwise keep them from running for a time slice).
     const auto spin_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
     uint64_t g;
     int polls = 0;
     while ((g = generation_.load(std::memory_order_acquire)) == seen) {
-      cpu_relax();
-      if (++polls == 256) {
-        polls = 0;
-        if (std::chrono::steady_clock::now() > spin_until) {
-          generation_.wait(seen, std::memory_order_acquire);
-        }
+      if (++polls < kSpinPolls) {
+        cpu_relax();
+      } else if (std::chrono::steady_clock::now() < spin_until) {
+        std::this_thread::yield();
+      } else {
+        generation_.wait(seen, std::memory_order_acquire);
       }
     }
     seen = g;
     if (stop_.load()) return;
     call_(ctx_, index);
-    pending_.fetch_sub(1, std::memory_order_acq_rel);
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
   }
 }
 
