@@ -108,6 +108,10 @@ BENCHMARK_CAPTURE(BM_Matmul, q4_k_interleaved_avx512, DType::Q4_K, Isa::Avx512, 
     ->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q6_k_interleaved_avx512, DType::Q6_K, Isa::Avx512, true)
     ->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, q4_0_interleaved_avx2, DType::Q4_0, Isa::Avx2, true)->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, q8_0_interleaved_avx2, DType::Q8_0, Isa::Avx2, true)->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, q4_k_interleaved_avx2, DType::Q4_K, Isa::Avx2, true)->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, q6_k_interleaved_avx2, DType::Q6_K, Isa::Avx2, true)->Apply(Shapes);
 
 // TinyLlama's attention (32 query heads, 4 KV heads of 64) over an f32 cache of `keys` positions:
 // `n` tokens at the last positions (n == keys: a causal prompt), in groups of 8 tokens per KV head

@@ -33,14 +33,15 @@ std::unique_ptr<Model> Model::from_file(ModelFile mf, bool repack_weights) {
   m->file = std::move(mf);
   m->hp = HParams::from_model(m->file);
   m->w = Weights::bind(m->file, m->hp);
-  if (repack_weights && repack_pays_off()) {
+  if (repack_weights) {
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<Tensor*> todo;
     for (auto& L : m->w.layers)
       for (Tensor* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_gate, &L.ffn_up, &L.ffn_down})
-        if (repackable(*t)) todo.push_back(t);
+        if (repackable(*t) && repack_pays_off(t->type)) todo.push_back(t);
     // A classifier tied to the embeddings stays as it is: the embedding lookup reads it too.
-    if (m->w.output.data != m->w.token_embd.data && repackable(m->w.output))
+    if (m->w.output.data != m->w.token_embd.data && repackable(m->w.output) &&
+        repack_pays_off(m->w.output.type))
       todo.push_back(&m->w.output);
     // One buffer for all, each matrix on a cache-line boundary.
     uint64_t total = 0;

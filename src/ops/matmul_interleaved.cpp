@@ -12,6 +12,7 @@
 // Integer sums are exact in any order, and the float steps are the same whatever the tile, batch
 // or thread count, so an output's bits never depend on them.
 #include <algorithm>
+#include <cstring>
 
 #include "core/quant.h"
 #include "ops/cpu.h"
@@ -252,6 +253,19 @@ interleaved_vnni(const Args& a, int64_t r, int64_t t) {
     column<P, T>(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), x, acc);
   for (int j = 0; j < T; ++j) _mm512_storeu_ps(a.y + (t + j) * a.ldy + r, acc[j]);
 }
+
+// The 256-bit kernels, once per byte dot-product instruction (same bits).
+constexpr int kMaxT256 = 4;  // 16 registers: 8 weight vectors, the accumulators, temporaries
+namespace avx2 {
+#define BRISK_I256_TARGET "avx2,fma,f16c"
+#define BRISK_I256_DOT 0
+#include "ops/matmul_interleaved_avx2-inl.h"
+}  // namespace avx2
+namespace avxvnni {
+#define BRISK_I256_TARGET "avx2,fma,f16c,avxvnni"
+#define BRISK_I256_DOT 1
+#include "ops/matmul_interleaved_avx2-inl.h"
+}  // namespace avxvnni
 #endif
 
 #define BRISK_T16(fn)                                                                              \
@@ -274,11 +288,26 @@ struct InterleavedKernels {
     interleaved_vnni<P, T>(a, r, t);
   }
   static constexpr MicroFn kVnni[kMaxT] = BRISK_T16(vnni);
+  template <int T>
+  static void maddubs256(const Args& a, int64_t r, int64_t t) {
+    avx2::interleaved_256<P, T>(a, r, t);
+  }
+  template <int T>
+  static void vnni256(const Args& a, int64_t r, int64_t t) {
+    avxvnni::interleaved_256<P, T>(a, r, t);
+  }
+  static constexpr MicroFn kAvx2[kMaxT256] = {maddubs256<1>, maddubs256<2>, maddubs256<3>,
+                                              maddubs256<4>};
+  static constexpr MicroFn kAvxVnni[kMaxT256] = {vnni256<1>, vnni256<2>, vnni256<3>, vnni256<4>};
 #endif
   static Kernel pick(Isa isa) {
 #if defined(__x86_64__)
     if (isa == Isa::Avx512 && cpu_features().avx512vnni)
       return {group_loop<kMaxT, kVnni>, XFormat::Q8, P::kOffset, kMaxT, 1};
+    if (isa == Isa::Avx2 && dot256() == Dot256::AvxVnni)
+      return {group_loop<kMaxT256, kAvxVnni>, XFormat::Q8, P::kOffset, kMaxT256, 1};
+    if (isa == Isa::Avx2)
+      return {group_loop<kMaxT256, kAvx2>, XFormat::Q8, P::kOffset, kMaxT256, 1};
 #endif
     if (isa == Isa::Generic)
       return {group_loop<kMaxT, kGeneric>, XFormat::Q8, P::kOffset, kMaxT, 1};

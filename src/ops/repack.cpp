@@ -202,8 +202,19 @@ bool repackable(const Tensor& t) {
          t.rows() % kInterleave == 0;
 }
 
-bool repack_pays_off() {
-  return best_isa() == Isa::Avx512 && cpu_features().avx512vnni;
+bool repack_pays_off(DType t) {
+  switch (t) {
+    case DType::Q4_0:
+    case DType::Q8_0:
+    case DType::Q4_K:
+    case DType::Q6_K:
+      return best_isa() >= Isa::Avx2;  // 256-bit kernels, or 512-bit ones with VNNI
+    case DType::BF16:
+    case DType::F16:
+      return best_isa() == Isa::Avx512;
+    default:
+      return false;
+  }
 }
 
 uint64_t group_block_bytes(DType t) {

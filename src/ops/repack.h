@@ -29,8 +29,8 @@ constexpr int64_t kInterleave = 16;  // rows per group
 
 // Whether this tensor can be repacked (its type and shape allow it).
 bool repackable(const Tensor& t);
-// Whether the running CPU has kernels for repacked rows that beat the GGUF layout.
-bool repack_pays_off();
+// Whether the running CPU has kernels for repacked rows of this type that beat the GGUF layout.
+bool repack_pays_off(DType t);
 
 // One group: src holds 16 GGUF rows of k values, row_bytes apart; dst receives 16 * row_bytes.
 void repack_group(DType t, const uint8_t* src, uint64_t row_bytes, uint8_t* dst, int64_t k);

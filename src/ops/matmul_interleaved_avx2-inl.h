@@ -1,0 +1,204 @@
+// The 256-bit kernels for rows interleaved 16 at a time (ops/repack.h), instantiated by
+// matmul_interleaved.cpp once per byte dot-product instruction: BRISK_I256_DOT 0 = VPMADDUBSW +
+// VPMADDWD (AVX2), 1 = VPDPBUSD in its VEX form (AVX-VNNI), each compiled for BRISK_I256_TARGET.
+// A 512-bit column vector is two 256-bit halves, rows 0..7 and rows 8..15; a group is computed
+// half by half (the second pass reads the group from L1/L2). Integer sums are exact whichever
+// instruction forms them, and the float steps are those of the 512-bit kernel, so each output has
+// the same bits in every variant and in the AVX-512 kernel. No include guard: included once per
+// variant, inside a namespace of its own.
+
+#define BRISK_I256 __attribute__((target(BRISK_I256_TARGET), always_inline)) inline
+
+BRISK_I256 __m256i bcast4(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm256_set1_epi32(v);
+}
+
+// s + the lane sums of u[m] . (activation bytes 4m..4m+3) for all 8 m, u bytes at most 15: the
+// eight VPMADDUBSW pair sums (each at most 2 * 15 * 127) add up in int16 without overflow.
+BRISK_I256 __m256i dot8_nibbles(const __m256i (&u)[8], const int8_t* xb, __m256i s) {
+#if BRISK_I256_DOT == 1
+  for (int m = 0; m < 8; ++m) s = _mm256_dpbusd_avx_epi32(s, u[m], bcast4(xb + 4 * m));
+  return s;
+#else
+  __m256i p[8];
+  for (int m = 0; m < 8; ++m) p[m] = _mm256_maddubs_epi16(u[m], bcast4(xb + 4 * m));
+  for (int w = 4; w > 0; w /= 2)
+    for (int m = 0; m < w; ++m) p[m] = _mm256_add_epi16(p[m], p[m + w]);
+  return _mm256_add_epi32(s, _mm256_madd_epi16(p[0], _mm256_set1_epi16(1)));
+#endif
+}
+
+// Half h of 4 nibble vectors at p: u[2q] = low nibbles of vector q, u[2q+1] = its high nibbles.
+BRISK_I256 void nibbles256(const uint8_t* p, int h, __m256i (&u)[8]) {
+  const __m256i m = _mm256_set1_epi8(0x0F);
+  for (int q = 0; q < 4; ++q) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64 * q + 32 * h));
+    u[2 * q] = _mm256_and_si256(v, m);
+    u[2 * q + 1] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m);
+  }
+}
+
+// s + the lane sums of u[m] . (activation bytes 4m..4m+3) for m in [m0, m0 + 4), u bytes at most
+// 63. VPMADDUBSW's int16 pair sums stay exact for MaxU <= 63 (|x| <= 127), and two of them add
+// up in int16 without overflow.
+BRISK_I256 __m256i dot4_6bit(const __m256i (&u)[8], int m0, const int8_t* xb, __m256i s) {
+#if BRISK_I256_DOT == 1
+  for (int m = m0; m < m0 + 4; ++m) s = _mm256_dpbusd_avx_epi32(s, u[m], bcast4(xb + 4 * m));
+  return s;
+#else
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i p[4];
+  for (int m = 0; m < 4; ++m) p[m] = _mm256_maddubs_epi16(u[m0 + m], bcast4(xb + 4 * (m0 + m)));
+  return _mm256_add_epi32(s,
+                          _mm256_add_epi32(_mm256_madd_epi16(_mm256_add_epi16(p[0], p[1]), ones),
+                                           _mm256_madd_epi16(_mm256_add_epi16(p[2], p[3]), ones)));
+#endif
+}
+
+// One block column's half h (rows 8h..8h+7) into the tokens' accumulators; b0: the column's first
+// block of 32.
+template <class P, int T>
+BRISK_I256 void column256(const uint8_t* col, int64_t b0, int h, const Tokens<T>& x,
+                          __m256 (&acc)[T]) {
+  constexpr DType kT = P::kType;
+  const __m256 dv =
+      _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(col + 16 * h)));
+  if constexpr (kT == DType::Q4_0) {
+    __m256i u[8];
+    nibbles256(col + 32, h, u);
+    for (int j = 0; j < T; ++j) {
+      const int8_t* xb = x.qx[j] + b0 * 32;
+      __m256i s = _mm256_set1_epi32(x.hs[j][2 * b0] + x.hs[j][2 * b0 + 1]);
+      s = dot8_nibbles(u, xb, s);
+      const __m256 d = _mm256_mul_ps(dv, _mm256_set1_ps(*block_scale(x.dx[j], b0)));
+      acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), d, acc[j]);
+    }
+  } else if constexpr (kT == DType::Q8_0) {
+    __m256i q[8];
+    for (int m = 0; m < 8; ++m)
+      q[m] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + 32 + 64 * m + 32 * h));
+#if BRISK_I256_DOT == 1
+    const __m256i f = _mm256_set1_epi8(static_cast<char>(0x80));
+    for (int m = 0; m < 8; ++m) q[m] = _mm256_xor_si256(q[m], f);  // u = q + 128
+#endif
+    for (int j = 0; j < T; ++j) {
+      const int8_t* xb = x.qx[j] + b0 * 32;
+#if BRISK_I256_DOT == 1
+      __m256i s = _mm256_set1_epi32(x.hs[j][2 * b0] + x.hs[j][2 * b0 + 1]);
+      for (int m = 0; m < 8; ++m) s = _mm256_dpbusd_avx_epi32(s, q[m], bcast4(xb + 4 * m));
+#else
+      // Signed weights: |q| times x with q's sign, pair sums at most 2 * 128 * 127 (exact).
+      __m256i s = _mm256_setzero_si256();
+      const __m256i ones = _mm256_set1_epi16(1);
+      for (int m = 0; m < 8; ++m) {
+        const __m256i p =
+            _mm256_maddubs_epi16(_mm256_abs_epi8(q[m]), _mm256_sign_epi8(bcast4(xb + 4 * m), q[m]));
+        s = _mm256_add_epi32(s, _mm256_madd_epi16(p, ones));
+      }
+#endif
+      const __m256 d = _mm256_mul_ps(dv, _mm256_set1_ps(*block_scale(x.dx[j], b0)));
+      acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), d, acc[j]);
+    }
+  } else if constexpr (kT == DType::Q4_K) {
+    const __m256 mv =
+        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(col + 32 + 16 * h)));
+    const __m256i m15 = _mm256_set1_epi32(15), m3 = _mm256_set1_epi32(3);
+    for (int jb = 0; jb < 8; ++jb) {
+      const int64_t b = b0 + jb;
+      const __m256i lo = _mm256_cvtepu8_epi32(
+          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(col + 64 + 16 * jb + 8 * h)));
+      const __m256i hi = _mm256_srli_epi32(
+          _mm256_cvtepu8_epi32(
+              _mm_loadl_epi64(reinterpret_cast<const __m128i*>(col + 192 + 16 * (jb / 2) + 8 * h))),
+          4 * (jb % 2));
+      const __m256i sc = _mm256_or_si256(_mm256_and_si256(lo, m15),
+                                         _mm256_slli_epi32(_mm256_and_si256(hi, m3), 4));
+      const __m256i mn =
+          _mm256_or_si256(_mm256_srli_epi32(lo, 4),
+                          _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(hi, 2), m3), 4));
+      const __m256 ws = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(sc));
+      const __m256 wm = _mm256_mul_ps(mv, _mm256_cvtepi32_ps(mn));
+      __m256i u[8];
+      nibbles256(col + 256 + 256 * jb, h, u);
+      for (int j = 0; j < T; ++j) {
+        const int8_t* xb = x.qx[j] + b * 32;
+        const __m256i s = dot8_nibbles(u, xb, _mm256_setzero_si256());
+        const __m256 d = _mm256_mul_ps(ws, _mm256_set1_ps(*block_scale(x.dx[j], b)));
+        acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), d, acc[j]);
+        acc[j] = _mm256_fmadd_ps(wm, _mm256_set1_ps(x.ms[j][b]), acc[j]);
+      }
+    }
+  } else {  // Q6_K
+    const __m256i m30 = _mm256_set1_epi8(0x30);
+    for (int jb = 0; jb < 8; ++jb) {
+      const int64_t b = b0 + jb;
+      const __m256i sa = _mm256_cvtepi8_epi32(
+          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(col + 32 + 32 * jb + 8 * h)));
+      const __m256i sb = _mm256_cvtepi8_epi32(
+          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(col + 48 + 32 * jb + 8 * h)));
+      const uint8_t* vals = col + 288 + 384 * jb;
+      __m256i u[8];
+      nibbles256(vals, h, u);
+      for (int hh = 0; hh < 2; ++hh) {
+        const __m256i hv =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vals + 256 + 64 * hh + 32 * h));
+        u[4 * hh] = _mm256_or_si256(u[4 * hh], _mm256_and_si256(_mm256_slli_epi16(hv, 4), m30));
+        u[4 * hh + 1] =
+            _mm256_or_si256(u[4 * hh + 1], _mm256_and_si256(_mm256_slli_epi16(hv, 2), m30));
+        u[4 * hh + 2] = _mm256_or_si256(u[4 * hh + 2], _mm256_and_si256(hv, m30));
+        u[4 * hh + 3] =
+            _mm256_or_si256(u[4 * hh + 3], _mm256_and_si256(_mm256_srli_epi16(hv, 2), m30));
+      }
+      for (int j = 0; j < T; ++j) {
+        const int8_t* xb = x.qx[j] + b * 32;
+        const __m256i s0 = dot4_6bit(u, 0, xb, _mm256_set1_epi32(x.hs[j][2 * b]));
+        const __m256i s1 = dot4_6bit(u, 4, xb, _mm256_set1_epi32(x.hs[j][2 * b + 1]));
+        const __m256i isum =
+            _mm256_add_epi32(_mm256_mullo_epi32(s0, sa), _mm256_mullo_epi32(s1, sb));
+        const __m256 d = _mm256_mul_ps(dv, _mm256_set1_ps(*block_scale(x.dx[j], b)));
+        acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), d, acc[j]);
+      }
+    }
+  }
+}
+
+template <class P, int T>
+__attribute__((target(BRISK_I256_TARGET))) void interleaved_256(const Args& a, int64_t r,
+                                                                int64_t t) {
+  constexpr int kBlock = P::kType == DType::Q4_K || P::kType == DType::Q6_K ? 256 : 32;
+  const Q8Layout L(a.k);
+  const uint64_t gb = group_block_bytes(P::kType);
+  const uint8_t* g = a.w + r * a.w_stride;
+  Tokens<T> x;
+  for (int j = 0; j < T; ++j) {
+    const uint8_t* xr = a.x + (t + j) * a.x_stride;
+    x.qx[j] = reinterpret_cast<const int8_t*>(xr);
+    x.dx[j] = reinterpret_cast<const float*>(xr + L.dxv_off);
+    x.hs[j] = reinterpret_cast<const int32_t*>(xr + L.hs_off);
+    x.ms[j] = reinterpret_cast<const float*>(xr + L.ms_off);
+  }
+  if constexpr (T == 1) {
+    // One token: both halves per column, sharing the activation loads, in one pass.
+    __m256 acc0[1] = {_mm256_setzero_ps()}, acc1[1] = {_mm256_setzero_ps()};
+    for (int64_t c = 0; c < a.k / kBlock; ++c) {
+      column256<P, T>(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), 0, x, acc0);
+      column256<P, T>(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), 1, x, acc1);
+    }
+    _mm256_storeu_ps(a.y + t * a.ldy + r, acc0[0]);
+    _mm256_storeu_ps(a.y + t * a.ldy + r + 8, acc1[0]);
+    return;
+  }
+  for (int h = 0; h < 2; ++h) {
+    __m256 acc[T];
+    for (int j = 0; j < T; ++j) acc[j] = _mm256_setzero_ps();
+    for (int64_t c = 0; c < a.k / kBlock; ++c)
+      column256<P, T>(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), h, x, acc);
+    for (int j = 0; j < T; ++j) _mm256_storeu_ps(a.y + (t + j) * a.ldy + r + 8 * h, acc[j]);
+  }
+}
+
+#undef BRISK_I256
+#undef BRISK_I256_TARGET
+#undef BRISK_I256_DOT
