@@ -51,6 +51,12 @@ void add_engine_options(CLI::App& app, EngineArgs& a) {
   app.add_option("--max-seqs,--max-num-seqs", a.max_seqs,
                  "Sequences running at once (more wait their turn)")
       ->check(CLI::Range(1, 4096));
+  app.add_option("--max-prefill-while-decoding", a.prefill_while_decoding,
+                 "Prompt tokens one forward pass may compute while other sequences are decoding "
+                 "(-1: as many as it has decode tokens, at least 32; 0: up to "
+                 "--max-batched-tokens). Lower keeps streams smooth, higher gives new requests "
+                 "their first token sooner")
+      ->check(CLI::Range(int64_t{-1}, int64_t{1} << 20));
   app.add_option("--max-model-len", a.max_model_len,
                  "Longest sequence, prompt plus output (0: the model's training context)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
@@ -72,6 +78,7 @@ EngineConfig engine_config(const EngineArgs& a, const Model& m) {
   c.block_size = a.block_size;
   c.max_batched_tokens = a.max_batched_tokens;
   c.max_seqs = a.max_seqs;
+  c.prefill_while_decoding = a.prefill_while_decoding;
   c.max_model_len = a.max_model_len;
   c.prefix_caching = !a.no_prefix_caching;
   return c;

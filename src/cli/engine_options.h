@@ -15,6 +15,7 @@ struct EngineArgs {
   int block_size = 16;
   int64_t max_batched_tokens = 512;
   int max_seqs = 64;
+  int64_t prefill_while_decoding = -1;
   int64_t max_model_len = 0;
   bool no_prefix_caching = false;
 };

@@ -98,7 +98,8 @@ Engine::Engine(const Model& m, ThreadPool& pool, const EngineConfig& c)
   bm_ = std::make_unique<BlockManager>(n_blocks_, c.block_size, model_salt(m, geom_),
                                        c.prefix_caching);
   cache_ = std::make_unique<PagedKvCache>(geom_, *bm_);
-  sched_ = std::make_unique<Scheduler>(SchedulerConfig{c.max_batched_tokens, c.max_seqs}, *bm_);
+  sched_ = std::make_unique<Scheduler>(
+      SchedulerConfig{c.max_batched_tokens, c.max_seqs, c.prefill_while_decoding}, *bm_);
 }
 
 Engine::~Engine() = default;

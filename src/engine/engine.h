@@ -34,7 +34,8 @@ struct EngineConfig {
   bool prefix_caching = true;
   int64_t max_batched_tokens = 512;
   int max_seqs = 64;
-  int64_t max_model_len = 0;  // 0: the model's training context (capped by the pool)
+  int64_t prefill_while_decoding = -1;  // see SchedulerConfig
+  int64_t max_model_len = 0;            // 0: the model's training context (capped by the pool)
 };
 
 // The KV pool's shape for this model and configuration, and the bytes that hold `tokens`

@@ -46,37 +46,66 @@ void Scheduler::preempt(SchedSeq* s, StepPlan& plan) {
 StepPlan Scheduler::schedule() {
   StepPlan plan;
   int64_t budget = c_.max_batched_tokens;
+  auto left = [](const SchedSeq* s) {
+    return static_cast<int64_t>(s->tokens.size()) - s->n_computed;
+  };
+  auto planned = [&](const SchedSeq* s) {
+    return std::any_of(plan.chunks.begin(), plan.chunks.end(),
+                       [s](const ScheduledChunk& c) { return c.seq == s; });
+  };
+  // Grows s by `count` tokens, preempting the newest sequences not yet in this step while the pool
+  // is short; false if s itself had to go, or nothing else could.
+  auto grow = [&](SchedSeq* s, int64_t count) {
+    while (!bm_.grow(s->id, s->n_computed, s->n_computed + count, plan.copies)) {
+      auto victim = std::find_if(running_.rbegin(), running_.rend(),
+                                 [&](const SchedSeq* v) { return !planned(v); });
+      if (victim == running_.rend()) return false;
+      SchedSeq* v = *victim;
+      preempt(v, plan);
+      if (v == s) return false;
+    }
+    return true;
+  };
+  auto running = [&](const SchedSeq* s) {
+    return std::find(running_.begin(), running_.end(), s) != running_.end();
+  };
 
-  // Running sequences, oldest first; the newest give up their blocks when the pool runs dry.
-  std::vector<SchedSeq*> order = running_;
+  // Decode tokens first, oldest sequences first; the newest give up their blocks when the pool
+  // runs dry.
+  const std::vector<SchedSeq*> order = running_;
+  int64_t n_decode = 0;
   for (SchedSeq* s : order) {
     if (budget == 0) break;
-    if (std::find(running_.begin(), running_.end(), s) == running_.end()) continue;  // preempted
-    const int64_t n_left = static_cast<int64_t>(s->tokens.size()) - s->n_computed;
-    if (n_left <= 0) continue;
-    const int64_t count = std::min(n_left, budget);
-    bool ok = true;
-    while (!bm_.grow(s->id, s->n_computed, s->n_computed + count, plan.copies)) {
-      SchedSeq* victim = running_.back();
-      preempt(victim, plan);
-      if (victim == s) {
-        ok = false;
-        break;
-      }
-    }
-    if (!ok) continue;
+    if (!running(s) || left(s) != 1) continue;
+    if (!grow(s, 1)) continue;
+    plan.chunks.push_back({s, s->n_computed, 1, true});
+    --budget;
+    ++n_decode;
+  }
+
+  // Then prompts: those being prefilled, then admissions, under what the decodes leave.
+  int64_t prefill = budget;
+  if (n_decode > 0 && c_.prefill_while_decoding != 0)
+    prefill = std::min(budget, c_.prefill_while_decoding > 0
+                                   ? c_.prefill_while_decoding
+                                   : std::max(n_decode, kMinPrefillWhileDecoding));
+  for (SchedSeq* s : order) {
+    if (prefill == 0) break;
+    if (!running(s) || left(s) <= 1) continue;
+    const int64_t count = std::min(left(s), prefill);
+    if (!grow(s, count)) continue;
     plan.chunks.push_back(
         {s, s->n_computed, count, s->n_computed + count == static_cast<int64_t>(s->tokens.size())});
-    budget -= count;
+    prefill -= count;
   }
 
   // Admission, unless this step already had to preempt (the pool is short).
-  while (plan.preempted.empty() && budget > 0 && !waiting_.empty() &&
+  while (plan.preempted.empty() && prefill > 0 && !waiting_.empty() &&
          static_cast<int>(running_.size()) < c_.max_seqs) {
     SchedSeq* s = waiting_.front();
     const int64_t n = static_cast<int64_t>(s->tokens.size());
     const int64_t cached = bm_.begin(s->id, s->tokens);
-    const int64_t count = std::min(n - cached, budget);
+    const int64_t count = std::min(n - cached, prefill);
     if (!bm_.grow(s->id, cached, cached + count, plan.copies)) {
       bm_.free(s->id);
       break;
@@ -87,7 +116,7 @@ StepPlan Scheduler::schedule() {
     s->n_computed = cached;
     if (s->n_cached < 0) s->n_cached = cached;
     plan.chunks.push_back({s, cached, count, cached + count == n});
-    budget -= count;
+    prefill -= count;
   }
   return plan;
 }

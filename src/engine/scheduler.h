@@ -1,11 +1,13 @@
 // Continuous batching: which tokens of which sequences the next forward pass computes.
 //
-// Every step builds one ragged batch under a token budget and a sequence limit: first the running
-// sequences in admission order (a decode token each, or the next chunk of a prompt still being
-// prefilled), then waiting sequences in arrival order, each starting with whatever its prompt has
-// in the prefix cache and a chunk of the rest. When the block pool runs dry the most recently
-// admitted sequence is preempted: its blocks are freed and it waits to be recomputed.
-// No tensors here: the scheduler sees token ids, counts and block tables.
+// Every step builds one ragged batch under a token budget and a sequence limit: first a decode
+// token for each running sequence that has one to compute (admission order), then the next chunk of
+// each prompt still being prefilled, then waiting sequences in arrival order, each starting with
+// whatever its prompt has in the prefix cache and a chunk of the rest. While sequences decode,
+// prompt tokens per step are capped (SchedulerConfig::prefill_while_decoding) so that a step
+// carrying a new prompt takes about as long as a few decode steps: streams keep flowing. When the
+// block pool runs dry the most recently admitted sequence is preempted: its blocks are freed and it
+// waits to be recomputed. No tensors here: the scheduler sees token ids, counts and block tables.
 #pragma once
 
 #include <cstdint>
@@ -28,7 +30,11 @@ struct SchedSeq {
 struct SchedulerConfig {
   int64_t max_batched_tokens = 512;
   int max_seqs = 64;
+  // Prompt tokens one step may compute while other sequences decode: -1 = as many as that step's
+  // decode tokens, at least kMinPrefillWhileDecoding; 0 = no cap beyond max_batched_tokens.
+  int64_t prefill_while_decoding = -1;
 };
+constexpr int64_t kMinPrefillWhileDecoding = 32;
 
 struct ScheduledChunk {
   SchedSeq* seq;

@@ -14,8 +14,8 @@ struct Harness {
   BlockManager bm;
   Scheduler sched;
   std::vector<std::unique_ptr<SchedSeq>> seqs;
-  Harness(int32_t blocks, int bs, int64_t budget, int max_seqs)
-      : bm(blocks, bs, 1, true), sched(SchedulerConfig{budget, max_seqs}, bm) {}
+  Harness(int32_t blocks, int bs, int64_t budget, int max_seqs, int64_t prefill_cap = -1)
+      : bm(blocks, bs, 1, true), sched(SchedulerConfig{budget, max_seqs, prefill_cap}, bm) {}
   SchedSeq* add(int prompt_len, int first_token = 0) {
     auto s = std::make_unique<SchedSeq>();
     s->id = static_cast<int32_t>(seqs.size());
@@ -59,6 +59,37 @@ TEST(Scheduler, ChunksLongPromptsUnderTheTokenBudgetWhileOthersDecode) {
   }
   EXPECT_EQ(steps, 3);  // 31 + 31 + 8
   EXPECT_EQ(b->tokens.size(), 71u);
+}
+
+// Decode tokens go first, even before an older sequence's prompt chunk, and while sequences decode
+// a step takes at most max(decode tokens, 32) prompt tokens unless configured otherwise.
+TEST(Scheduler, DecodesFirstAndCapsPromptTokensWhileDecoding) {
+  for (int64_t cap : {-1, 0, 8}) {
+    Harness h(256, 16, 512, 8, cap);
+    std::vector<SchedSeq*> dec;
+    for (int i = 0; i < 3; ++i) dec.push_back(h.add(4, 10 * i));
+    h.step();  // three short prompts prefilled together: all decode from now on
+    SchedSeq* big = h.add(1000, 500);
+    auto p = h.step();
+    ASSERT_EQ(p.chunks.size(), 4u);
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_EQ(p.chunks[i].seq, dec[i]);
+      EXPECT_EQ(p.chunks[i].count, 1);
+    }
+    const int64_t want = cap == -1 ? kMinPrefillWhileDecoding : cap == 0 ? 509 : cap;
+    EXPECT_EQ(p.chunks[3].seq, big);
+    EXPECT_EQ(p.chunks[3].count, want) << "cap " << cap;
+    // The older prompt still being prefilled comes after the decodes.
+    SchedSeq* late = h.add(3, 900);
+    p = h.step();
+    ASSERT_GE(p.chunks.size(), 4u);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(p.chunks[i].count, 1);
+    EXPECT_EQ(p.chunks[3].seq, big);
+    EXPECT_EQ(p.chunks[3].start, want);
+    if (cap == 0) {
+      EXPECT_EQ(p.chunks.back().seq, late);
+    }
+  }
 }
 
 TEST(Scheduler, RespectsTheSequenceLimitAndArrivalOrder) {
