@@ -9,7 +9,8 @@ namespace brisk {
 namespace {
 
 #if defined(__x86_64__)
-BRISK_AVX512 void silu_mul_avx512(const float* gate, const float* up, float* out, int64_t n) {
+BRISK_TARGET(BRISK_ISA_AVX512)
+void silu_mul_avx512(const float* gate, const float* up, float* out, int64_t n) {
   const __m512 one = _mm512_set1_ps(1.0f);
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 m =

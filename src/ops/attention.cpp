@@ -9,14 +9,8 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "ops/cpu.h"
+#include "ops/isa_target.h"
 #include "ops/simd_math-inl.h"
-
-// GCC 12 reports its own AVX-512 intrinsic headers as using uninitialized values.
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 
 namespace brisk {
 namespace {
@@ -53,12 +47,11 @@ inline void gather(const AttnShape& s, int kv_head, const KvSpan* spans, size_t 
 #include "ops/attention_generic-inl.h"
 #undef BRISK_ATTN_NS
 #if defined(__x86_64__)
-#pragma GCC push_options
-#pragma GCC target("avx2,fma,f16c")
+BRISK_PUSH_TARGET(BRISK_ISA_AVX2)
 #define BRISK_ATTN_NS avx2
 #include "ops/attention_generic-inl.h"
 #undef BRISK_ATTN_NS
-#pragma GCC pop_options
+BRISK_POP_TARGET
 #endif
 
 using GenericFn = void (*)(const AttnShape&, int, const float*, int64_t, const KvSpan*, size_t,
@@ -77,20 +70,20 @@ GenericFn generic_kernel([[maybe_unused]] bool wide) {
 // Widen 16 stored elements to floats.
 struct LoadF32 {
   static constexpr KvType kType = KvType::F32;
-  BRISK_AVX512 static __m512 at(const void* p, int i) {
+  BRISK_TARGET(BRISK_ISA_AVX512) static __m512 at(const void* p, int i) {
     return _mm512_loadu_ps(static_cast<const float*>(p) + i);
   }
 };
 struct LoadF16 {
   static constexpr KvType kType = KvType::F16;
-  BRISK_AVX512 static __m512 at(const void* p, int i) {
+  BRISK_TARGET(BRISK_ISA_AVX512) static __m512 at(const void* p, int i) {
     return _mm512_cvtph_ps(
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(p) + i)));
   }
 };
 struct LoadBF16 {
   static constexpr KvType kType = KvType::BF16;
-  BRISK_AVX512 static __m512 at(const void* p, int i) {
+  BRISK_TARGET(BRISK_ISA_AVX512) static __m512 at(const void* p, int i) {
     const __m256i h =
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(p) + i));
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
@@ -98,7 +91,7 @@ struct LoadBF16 {
 };
 struct LoadQ8 {
   static constexpr KvType kType = KvType::Q8;
-  BRISK_AVX512 static __m512 at(const void* p, int i) {
+  BRISK_TARGET(BRISK_ISA_AVX512) static __m512 at(const void* p, int i) {
     const __m128i b =
         _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const int8_t*>(p) + i));
     return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b));
@@ -115,7 +108,8 @@ struct alignas(64) Chunk {
 };
 
 template <int HD, class Load>
-BRISK_AVX512 void load_chunk(const ChunkRows& c, int n, Chunk<HD>& ch) {
+BRISK_TARGET(BRISK_ISA_AVX512)
+void load_chunk(const ChunkRows& c, int n, Chunk<HD>& ch) {
   for (int b = 0; b < HD / 16; ++b) {
     __m512 r[16], t[16];
     for (int j = 0; j < 16; ++j) r[j] = j < n ? Load::at(c.k[j], 16 * b) : _mm512_setzero_ps();
@@ -143,8 +137,9 @@ struct alignas(64) HeadState {
 // H query heads over the first n (1..16) keys of a chunk. Each head's arithmetic is the same
 // whatever H: several heads at once only share the loads and overlap their dependency chains.
 template <int HD, bool Q8, int H>
-BRISK_AVX512 inline void attend_chunk(const float* const* q, const Chunk<HD>& ch, int n,
-                                      __m512 kscale, __m512 vscale, HeadState<HD>* const* st) {
+BRISK_TARGET(BRISK_ISA_AVX512)
+inline void attend_chunk(const float* const* q, const Chunk<HD>& ch, int n, __m512 kscale,
+                         __m512 vscale, HeadState<HD>* const* st) {
   constexpr int V = HD / 16;
   __m512 s4[H][4];
   for (int h = 0; h < H; ++h)
@@ -192,8 +187,9 @@ BRISK_AVX512 inline void attend_chunk(const float* const* q, const Chunk<HD>& ch
 // Head sizes that are multiples of 16 (up to 256). Chunk by chunk, the keys and values are loaded
 // (and widened, and the keys transposed) once and used by every query head of every query.
 template <int HD, class Load>
-BRISK_AVX512 void attend_avx512(const AttnShape& s, int kv_head, const AttnQuery* qs, int nq,
-                                const KvSpan* spans, size_t n_spans) {
+BRISK_TARGET(BRISK_ISA_AVX512)
+void attend_avx512(const AttnShape& s, int kv_head, const AttnQuery* qs, int nq,
+                   const KvSpan* spans, size_t n_spans) {
   constexpr bool kQ8 = Load::kType == KvType::Q8;
   // Query heads computed together, as registers allow.
   constexpr int kPair = HD <= 64 ? 4 : HD <= 128 ? 2 : 1;

@@ -16,6 +16,7 @@ const CpuFeatures& cpu_features() {
     c.avx512f = __builtin_cpu_supports("avx512f");
     c.avx512bw = __builtin_cpu_supports("avx512bw");
     c.avx512vl = __builtin_cpu_supports("avx512vl");
+    c.avx512dq = __builtin_cpu_supports("avx512dq");
     c.avx512bf16 = __builtin_cpu_supports("avx512bf16");
     c.avx512vnni = __builtin_cpu_supports("avx512vnni");
     c.avxvnni = __builtin_cpu_supports("avxvnni");
@@ -33,7 +34,7 @@ bool isa_available(Isa isa) {
     case Isa::Avx2:
       return f.avx2 && f.fma && f.f16c;
     case Isa::Avx512:
-      return f.avx512f && f.avx512bw && f.avx512vl && f.avx512bf16 && f.fma;
+      return f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512bf16 && f.fma;
   }
   return false;
 }

@@ -1,5 +1,6 @@
 // Instruction-set selection, in one place. Kernels are compiled for each ISA they support with
-// function target attributes and chosen at run time; BRISK_ISA=generic|avx2|avx512 caps the choice.
+// function target attributes (the features of each tier: ops/isa_target.h) and chosen at run
+// time; BRISK_ISA=generic|avx2|avx512 caps the choice.
 #pragma once
 
 namespace brisk {
@@ -8,7 +9,8 @@ enum class Isa { Generic = 0, Avx2 = 1, Avx512 = 2 };
 
 struct CpuFeatures {
   bool avx2 = false, fma = false, f16c = false;
-  bool avx512f = false, avx512bw = false, avx512vl = false, avx512bf16 = false, avx512vnni = false;
+  bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false, avx512bf16 = false,
+       avx512vnni = false;
   bool avxvnni = false;
 };
 

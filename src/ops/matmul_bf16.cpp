@@ -11,7 +11,7 @@ struct BF16W {
   using T = uint16_t;
   static float scalar(T v) { return bf16_to_f32(v); }
 #if defined(__x86_64__)
-  BRISK_TARGET_AVX2 static __m256 load8(const T* p) {
+  BRISK_INLINE(BRISK_ISA_AVX2) static __m256 load8(const T* p) {
     const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
   }
@@ -22,9 +22,9 @@ using Widen = WidenKernels<BF16W>;
 #if defined(__x86_64__)
 // One k-step of a micro-tile into accumulator set S; Masked reads only the first bits of m.
 template <int R, int T, int S, bool Masked>
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"), always_inline)) inline void
-step_dpbf16(__m512 (&acc)[R][T][2], const uint16_t* const (&w)[R], const uint16_t* const (&x)[T],
-            int64_t K, __mmask32 m) {
+BRISK_INLINE(BRISK_ISA_AVX512BF16)
+void step_dpbf16(__m512 (&acc)[R][T][2], const uint16_t* const (&w)[R],
+                 const uint16_t* const (&x)[T], int64_t K, __mmask32 m) {
   __m512i wv[R];
   for (int i = 0; i < R; ++i)
     wv[i] = Masked ? _mm512_maskz_loadu_epi16(m, w[i] + K) : _mm512_loadu_si512(w[i] + K);
@@ -41,9 +41,8 @@ step_dpbf16(__m512 (&acc)[R][T][2], const uint16_t* const (&w)[R], const uint16_
 // Two accumulators per output take alternate 32-element steps, halving the FMA latency chain so
 // decode runs at memory speed. The split depends only on k, never on the tile size.
 template <int R, int T>
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void micro_dpbf16(const Args& a,
-                                                                                  int64_t r,
-                                                                                  int64_t t) {
+BRISK_TARGET(BRISK_ISA_AVX512BF16)
+void micro_dpbf16(const Args& a, int64_t r, int64_t t) {
   __m512 acc[R][T][2];
   const uint16_t* w[R];
   const uint16_t* x[T];
@@ -87,11 +86,12 @@ constexpr int kMaxT = kInterleavedMaxT;
 // the intrinsic, which costs a vector slot, and computes an address per token).
 struct Bf16Pairs {
   static constexpr int kValues = 2;
-  BRISK_TARGET_AVX512 static __m512 weights(const uint8_t* g, int64_t u) {
+  BRISK_INLINE(BRISK_ISA_AVX512BF16) static __m512 weights(const uint8_t* g, int64_t u) {
     return _mm512_loadu_ps(g + 64 * u);
   }
   template <int J>
-  BRISK_TARGET_AVX512 static __m512 token(__m512 acc, __m512 w, const uint8_t* x) {
+  BRISK_INLINE(BRISK_ISA_AVX512BF16)
+  static __m512 token(__m512 acc, __m512 w, const uint8_t* x) {
     asm("vdpbf16ps %c3(%2)%{1to16%}, %1, %0" : "+v"(acc) : "v"(w), "r"(x), "i"(J * 4));
     return acc;
   }

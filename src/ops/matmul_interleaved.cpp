@@ -16,25 +16,16 @@
 
 #include "core/quant.h"
 #include "ops/cpu.h"
+#include "ops/isa_target.h"
 #include "ops/matmul_q8.h"
 #include "ops/matmul_tile.h"
 #include "ops/repack.h"
-
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 
 namespace brisk::matmul_detail {
 namespace {
 
 constexpr int kMaxT = 16;  // tokens per micro-tile
 static_assert(kInterleave == 16, "group_loop (matmul_tile.h) steps 16 rows");
-
-#define BRISK_TARGET_VNNI                                                          \
-  __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq,fma,f16c"), \
-                 always_inline)) inline
 
 template <DType Type, int Offset>
 struct Interleaved {
@@ -109,8 +100,7 @@ void interleaved_generic(const Args& a, int64_t r, int64_t t) {
 // acc += u . (the 4 activation bytes at p, in every lane), the bytes broadcast by the dot product's
 // own memory operand: GCC 12 only emits a separate broadcast, which costs a vector slot as well.
 using Int32Alias = int32_t __attribute__((may_alias, aligned(1)));
-__attribute__((target("avx512f,avx512vnni"), always_inline)) inline __m512i dpbusd_bcast(
-    __m512i acc, __m512i u, const int8_t* p) {
+BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i dpbusd_bcast(__m512i acc, __m512i u, const int8_t* p) {
   asm("vpdpbusd %2%{1to16%}, %1, %0"
       : "+v"(acc)
       : "v"(u), "m"(*reinterpret_cast<const Int32Alias*>(p)));
@@ -127,7 +117,7 @@ struct Tokens {
 };
 
 // 4 nibble vectors at p: u[2q] = low nibbles of vector q, u[2q+1] = its high nibbles.
-BRISK_TARGET_VNNI void nibbles(const uint8_t* p, __m512i (&u)[8]) {
+BRISK_INLINE(BRISK_ISA_AVX512VNNI) void nibbles(const uint8_t* p, __m512i (&u)[8]) {
   const __m512i m = _mm512_set1_epi8(0x0F);
   for (int q = 0; q < 4; ++q) {
     const __m512i v = _mm512_loadu_si512(p + 64 * q);
@@ -140,7 +130,8 @@ BRISK_TARGET_VNNI void nibbles(const uint8_t* p, __m512i (&u)[8]) {
 // from its own starting value; two chains of four are shorter than one of eight, measurably faster
 // even with many tokens in flight.
 template <int T>
-BRISK_TARGET_VNNI void dot32(const __m512i (&u)[8], const int8_t* xb, __m512i& s0, __m512i& s1) {
+BRISK_INLINE(BRISK_ISA_AVX512VNNI)
+void dot32(const __m512i (&u)[8], const int8_t* xb, __m512i& s0, __m512i& s1) {
 #pragma GCC unroll 4
   for (int m = 0; m < 4; ++m) {
     s0 = dpbusd_bcast(s0, u[m], xb + 4 * m);
@@ -150,8 +141,8 @@ BRISK_TARGET_VNNI void dot32(const __m512i (&u)[8], const int8_t* xb, __m512i& s
 
 // One block column (16 rows) into the tokens' accumulators; b0: the column's first block of 32.
 template <class P, int T>
-BRISK_TARGET_VNNI void column(const uint8_t* col, int64_t b0, const Tokens<T>& x,
-                              __m512 (&acc)[T]) {
+BRISK_INLINE(BRISK_ISA_AVX512VNNI)
+void column(const uint8_t* col, int64_t b0, const Tokens<T>& x, __m512 (&acc)[T]) {
   constexpr DType kT = P::kType;
   const __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(col)));
   if constexpr (kT == DType::Q4_0 || kT == DType::Q8_0) {
@@ -233,8 +224,8 @@ BRISK_TARGET_VNNI void column(const uint8_t* col, int64_t b0, const Tokens<T>& x
 }
 
 template <class P, int T>
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq,fma,f16c"))) void
-interleaved_vnni(const Args& a, int64_t r, int64_t t) {
+BRISK_TARGET(BRISK_ISA_AVX512VNNI)
+void interleaved_vnni(const Args& a, int64_t r, int64_t t) {
   constexpr int kBlock = P::kType == DType::Q4_K || P::kType == DType::Q6_K ? 256 : 32;
   const Q8Layout L(a.k);
   const uint64_t gb = group_block_bytes(P::kType);
@@ -257,12 +248,12 @@ interleaved_vnni(const Args& a, int64_t r, int64_t t) {
 // The 256-bit kernels, once per byte dot-product instruction (same bits).
 constexpr int kMaxT256 = 4;  // 16 registers: 8 weight vectors, the accumulators, temporaries
 namespace avx2 {
-#define BRISK_I256_TARGET "avx2,fma,f16c"
+#define BRISK_I256_TARGET BRISK_ISA_AVX2
 #define BRISK_I256_DOT 0
 #include "ops/matmul_interleaved_avx2-inl.h"
 }  // namespace avx2
 namespace avxvnni {
-#define BRISK_I256_TARGET "avx2,fma,f16c,avxvnni"
+#define BRISK_I256_TARGET BRISK_ISA_AVXVNNI
 #define BRISK_I256_DOT 1
 #include "ops/matmul_interleaved_avx2-inl.h"
 }  // namespace avxvnni

@@ -7,7 +7,7 @@
 // the same bits in every variant and in the AVX-512 kernel. No include guard: included once per
 // variant, inside a namespace of its own.
 
-#define BRISK_I256 __attribute__((target(BRISK_I256_TARGET), always_inline)) inline
+#define BRISK_I256 BRISK_INLINE(BRISK_I256_TARGET)
 
 BRISK_I256 __m256i bcast4(const int8_t* p) {
   int32_t v;
@@ -165,8 +165,8 @@ BRISK_I256 void column256(const uint8_t* col, int64_t b0, int h, const Tokens<T>
 }
 
 template <class P, int T>
-__attribute__((target(BRISK_I256_TARGET))) void interleaved_256(const Args& a, int64_t r,
-                                                                int64_t t) {
+BRISK_TARGET(BRISK_I256_TARGET)
+void interleaved_256(const Args& a, int64_t r, int64_t t) {
   constexpr int kBlock = P::kType == DType::Q4_K || P::kType == DType::Q6_K ? 256 : 32;
   const Q8Layout L(a.k);
   const uint64_t gb = group_block_bytes(P::kType);

@@ -23,7 +23,7 @@ uint32_t unit(bool bf16, const float* x, int64_t u) {
 
 #if defined(__x86_64__)
 // 16 floats to 16 bf16, rounded as f32_to_bf16 does (to nearest even; NaN stays a quiet NaN).
-BRISK_AVX512 inline __m256i bf16x16(const float* p) {
+BRISK_TARGET(BRISK_ISA_AVX512) inline __m256i bf16x16(const float* p) {
   const __m512i u = _mm512_loadu_si512(p);
   const __m512i one = _mm512_set1_epi32(1);
   const __m512i rounded =
@@ -38,7 +38,8 @@ BRISK_AVX512 inline __m256i bf16x16(const float* p) {
 
 // Units [u, u + 16) of a token's row.
 template <bool BF16>
-BRISK_AVX512 inline __m512 units16(const float* x, int64_t u) {
+BRISK_TARGET(BRISK_ISA_AVX512)
+inline __m512 units16(const float* x, int64_t u) {
   if constexpr (!BF16) return _mm512_loadu_ps(x + u);
   return _mm512_castsi512_ps(
       _mm512_inserti64x4(_mm512_castsi256_si512(bf16x16(x + 2 * u)), bf16x16(x + 2 * u + 16), 1));
@@ -46,8 +47,9 @@ BRISK_AVX512 inline __m512 units16(const float* x, int64_t u) {
 
 // Tokens [0, n) of a tile of `tile` (up to 16) tokens.
 template <bool BF16>
-BRISK_AVX512 void pack_tile_avx512(const float* x, int64_t ldx, int64_t units, int64_t n,
-                                   int64_t tile, uint32_t* dst) {
+BRISK_TARGET(BRISK_ISA_AVX512)
+void pack_tile_avx512(const float* x, int64_t ldx, int64_t units, int64_t n, int64_t tile,
+                      uint32_t* dst) {
   const int64_t u16 = units / 16 * 16;
   const __mmask16 lanes = static_cast<__mmask16>((1u << tile) - 1);
   for (int64_t u = 0; u < u16; u += 16) {

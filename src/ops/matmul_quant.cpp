@@ -15,19 +15,9 @@
 
 #include "core/quant.h"
 #include "ops/cpu.h"
+#include "ops/isa_target.h"
 #include "ops/matmul_q8.h"
 #include "ops/matmul_tile.h"
-
-// GCC 12 reports its own AVX-512 intrinsic headers as using uninitialized values.
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
-#define BRISK_VNNI                                                                 \
-  __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq,fma,f16c"), \
-                 always_inline)) inline
 
 namespace brisk::matmul_detail {
 
@@ -109,7 +99,7 @@ struct NibbleP {
     scales(b, a, c);
   }
 #if defined(__x86_64__)
-  BRISK_VNNI static __m256i block256(const B& b) {
+  BRISK_INLINE(BRISK_ISA_AVX512VNNI) static __m256i block256(const B& b) {
     const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
     const __m128i m = _mm_set1_epi8(0x0F);
     const __m256i u = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m), _mm_and_si128(q, m));
@@ -134,7 +124,7 @@ struct Q8_0P {
     scales(b, a, c);
   }
 #if defined(__x86_64__)
-  BRISK_VNNI static __m256i block256(const B& b) {
+  BRISK_INLINE(BRISK_ISA_AVX512VNNI) static __m256i block256(const B& b) {
     return _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)),
                             _mm256_set1_epi8(static_cast<char>(0x80)));
   }
@@ -158,8 +148,8 @@ struct Legacy {
     b[0] = b[1] = b0, b[2] = b[3] = b1;
   }
 #if defined(__x86_64__)
-  BRISK_VNNI static void pair512(const uint8_t* row, int64_t p, int64_t nb, __m512i& u, __m512& a,
-                                 float* b) {
+  BRISK_INLINE(BRISK_ISA_AVX512VNNI)
+  static void pair512(const uint8_t* row, int64_t p, int64_t nb, __m512i& u, __m512& a, float* b) {
     const auto* blk = reinterpret_cast<const typename P::B*>(row);
     const bool two = 2 * p + 1 < nb;
     const auto& A = blk[2 * p];
@@ -203,7 +193,7 @@ void k4_pair_scales(const B& s, int c, float* a, float* b) {
 // The 2-bit fields at bit s0 (low half of the result) and at bit s1 (high half) of the 32 bytes at
 // p: how the k-quants read bytes that pack four values. (Uniform shifts per half: per-lane variable
 // word shifts are slow on some CPUs.)
-BRISK_VNNI __m512i two_bit_fields(const uint8_t* p, int s0, int s1) {
+BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i two_bit_fields(const uint8_t* p, int s0, int s1) {
   const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
   return _mm512_and_si512(
       _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_srl_epi16(v, _mm_cvtsi32_si128(s0))),
@@ -217,7 +207,8 @@ BRISK_VNNI __m512i two_bit_fields(const uint8_t* p, int s0, int s1) {
 // The 16 slot scales of super-block sb (each 32-group's over its 2 slots); its 16 offsets go
 // to b16.
 template <class B>
-BRISK_VNNI __m512 k4_super512(const uint8_t* row, int64_t sb, float* b16) {
+BRISK_INLINE(BRISK_ISA_AVX512VNNI)
+__m512 k4_super512(const uint8_t* row, int64_t sb, float* b16) {
   const B& s = reinterpret_cast<const B*>(row)[sb];
   // k4_scale_min for all 8 groups at once, 4 bytes per 32-bit word.
   uint32_t u[3];
@@ -251,16 +242,17 @@ struct Q4_KP {
       u[l] = s.qs[c * 32 + l] & 0xF, u[32 + l] = static_cast<uint8_t>(s.qs[c * 32 + l] >> 4);
   }
 #if defined(__x86_64__)
-  BRISK_VNNI static __m512i nibbles(const uint8_t* q) {
+  BRISK_INLINE(BRISK_ISA_AVX512VNNI) static __m512i nibbles(const uint8_t* q) {
     const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
     const __m256i m = _mm256_set1_epi8(0x0F);
     return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_and_si256(v, m)),
                               _mm256_and_si256(_mm256_srli_epi16(v, 4), m), 1);
   }
-  BRISK_VNNI static __m512 super512(const uint8_t* row, int64_t sb, float* b16) {
+  BRISK_INLINE(BRISK_ISA_AVX512VNNI)
+  static __m512 super512(const uint8_t* row, int64_t sb, float* b16) {
     return k4_super512<B>(row, sb, b16);
   }
-  BRISK_VNNI static __m512i bytes512(const uint8_t* row, int64_t p) {
+  BRISK_INLINE(BRISK_ISA_AVX512VNNI) static __m512i bytes512(const uint8_t* row, int64_t p) {
     return nibbles(reinterpret_cast<const B*>(row)[p / 4].qs + (p % 4) * 32);
   }
 #endif
@@ -281,10 +273,11 @@ struct Q5_KP {
     }
   }
 #if defined(__x86_64__)
-  BRISK_VNNI static __m512 super512(const uint8_t* row, int64_t sb, float* b16) {
+  BRISK_INLINE(BRISK_ISA_AVX512VNNI)
+  static __m512 super512(const uint8_t* row, int64_t sb, float* b16) {
     return k4_super512<B>(row, sb, b16);
   }
-  BRISK_VNNI static __m512i bytes512(const uint8_t* row, int64_t p) {
+  BRISK_INLINE(BRISK_ISA_AVX512VNNI) static __m512i bytes512(const uint8_t* row, int64_t p) {
     const B& s = reinterpret_cast<const B*>(row)[p / 4];
     const int c = static_cast<int>(p % 4);
     const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.qh));
@@ -301,7 +294,7 @@ struct Q5_KP {
 
 #if defined(__x86_64__)
 // Four slot values, each repeated over the 4 lanes of its 16 values.
-BRISK_VNNI __m512 quads(__m128 v) {
+BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512 quads(__m128 v) {
   return _mm512_permutexvar_ps(_mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0),
                                _mm512_castps128_ps512(v));
 }
@@ -330,7 +323,8 @@ struct Q6_KP {
     }
   }
 #if defined(__x86_64__)
-  BRISK_VNNI static __m512 super512(const uint8_t* row, int64_t sb, float* b16) {
+  BRISK_INLINE(BRISK_ISA_AVX512VNNI)
+  static __m512 super512(const uint8_t* row, int64_t sb, float* b16) {
     const B& s = reinterpret_cast<const B*>(row)[sb];
     const __m512 a16 = _mm512_mul_ps(_mm512_set1_ps(_cvtsh_ss(s.d)),
                                      _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(
@@ -338,7 +332,7 @@ struct Q6_KP {
     _mm512_storeu_ps(b16, _mm512_mul_ps(a16, _mm512_set1_ps(-32.0f)));
     return a16;
   }
-  BRISK_VNNI static __m512i bytes512(const uint8_t* row, int64_t p) {
+  BRISK_INLINE(BRISK_ISA_AVX512VNNI) static __m512i bytes512(const uint8_t* row, int64_t p) {
     const B& s = reinterpret_cast<const B*>(row)[p / 4];
     const int q = static_cast<int>(p % 4), h = q / 2, nib = q % 2;
     const __m512i m4 = _mm512_set1_epi8(0x0F);
@@ -370,11 +364,12 @@ struct Q2_KP {
       for (int l = 0; l < 32; ++l) u[half * 32 + l] = (s.qs[h * 32 + l] >> (2 * (j0 + half))) & 3;
   }
 #if defined(__x86_64__)
-  BRISK_VNNI static __m512i crumbs(const uint8_t* qs, int j0) {
+  BRISK_INLINE(BRISK_ISA_AVX512VNNI) static __m512i crumbs(const uint8_t* qs, int j0) {
     return two_bit_fields(qs, 2 * j0, 2 * j0 + 2);
   }
 
-  BRISK_VNNI static __m512 super512(const uint8_t* row, int64_t sb, float* b16) {
+  BRISK_INLINE(BRISK_ISA_AVX512VNNI)
+  static __m512 super512(const uint8_t* row, int64_t sb, float* b16) {
     const B& s = reinterpret_cast<const B*>(row)[sb];
     const __m512i v =
         _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s.scales)));
@@ -383,7 +378,7 @@ struct Q2_KP {
     return _mm512_mul_ps(_mm512_set1_ps(_cvtsh_ss(s.d)),
                          _mm512_cvtepi32_ps(_mm512_and_si512(v, _mm512_set1_epi32(15))));
   }
-  BRISK_VNNI static __m512i bytes512(const uint8_t* row, int64_t p) {
+  BRISK_INLINE(BRISK_ISA_AVX512VNNI) static __m512i bytes512(const uint8_t* row, int64_t p) {
     const B& s = reinterpret_cast<const B*>(row)[p / 4];
     const int q = static_cast<int>(p % 4);
     return crumbs(s.qs + (q / 2) * 32, 2 * (q % 2));
@@ -410,7 +405,8 @@ struct Q3_KP {
     }
   }
 #if defined(__x86_64__)
-  BRISK_VNNI static __m512 super512(const uint8_t* row, int64_t sb, float* b16) {
+  BRISK_INLINE(BRISK_ISA_AVX512VNNI)
+  static __m512 super512(const uint8_t* row, int64_t sb, float* b16) {
     const B& s = reinterpret_cast<const B*>(row)[sb];
     int8_t sc[16];
     q3k_scales(s.scales, sc);  // once per 4 pairs: the forwarding stall of the reload is amortized
@@ -420,7 +416,7 @@ struct Q3_KP {
     _mm512_storeu_ps(b16, _mm512_mul_ps(a16, _mm512_set1_ps(-4.0f)));
     return a16;
   }
-  BRISK_VNNI static __m512i bytes512(const uint8_t* row, int64_t p) {
+  BRISK_INLINE(BRISK_ISA_AVX512VNNI) static __m512i bytes512(const uint8_t* row, int64_t p) {
     const B& s = reinterpret_cast<const B*>(row)[p / 4];
     const int q = static_cast<int>(p % 4), h = q / 2, j0 = 2 * (q % 2);
     const __m256i hm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.hmask));
@@ -477,8 +473,8 @@ void micro_generic(const Args& a, int64_t r, int64_t t) {
 
 #if defined(__x86_64__)
 template <class P, int R, int T>
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq,fma,f16c"))) void micro_vnni(
-    const Args& a, int64_t r, int64_t t) {
+BRISK_TARGET(BRISK_ISA_AVX512VNNI)
+void micro_vnni(const Args& a, int64_t r, int64_t t) {
   const Q8Layout L(a.k);
   const int64_t nb = a.k / 32;
   __m512 acc[R][T];
@@ -540,17 +536,17 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq,fma,f16c"))
 // The 256-bit kernel three times over, differing only in the instruction of its byte dot products
 // (see matmul_quant_avx2-inl.h): every variant gives the same integers, so the same bits.
 namespace avx2 {
-#define BRISK_AVX2_TARGET "avx2,fma,f16c"
+#define BRISK_AVX2_TARGET BRISK_ISA_AVX2
 #define BRISK_AVX2_DOT 0
 #include "ops/matmul_quant_avx2-inl.h"
 }  // namespace avx2
 namespace avxvnni {
-#define BRISK_AVX2_TARGET "avx2,fma,f16c,avxvnni"
+#define BRISK_AVX2_TARGET BRISK_ISA_AVXVNNI
 #define BRISK_AVX2_DOT 1
 #include "ops/matmul_quant_avx2-inl.h"
 }  // namespace avxvnni
 namespace avx512vl {
-#define BRISK_AVX2_TARGET "avx2,fma,f16c,avx512f,avx512vl,avx512vnni"
+#define BRISK_AVX2_TARGET BRISK_ISA_AVX512VNNI
 #define BRISK_AVX2_DOT 2
 #include "ops/matmul_quant_avx2-inl.h"
 }  // namespace avx512vl

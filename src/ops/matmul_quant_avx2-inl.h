@@ -8,8 +8,8 @@
 // VPMADDUBSW's int16 pair sums saturate above 32767, so with it types with u bytes above 63 (Q8_0)
 // split u into nibbles; VPDPBUSD sums into int32 and needs no split.
 template <int MaxU>
-__attribute__((target(BRISK_AVX2_TARGET), always_inline)) inline __m256i dot_u8s8(__m256i u,
-                                                                                  __m256i x) {
+BRISK_INLINE(BRISK_AVX2_TARGET)
+__m256i dot_u8s8(__m256i u, __m256i x) {
 #if BRISK_AVX2_DOT == 1
   return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), u, x);
 #elif BRISK_AVX2_DOT == 2
@@ -28,7 +28,8 @@ __attribute__((target(BRISK_AVX2_TARGET), always_inline)) inline __m256i dot_u8s
 }
 
 template <class P, int R, int T>
-__attribute__((target(BRISK_AVX2_TARGET))) void micro_avx2(const Args& a, int64_t r, int64_t t) {
+BRISK_TARGET(BRISK_AVX2_TARGET)
+void micro_avx2(const Args& a, int64_t r, int64_t t) {
   const Q8Layout L(a.k);
   const int64_t nb = a.k / 32;
   __m256 acc[R][T][2];

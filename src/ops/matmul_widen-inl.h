@@ -5,18 +5,9 @@
 // Included by matmul_<type>.cpp only.
 #pragma once
 
-// GCC 12 reports its own AVX-512 intrinsic headers as using uninitialized values.
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
+#include "ops/isa_target.h"
 
 #include "ops/matmul_tile.h"
-
-#define BRISK_TARGET_AVX2 __attribute__((target("avx2,fma,f16c"), always_inline)) inline
-#define BRISK_TARGET_AVX512 \
-  __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,fma,f16c"), always_inline)) inline
 
 namespace brisk::matmul_detail {
 
@@ -45,7 +36,8 @@ void micro_generic(const Args& a, int64_t r, int64_t t) {
 #if defined(__x86_64__)
 // AVX2: one 8-lane accumulator per output; the tail is added in scalar after the reduction.
 template <class P, int R, int T>
-__attribute__((target("avx2,fma,f16c"))) void micro_avx2(const Args& a, int64_t r, int64_t t) {
+BRISK_TARGET(BRISK_ISA_AVX2)
+void micro_avx2(const Args& a, int64_t r, int64_t t) {
   __m256 acc[R][T];
   const typename P::T* w[R];
   const float* x[T];
@@ -75,8 +67,9 @@ __attribute__((target("avx2,fma,f16c"))) void micro_avx2(const Args& a, int64_t 
 
 // One 16-element k-step of a micro-tile into accumulator set S; Masked reads only m's lanes.
 template <class P, int R, int T, int S, bool Masked>
-BRISK_TARGET_AVX512 void step_avx512(__m512 (&acc)[R][T][2], const typename P::T* const (&w)[R],
-                                     const float* const (&x)[T], int64_t K, __mmask16 m) {
+BRISK_INLINE(BRISK_ISA_AVX512BF16)
+void step_avx512(__m512 (&acc)[R][T][2], const typename P::T* const (&w)[R],
+                 const float* const (&x)[T], int64_t K, __mmask16 m) {
   __m512 wv[R];
   for (int i = 0; i < R; ++i) wv[i] = Masked ? P::load16_masked(m, w[i] + K) : P::load16(w[i] + K);
   for (int j = 0; j < T; ++j) {
@@ -88,8 +81,8 @@ BRISK_TARGET_AVX512 void step_avx512(__m512 (&acc)[R][T][2], const typename P::T
 // AVX-512: two accumulators per output take alternate 16-element steps, halving the FMA latency
 // chain so decode runs at memory speed. The split depends only on k, never on the tile size.
 template <class P, int R, int T>
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,fma,f16c"))) void micro_avx512(
-    const Args& a, int64_t r, int64_t t) {
+BRISK_TARGET(BRISK_ISA_AVX512BF16)
+void micro_avx512(const Args& a, int64_t r, int64_t t) {
   __m512 acc[R][T][2];
   const typename P::T* w[R];
   const float* x[T];
@@ -146,15 +139,16 @@ void interleaved_generic(const Args& a, int64_t r, int64_t t) {
 // loop over the accumulators is unrolled so they stay registers (else GCC keeps the arrays in
 // memory, zeroes them with REP STOSQ and spills them at the end).
 template <class U, int T, int J = 0>
-BRISK_TARGET_AVX512 void tile_tokens(__m512 (&acc)[T], __m512 w, const uint8_t* x) {
+BRISK_INLINE(BRISK_ISA_AVX512BF16)
+void tile_tokens(__m512 (&acc)[T], __m512 w, const uint8_t* x) {
   if constexpr (J < T) {
     acc[J] = U::template token<J>(acc[J], w, x);
     tile_tokens<U, T, J + 1>(acc, w, x);
   }
 }
 template <class U, int T>
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,fma,f16c"))) void interleaved_tiles(
-    const Args& a, int64_t r, int64_t t) {
+BRISK_TARGET(BRISK_ISA_AVX512BF16)
+void interleaved_tiles(const Args& a, int64_t r, int64_t t) {
   const uint8_t* g = a.w + r * a.w_stride;
   const int64_t units = a.k / U::kValues;
   const int64_t next = a.x_tile * 4;  // bytes from one unit of a token to its next

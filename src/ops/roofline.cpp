@@ -1,8 +1,5 @@
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "ops/roofline.h"
 
-#include <immintrin.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -13,6 +10,7 @@
 #include <vector>
 
 #include "ops/cpu.h"
+#include "ops/isa_target.h"
 
 namespace brisk {
 namespace {
@@ -22,7 +20,7 @@ double now() {
 }
 
 // Integer sums: any bytes (weights included) read at the same speed, no float special cases.
-__attribute__((target("avx512f"))) float sum_avx512(const float* p, size_t n) {
+BRISK_TARGET(BRISK_ISA_AVX512) float sum_avx512(const float* p, size_t n) {
   __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
   for (size_t i = 0; i + 64 <= n; i += 64) {
     a0 = _mm512_add_epi32(a0, _mm512_loadu_si512(p + i));
@@ -34,7 +32,7 @@ __attribute__((target("avx512f"))) float sum_avx512(const float* p, size_t n) {
       _mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3))));
 }
 
-__attribute__((target("avx2"))) float sum_avx2(const float* p, size_t n) {
+BRISK_TARGET(BRISK_ISA_AVX2) float sum_avx2(const float* p, size_t n) {
   __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
   for (size_t i = 0; i + 32 <= n; i += 32) {
     a0 = _mm256_add_epi32(a0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i)));
@@ -61,7 +59,7 @@ float sum_generic(const float* p, size_t n) {
   return static_cast<float>(s);
 }
 
-__attribute__((target("avx512f,fma"))) double fma_loop_avx512(int64_t iters) {
+BRISK_TARGET(BRISK_ISA_AVX512) double fma_loop_avx512(int64_t iters) {
   __m512 a[12];
   for (int i = 0; i < 12; ++i) a[i] = _mm512_set1_ps(0.5f + static_cast<float>(i));
   const __m512 m = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-7f);
@@ -72,7 +70,7 @@ __attribute__((target("avx512f,fma"))) double fma_loop_avx512(int64_t iters) {
   return _mm512_reduce_add_ps(s);
 }
 
-__attribute__((target("avx512f,avx512bf16,avx512bw"))) double bf16_loop_avx512(int64_t iters) {
+BRISK_TARGET(BRISK_ISA_AVX512BF16) double bf16_loop_avx512(int64_t iters) {
   __m512 a[12];
   for (int i = 0; i < 12; ++i) a[i] = _mm512_setzero_ps();
   const __m512bh x = reinterpret_cast<__m512bh>(_mm512_set1_epi16(0x3f80));
@@ -84,7 +82,7 @@ __attribute__((target("avx512f,avx512bf16,avx512bw"))) double bf16_loop_avx512(i
   return _mm512_reduce_add_ps(s);
 }
 
-__attribute__((target("avx512f,avx512vnni,avx512bw"))) double int8_loop_avx512(int64_t iters) {
+BRISK_TARGET(BRISK_ISA_AVX512VNNI) double int8_loop_avx512(int64_t iters) {
   __m512i a[12];
   for (int i = 0; i < 12; ++i) a[i] = _mm512_setzero_si512();
   const __m512i x = _mm512_set1_epi8(1), y = _mm512_set1_epi8(2);

@@ -2,18 +2,14 @@
 #pragma once
 
 #if defined(__x86_64__)
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
+#include "ops/isa_target.h"
 
 namespace brisk {
-
-#define BRISK_AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,fma")))
 
 // e^x for 16 lanes: x = n ln2 + r, |r| <= ln2/2, e^r by a degree-6 polynomial (relative error
 // about 2e-7), 2^n built in the exponent bits. Inputs below -87.3 give 0 (+ tiny); inputs must be
 // below 88.
-BRISK_AVX512 inline __m512 exp16(__m512 x) {
+BRISK_TARGET(BRISK_ISA_AVX512) inline __m512 exp16(__m512 x) {
   x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.3f)), _mm512_set1_ps(88.0f));
   const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)),
                                         _MM_FROUND_TO_NEAREST_INT);
@@ -31,15 +27,15 @@ BRISK_AVX512 inline __m512 exp16(__m512 x) {
   return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
 }
 
-BRISK_AVX512 inline __m512 unpacklo64(__m512 a, __m512 b) {
+BRISK_TARGET(BRISK_ISA_AVX512) inline __m512 unpacklo64(__m512 a, __m512 b) {
   return _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(a), _mm512_castps_pd(b)));
 }
-BRISK_AVX512 inline __m512 unpackhi64(__m512 a, __m512 b) {
+BRISK_TARGET(BRISK_ISA_AVX512) inline __m512 unpackhi64(__m512 a, __m512 b) {
   return _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(a), _mm512_castps_pd(b)));
 }
 
 // Transposes 16 rows of 16 32-bit lanes: out[d] holds element d of every row.
-BRISK_AVX512 inline void transpose16(const __m512 (&r)[16], __m512 (&out)[16]) {
+BRISK_TARGET(BRISK_ISA_AVX512) inline void transpose16(const __m512 (&r)[16], __m512 (&out)[16]) {
   // x[g][e]: lane block b holds rows 4g..4g+3 at column 4b + e.
   __m512 x[4][4];
   for (int g = 0; g < 4; ++g) {
