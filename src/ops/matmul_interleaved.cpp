@@ -12,6 +12,7 @@
 // Integer sums are exact in any order, and the float steps are the same whatever the tile, batch
 // or thread count, so an output's bits never depend on them.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "core/quant.h"
@@ -42,7 +43,9 @@ inline const float* block_scale(const float* dxv, int64_t b) {
   return dxv + (b / 2) * 16 + (b % 2) * 8;
 }
 
-// Portable: the same arithmetic, one row and one block of 32 at a time.
+// Portable: the same arithmetic, one row and one block of 32 at a time, with the SIMD kernels'
+// fused multiply-adds (std::fma), so every ISA gives the same bits. (Only tests run it: rows are
+// interleaved only where a SIMD kernel reads them.)
 template <class P, int T>
 void interleaved_generic(const Args& a, int64_t r, int64_t t) {
   constexpr DType kT = P::kType;
@@ -79,14 +82,14 @@ void interleaved_generic(const Args& a, int64_t r, int64_t t) {
             const float ws = d * static_cast<float>((lo & 0xF) | (hi & 3) << 4);
             const float wm =
                 f16_to_f32_fast(h16[16 + i]) * static_cast<float>((lo >> 4) | (hi >> 2) << 4);
-            acc[i][j] += static_cast<float>(s0 + s1) * (ws * dx);
-            acc[i][j] += wm * reinterpret_cast<const float*>(xr + L.ms_off)[b];
+            acc[i][j] = std::fma(static_cast<float>(s0 + s1), ws * dx, acc[i][j]);
+            acc[i][j] = std::fma(wm, reinterpret_cast<const float*>(xr + L.ms_off)[b], acc[i][j]);
           } else if constexpr (kT == DType::Q6_K) {
             const int sa = static_cast<int8_t>(col[32 + (2 * jb) * 16 + i]);
             const int sb = static_cast<int8_t>(col[32 + (2 * jb + 1) * 16 + i]);
-            acc[i][j] += static_cast<float>(s0 * sa + s1 * sb) * (d * dx);
+            acc[i][j] = std::fma(static_cast<float>(s0 * sa + s1 * sb), d * dx, acc[i][j]);
           } else {
-            acc[i][j] += static_cast<float>(s0 + s1) * (d * dx);
+            acc[i][j] = std::fma(static_cast<float>(s0 + s1), d * dx, acc[i][j]);
           }
         }
       }
@@ -114,6 +117,16 @@ struct Tokens {
   const float* dx[T];
   const int32_t* hs[T];
   const float* ms[T];
+  Tokens(const Args& a, int64_t t) {
+    const Q8Layout L(a.k);
+    for (int j = 0; j < T; ++j) {
+      const uint8_t* xr = a.x + (t + j) * a.x_stride;
+      qx[j] = reinterpret_cast<const int8_t*>(xr);
+      dx[j] = reinterpret_cast<const float*>(xr + L.dxv_off);
+      hs[j] = reinterpret_cast<const int32_t*>(xr + L.hs_off);
+      ms[j] = reinterpret_cast<const float*>(xr + L.ms_off);
+    }
+  }
 };
 
 // 4 nibble vectors at p: u[2q] = low nibbles of vector q, u[2q+1] = its high nibbles.
@@ -227,19 +240,11 @@ template <class P, int T>
 BRISK_TARGET(BRISK_ISA_AVX512VNNI)
 void interleaved_vnni(const Args& a, int64_t r, int64_t t) {
   constexpr int kBlock = P::kType == DType::Q4_K || P::kType == DType::Q6_K ? 256 : 32;
-  const Q8Layout L(a.k);
   const uint64_t gb = group_block_bytes(P::kType);
   const uint8_t* g = a.w + r * a.w_stride;
-  Tokens<T> x;
+  const Tokens<T> x(a, t);
   __m512 acc[T];
-  for (int j = 0; j < T; ++j) {
-    const uint8_t* xr = a.x + (t + j) * a.x_stride;
-    x.qx[j] = reinterpret_cast<const int8_t*>(xr);
-    x.dx[j] = reinterpret_cast<const float*>(xr + L.dxv_off);
-    x.hs[j] = reinterpret_cast<const int32_t*>(xr + L.hs_off);
-    x.ms[j] = reinterpret_cast<const float*>(xr + L.ms_off);
-    acc[j] = _mm512_setzero_ps();
-  }
+  for (int j = 0; j < T; ++j) acc[j] = _mm512_setzero_ps();
   for (int64_t c = 0; c < a.k / kBlock; ++c)
     column<P, T>(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), x, acc);
   for (int j = 0; j < T; ++j) _mm512_storeu_ps(a.y + (t + j) * a.ldy + r, acc[j]);

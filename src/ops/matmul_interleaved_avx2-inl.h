@@ -168,17 +168,9 @@ template <class P, int T>
 BRISK_TARGET(BRISK_I256_TARGET)
 void interleaved_256(const Args& a, int64_t r, int64_t t) {
   constexpr int kBlock = P::kType == DType::Q4_K || P::kType == DType::Q6_K ? 256 : 32;
-  const Q8Layout L(a.k);
   const uint64_t gb = group_block_bytes(P::kType);
   const uint8_t* g = a.w + r * a.w_stride;
-  Tokens<T> x;
-  for (int j = 0; j < T; ++j) {
-    const uint8_t* xr = a.x + (t + j) * a.x_stride;
-    x.qx[j] = reinterpret_cast<const int8_t*>(xr);
-    x.dx[j] = reinterpret_cast<const float*>(xr + L.dxv_off);
-    x.hs[j] = reinterpret_cast<const int32_t*>(xr + L.hs_off);
-    x.ms[j] = reinterpret_cast<const float*>(xr + L.ms_off);
-  }
+  const Tokens<T> x(a, t);
   if constexpr (T == 1) {
     // One token: both halves per column, sharing the activation loads, in one pass.
     __m256 acc0[1] = {_mm256_setzero_ps()}, acc1[1] = {_mm256_setzero_ps()};

@@ -277,26 +277,31 @@ TEST_P(RepackedMatmul, ResultIndependentOfBatchSizeAndThreads) {
   expect_each_token_alone_equals_batch(isa, w.t, n, 3);
 }
 
-// The 256-bit kernels for repacked rows take the float steps of the 512-bit ones, and their byte
-// dot products (VPMADDUBSW or VPDPBUSD) give the same integers: the same bits everywhere.
-TEST(RepackedMatmul, Avx2VariantsAndAvx512AgreeBitForBit) {
-  const bool vnni256 = isa_available(Isa::Avx2) && dot256() != Dot256::Maddubs;
-  const bool avx512 = isa_available(Isa::Avx512) && cpu_features().avx512vnni;
-  if (!vnni256 && !avx512) GTEST_SKIP() << "this CPU has only the VPMADDUBSW variant";
+// The kernels for repacked rows take the same float steps (fused multiply-adds) on every ISA, and
+// their byte dot products (VPMADDUBSW, or VPDPBUSD in its VEX or EVEX form) give the same integers:
+// each ISA's output, and the 256-bit kernel's with VPMADDUBSW forced, equals the portable one bit
+// for bit.
+TEST(RepackedMatmul, EveryIsaAndDotProductVariantGivesThePortableBits) {
   ThreadPool pool(2);
   for (DType type : {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
     const int64_t rows = 48, cols = 768, n = 7;
     const auto w = repacked(make_weights(type, rows, cols, 5));
     const auto x = test::random_floats(static_cast<size_t>(n * cols), 9);
     std::vector<float> y(static_cast<size_t>(n * rows)), other(y.size());
-    setenv("BRISK_NO_VNNI256", "1", 1);
-    matmul_isa(Isa::Avx2, w.t, x.data(), cols, n, y.data(), rows, pool);
-    unsetenv("BRISK_NO_VNNI256");
-    for (Isa isa : {Isa::Avx2, Isa::Avx512}) {
-      if (isa == Isa::Avx2 ? !vnni256 : !avx512) continue;
-      matmul_isa(isa, w.t, x.data(), cols, n, other.data(), rows, pool);
+    matmul_isa(Isa::Generic, w.t, x.data(), cols, n, y.data(), rows, pool);
+    auto expect_same = [&](const char* what) {
       for (size_t i = 0; i < y.size(); ++i)
-        ASSERT_EQ(y[i], other[i]) << dtype_name(type) << " " << isa_name(isa) << " at " << i;
+        ASSERT_EQ(y[i], other[i]) << dtype_name(type) << " " << what << " at " << i;
+    };
+    for (Isa isa : test::available_isas()) {
+      matmul_isa(isa, w.t, x.data(), cols, n, other.data(), rows, pool);
+      expect_same(isa_name(isa));
+    }
+    if (isa_available(Isa::Avx2)) {
+      setenv("BRISK_NO_VNNI256", "1", 1);
+      matmul_isa(Isa::Avx2, w.t, x.data(), cols, n, other.data(), rows, pool);
+      unsetenv("BRISK_NO_VNNI256");
+      expect_same("avx2 with VPMADDUBSW");
     }
   }
 }
