@@ -91,6 +91,7 @@ void Shapes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK_CAPTURE(BM_Matmul, f32_avx512, DType::F32, Isa::Avx512)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, f16_avx512, DType::F16, Isa::Avx512)->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, bf16_avx512bf16, DType::BF16, Isa::Avx512Bf16)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, bf16_avx512, DType::BF16, Isa::Avx512)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, f16_avx2, DType::F16, Isa::Avx2)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q8_0_avx512, DType::Q8_0, Isa::Avx512)->Apply(Shapes);
@@ -102,7 +103,7 @@ BENCHMARK_CAPTURE(BM_Matmul, q4_0_interleaved_avx512, DType::Q4_0, Isa::Avx512, 
 BENCHMARK_CAPTURE(BM_Matmul, q4_k_avx512, DType::Q4_K, Isa::Avx512)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q6_k_avx512, DType::Q6_K, Isa::Avx512)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, f16_interleaved_avx512, DType::F16, Isa::Avx512, true)->Apply(Shapes);
-BENCHMARK_CAPTURE(BM_Matmul, bf16_interleaved_avx512, DType::BF16, Isa::Avx512, true)
+BENCHMARK_CAPTURE(BM_Matmul, bf16_interleaved_avx512bf16, DType::BF16, Isa::Avx512Bf16, true)
     ->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q4_k_interleaved_avx512, DType::Q4_K, Isa::Avx512, true)
     ->Apply(Shapes);
@@ -112,6 +113,9 @@ BENCHMARK_CAPTURE(BM_Matmul, q4_0_interleaved_avx2, DType::Q4_0, Isa::Avx2, true
 BENCHMARK_CAPTURE(BM_Matmul, q8_0_interleaved_avx2, DType::Q8_0, Isa::Avx2, true)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q4_k_interleaved_avx2, DType::Q4_K, Isa::Avx2, true)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q6_k_interleaved_avx2, DType::Q6_K, Isa::Avx2, true)->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, q4_0_interleaved_avx2vnni, DType::Q4_0, Isa::Avx2Vnni, true)
+    ->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, q4_0_avx2, DType::Q4_0, Isa::Avx2)->Apply(Shapes);
 
 // TinyLlama's attention (32 query heads, 4 KV heads of 64) over an f32 cache of `keys` positions:
 // `n` tokens at the last positions (n == keys: a causal prompt), in groups of 8 tokens per KV head

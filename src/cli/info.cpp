@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "formats/loader.h"
 #include "model/hparams.h"
+#include "ops/cpu.h"
 #include "tokenizer/vocab.h"
 
 namespace brisk::cli {
@@ -32,6 +33,12 @@ int info(InfoArgs& a) {
   ModelFile mf = load_model_file(path, a.model.tokenizer);
   fmt::print("file:          {}\nformat:        {} ({})\n", mf.path, mf.format,
              human(mf.file_bytes));
+  std::string tiers;
+  for (int i = 0; i < kIsaCount; ++i)
+    if (isa_available(static_cast<Isa>(i)))
+      tiers += fmt::format(" {}", isa_name(static_cast<Isa>(i)));
+  fmt::print("kernels:       {} (this CPU runs:{}; BRISK_ISA caps the choice)\n",
+             isa_name(best_isa()), tiers);
   fmt::print("architecture:  {}\n", mf.arch().empty() ? "(none)" : mf.arch());
   if (auto n = mf.get_str("general.name")) fmt::print("name:          {}\n", *n);
   if (mf.tensors.empty()) {

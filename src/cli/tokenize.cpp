@@ -8,9 +8,9 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "core/error.h"
+#include "core/utf8.h"
 #include "formats/loader.h"
 #include "tokenizer/tokenizer.h"
-#include "tokenizer/utf8.h"
 
 namespace brisk::cli {
 namespace {

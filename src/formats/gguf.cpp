@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "core/mapped_file.h"
-#include "tokenizer/utf8.h"
+#include "core/utf8.h"
 
 namespace brisk {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "formats/metadata.h"
+#include "core/metadata.h"
 
 namespace brisk {
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "formats/metadata.h"
+#include "core/metadata.h"
 
 namespace brisk {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "formats/metadata.h"
+#include "core/metadata.h"
 
 namespace brisk {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "ops/attention.h"
+#include "kv/kv_types.h"
 
 namespace brisk {
 

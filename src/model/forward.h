@@ -11,6 +11,7 @@
 #include "kv/kv_cache.h"
 #include "model/batch.h"
 #include "model/model.h"
+#include "ops/attention.h"
 
 namespace brisk {
 

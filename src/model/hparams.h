@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "formats/metadata.h"
+#include "core/metadata.h"
 #include "ops/rope.h"
 
 namespace brisk {

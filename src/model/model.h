@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "formats/metadata.h"
+#include "core/metadata.h"
 #include "model/hparams.h"
 #include "model/weights.h"
 #include "tokenizer/tokenizer.h"

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/metadata.h"
 #include "core/thread_pool.h"
-#include "formats/metadata.h"
 
 namespace brisk {
 

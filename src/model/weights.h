@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "formats/metadata.h"
+#include "core/metadata.h"
 #include "model/hparams.h"
 
 namespace brisk {

@@ -23,13 +23,20 @@ void silu_mul_avx512(const float* gate, const float* up, float* out, int64_t n) 
 }
 #endif
 
+void silu_mul_generic(const float* gate, const float* up, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
 }  // namespace
 
 void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
+  using Fn = void (*)(const float*, const float*, float*, int64_t);
 #if defined(__x86_64__)
-  if (best_isa() == Isa::Avx512) return silu_mul_avx512(gate, up, out, n);
+  static const Fn fn = best_isa() >= Isa::Avx512 ? silu_mul_avx512 : silu_mul_generic;
+#else
+  static const Fn fn = silu_mul_generic;
 #endif
-  for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+  fn(gate, up, out, n);
 }
 
 void softmax(float* x, int64_t n) {

@@ -1,5 +1,6 @@
 #include "ops/cpu.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -28,40 +29,21 @@ const CpuFeatures& cpu_features() {
 
 bool isa_available(Isa isa) {
   const auto& f = cpu_features();
+  const bool avx2 = f.avx2 && f.fma && f.f16c;
+  const bool avx512 = avx2 && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512vnni;
   switch (isa) {
     case Isa::Generic:
       return true;
     case Isa::Avx2:
-      return f.avx2 && f.fma && f.f16c;
+      return avx2;
+    case Isa::Avx2Vnni:
+      return avx2 && f.avxvnni;
     case Isa::Avx512:
-      return f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512bf16 && f.fma;
+      return avx512;
+    case Isa::Avx512Bf16:
+      return avx512 && f.avx512bf16;
   }
   return false;
-}
-
-Dot256 dot256() {
-  const auto& f = cpu_features();
-  const char* e = std::getenv("BRISK_NO_VNNI256");
-  if (e && *e && std::strcmp(e, "0") != 0) return Dot256::Maddubs;
-  if (f.avxvnni) return Dot256::AvxVnni;
-  if (f.avx512vnni && f.avx512vl) return Dot256::Avx512Vl;
-  return Dot256::Maddubs;
-}
-
-Isa best_isa() {
-  static const Isa isa = [] {
-    Isa cap = Isa::Avx512;
-    if (const char* e = std::getenv("BRISK_ISA")) {
-      if (!std::strcmp(e, "generic"))
-        cap = Isa::Generic;
-      else if (!std::strcmp(e, "avx2"))
-        cap = Isa::Avx2;
-    }
-    for (int i = static_cast<int>(cap); i > 0; --i)
-      if (isa_available(static_cast<Isa>(i))) return static_cast<Isa>(i);
-    return Isa::Generic;
-  }();
-  return isa;
 }
 
 const char* isa_name(Isa isa) {
@@ -70,10 +52,36 @@ const char* isa_name(Isa isa) {
       return "generic";
     case Isa::Avx2:
       return "avx2";
+    case Isa::Avx2Vnni:
+      return "avx2vnni";
     case Isa::Avx512:
       return "avx512";
+    case Isa::Avx512Bf16:
+      return "avx512bf16";
   }
   return "?";
+}
+
+Isa best_isa() {
+  static const Isa isa = [] {
+    int cap = kIsaCount - 1;
+    if (const char* e = std::getenv("BRISK_ISA"); e && *e) {
+      int named = -1;
+      for (int i = 0; i < kIsaCount; ++i)
+        if (!std::strcmp(e, isa_name(static_cast<Isa>(i)))) named = i;
+      if (named >= 0)
+        cap = named;
+      else
+        std::fprintf(stderr,
+                     "warning: BRISK_ISA=%s is not one of generic, avx2, avx2vnni, avx512, "
+                     "avx512bf16; ignored\n",
+                     e);
+    }
+    for (int i = cap; i > 0; --i)
+      if (isa_available(static_cast<Isa>(i))) return static_cast<Isa>(i);
+    return Isa::Generic;
+  }();
+  return isa;
 }
 
 }  // namespace brisk

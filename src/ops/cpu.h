@@ -1,11 +1,19 @@
-// Instruction-set selection, in one place. Kernels are compiled for each ISA they support with
+// Instruction-set selection, in one place. Kernels are compiled for each tier they support with
 // function target attributes (the features of each tier: ops/isa_target.h) and chosen at run
-// time; BRISK_ISA=generic|avx2|avx512 caps the choice.
+// time: each kernel family builds its table once, for the best tier this CPU runs, and a tier
+// without a kernel of its own in a family takes the next tier down that this CPU runs.
+// BRISK_ISA=generic|avx2|avx2vnni|avx512|avx512bf16 caps the choice.
 #pragma once
 
 namespace brisk {
 
-enum class Isa { Generic = 0, Avx2 = 1, Avx512 = 2 };
+// The tiers, lowest first. Avx2: AVX2 + FMA + F16C (AMD Zen 2/3, Intel Haswell on). Avx2Vnni: plus
+// VEX-encoded VPDPBUSD (Intel Core 12th gen on, Zen 5). Avx512: F/BW/VL/DQ + VNNI (Cascade Lake,
+// Ice Lake). Avx512Bf16: plus BF16 dot products (Sapphire Rapids, Zen 4/5). A CPU may run a tier
+// without the one below it (Ice Lake has no AVX-VNNI), so a fallback skips tiers it cannot run.
+// AVX-512 without VNNI (Skylake-SP) runs the Avx2 tier.
+enum class Isa { Generic = 0, Avx2 = 1, Avx2Vnni = 2, Avx512 = 3, Avx512Bf16 = 4 };
+inline constexpr int kIsaCount = 5;
 
 struct CpuFeatures {
   bool avx2 = false, fma = false, f16c = false;
@@ -15,16 +23,14 @@ struct CpuFeatures {
 };
 
 const CpuFeatures& cpu_features();
-// The best ISA this CPU runs (capped by BRISK_ISA).
+// The best tier this CPU runs, capped by BRISK_ISA (an unknown name is reported once on stderr and
+// ignored).
 Isa best_isa();
 const char* isa_name(Isa isa);
 bool isa_available(Isa isa);
-
-// The byte dot product of the 256-bit integer kernels: VPDPBUSD in its VEX form where the CPU has
-// AVX-VNNI, in its EVEX form where it has AVX-512 VNNI and VL, else VPMADDUBSW (forced with
-// BRISK_NO_VNNI256=1, read on every call so tests can compare the variants: they agree bit for
-// bit).
-enum class Dot256 { Maddubs, AvxVnni, Avx512Vl };
-Dot256 dot256();
+// Whether `isa`'s kernels may run where `runs` was chosen: `isa` is at or below it and available.
+inline bool isa_serves(Isa isa, Isa runs) {
+  return static_cast<int>(isa) <= static_cast<int>(runs) && isa_available(isa);
+}
 
 }  // namespace brisk

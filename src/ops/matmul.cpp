@@ -13,37 +13,59 @@ using namespace matmul_detail;
 
 namespace {
 
-Kernel pick(Isa isa, const Tensor& w) {
-  const DType t = w.type;
-  // Fall back ISA by ISA until a kernel exists for this type.
-  for (int i = static_cast<int>(isa); i >= 0; --i) {
-    Kernel k{};
-    if (w.interleaved) {
-      const auto isa_i = static_cast<Isa>(i);
-      k = t == DType::BF16  ? kernel_bf16_interleaved(isa_i)
-          : t == DType::F16 ? kernel_f16_interleaved(isa_i)
-                            : kernel_interleaved(isa_i, t);
-      if (k.tile) return k;
-      continue;
-    }
-    switch (t) {
-      case DType::F32:
-        k = kernel_f32(static_cast<Isa>(i));
-        break;
-      case DType::F16:
-        k = kernel_f16(static_cast<Isa>(i));
-        break;
-      case DType::BF16:
-        k = kernel_bf16(static_cast<Isa>(i));
-        break;
-      default:
-        if (!dtype_is_quantized(t)) fail("matmul: weight type {} has no kernel", dtype_name(t));
-        k = kernel_quant(static_cast<Isa>(i), t);
-    }
-    if (k.tile) return k;
+// The kernel a family defines for exactly this tier ({nullptr} if none).
+Kernel own_kernel(Isa isa, DType t, bool interleaved) {
+  if (interleaved)
+    return t == DType::BF16  ? kernel_bf16_interleaved(isa)
+           : t == DType::F16 ? kernel_f16_interleaved(isa)
+                             : kernel_interleaved(isa, t);
+  switch (t) {
+    case DType::F32:
+      return kernel_f32(isa);
+    case DType::F16:
+      return kernel_f16(isa);
+    case DType::BF16:
+      return kernel_bf16(isa);
+    default:
+      return dtype_is_quantized(t) ? kernel_quant(isa, t) : Kernel{};
   }
-  fail("matmul: no kernel for weight type {}", dtype_name(t));
 }
+
+// Every (tier, weight type, layout) resolved once: the tier's own kernel, else the next tier down
+// that this CPU runs.
+class Dispatch {
+ public:
+  static const Dispatch& get() {
+    static const Dispatch d;
+    return d;
+  }
+  const Kernel& at(Isa isa, DType t, bool interleaved) const {
+    const auto ti = static_cast<size_t>(t);
+    if (ti >= kTypes) fail("matmul: weight type {} has no kernel", dtype_name(t));
+    const Kernel& k = table_[static_cast<size_t>(isa)][ti][interleaved ? 1 : 0];
+    if (!k.tile)
+      fail("matmul: no kernel for weight type {}{} on {}", dtype_name(t),
+           interleaved ? " (interleaved rows)" : "", isa_name(isa));
+    return k;
+  }
+
+ private:
+  static constexpr size_t kTypes = static_cast<size_t>(DType::BF16) + 1;
+  Dispatch() {
+    for (int i = 0; i < kIsaCount; ++i)
+      for (size_t t = 0; t < kTypes; ++t)
+        for (int il = 0; il < 2; ++il)
+          for (int j = i; j >= 0; --j) {
+            if (!isa_serves(static_cast<Isa>(j), static_cast<Isa>(i))) continue;
+            const Kernel k = own_kernel(static_cast<Isa>(j), static_cast<DType>(t), il == 1);
+            if (k.tile) {
+              table_[i][t][il] = k;
+              break;
+            }
+          }
+  }
+  Kernel table_[kIsaCount][kTypes][2] = {};
+};
 
 }  // namespace
 
@@ -51,7 +73,7 @@ void matmul_isa(Isa isa, const Tensor& w, const float* x, int64_t ldx, int64_t n
                 int64_t ldy, ThreadPool& pool) {
   if (n <= 0) return;
   const int64_t k = w.cols(), rows = w.rows();
-  const Kernel kern = pick(isa, w);
+  const Kernel& kern = Dispatch::get().at(isa, w.type, w.interleaved);
   Args a{static_cast<const uint8_t*>(w.data), w.row_bytes(), k, nullptr, 0, y, ldy};
   thread_local std::vector<uint16_t> xb;
   thread_local std::vector<uint8_t> xq;

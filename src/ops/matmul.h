@@ -37,8 +37,8 @@ using TileFn = void (*)(const Args&, int64_t r0, int64_t r1, int64_t t0, int64_t
 // one token's value after another's reads one stream at fixed offsets.
 enum class XFormat { F32, BF16, Q8, F32Tiles, BF16Tiles };
 struct Kernel {
-  TileFn tile;
-  XFormat x_format;
+  TileFn tile = nullptr;
+  XFormat x_format = XFormat::F32;
   int q8_offset = 0;  // Q8 activations: the lane sums the kernel starts its dot products from
   // Tokens per call of the tile function worth keeping whole (token blocks are a multiple), and
   // activation bytes per value the kernel reads (0: the whole row as prepared).

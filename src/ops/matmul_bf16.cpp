@@ -15,6 +15,15 @@ struct BF16W {
     const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
   }
+  // AVX-512 without BF16 instructions: exact widening to f32, then FP32 FMAs.
+  BRISK_INLINE(BRISK_ISA_AVX512) static __m512 load16(const T* p) {
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  }
+  BRISK_INLINE(BRISK_ISA_AVX512) static __m512 load16_masked(__mmask16 m, const T* p) {
+    return _mm512_castsi512_ps(
+        _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16));
+  }
 #endif
 };
 using Widen = WidenKernels<BF16W>;
@@ -86,11 +95,11 @@ constexpr int kMaxT = kInterleavedMaxT;
 // the intrinsic, which costs a vector slot, and computes an address per token).
 struct Bf16Pairs {
   static constexpr int kValues = 2;
-  BRISK_INLINE(BRISK_ISA_AVX512BF16) static __m512 weights(const uint8_t* g, int64_t u) {
+  BRISK_INLINE(BRISK_ISA_AVX512) static __m512 weights(const uint8_t* g, int64_t u) {
     return _mm512_loadu_ps(g + 64 * u);
   }
   template <int J>
-  BRISK_INLINE(BRISK_ISA_AVX512BF16)
+  BRISK_INLINE(BRISK_ISA_AVX512)
   static __m512 token(__m512 acc, __m512 w, const uint8_t* x) {
     asm("vdpbf16ps %c3(%2)%{1to16%}, %1, %0" : "+v"(acc) : "v"(w), "r"(x), "i"(J * 4));
     return acc;
@@ -115,7 +124,7 @@ constexpr MicroFn kDpbf16I[kMaxT] = BRISK_T12(interleaved_dpbf16);
 
 Kernel kernel_bf16_interleaved(Isa isa) {
 #if defined(__x86_64__)
-  if (isa == Isa::Avx512) return {group_loop<kMaxT, kDpbf16I>, XFormat::BF16Tiles, 0, kMaxT, 2};
+  if (isa == Isa::Avx512Bf16) return {group_loop<kMaxT, kDpbf16I>, XFormat::BF16Tiles, 0, kMaxT, 2};
 #endif
   if (isa == Isa::Generic) return {group_loop<kMaxT, kGenericI>, XFormat::F32, 0, kMaxT, 4};
   return {nullptr, XFormat::F32};
@@ -123,7 +132,7 @@ Kernel kernel_bf16_interleaved(Isa isa) {
 
 Kernel kernel_bf16(Isa isa) {
 #if defined(__x86_64__)
-  if (isa == Isa::Avx512) return {tile_loop<3, kAvx512>, XFormat::BF16};
+  if (isa == Isa::Avx512Bf16) return {tile_loop<3, kAvx512>, XFormat::BF16};
 #endif
   return Widen::pick(isa);
 }

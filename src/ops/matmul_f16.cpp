@@ -12,10 +12,10 @@ struct F16W {
   BRISK_INLINE(BRISK_ISA_AVX2) static __m256 load8(const T* p) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   }
-  BRISK_INLINE(BRISK_ISA_AVX512BF16) static __m512 load16(const T* p) {
+  BRISK_INLINE(BRISK_ISA_AVX512) static __m512 load16(const T* p) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
   }
-  BRISK_INLINE(BRISK_ISA_AVX512BF16) static __m512 load16_masked(__mmask16 m, const T* p) {
+  BRISK_INLINE(BRISK_ISA_AVX512) static __m512 load16_masked(__mmask16 m, const T* p) {
     return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
   }
 #endif
@@ -32,11 +32,11 @@ constexpr int kMaxT = kInterleavedMaxT;
 // Units are floats: acc[j] += w * (token j's value), the FMA broadcasting it from memory.
 struct F16Values {
   static constexpr int kValues = 1;
-  BRISK_INLINE(BRISK_ISA_AVX512BF16) static __m512 weights(const uint8_t* g, int64_t u) {
+  BRISK_INLINE(BRISK_ISA_AVX512) static __m512 weights(const uint8_t* g, int64_t u) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + 32 * u)));
   }
   template <int J>
-  BRISK_INLINE(BRISK_ISA_AVX512BF16)
+  BRISK_INLINE(BRISK_ISA_AVX512)
   static __m512 token(__m512 acc, __m512 w, const uint8_t* x) {
     return _mm512_fmadd_ps(w, _mm512_set1_ps(reinterpret_cast<const float*>(x)[J]), acc);
   }
@@ -45,6 +45,7 @@ template <int T>
 void interleaved_avx512(const Args& a, int64_t r, int64_t t) {
   interleaved_tiles<F16Values, T>(a, r, t);
 }
+
 #endif
 
 template <int T>

@@ -11,10 +11,10 @@ struct F32W {
   BRISK_INLINE(BRISK_ISA_AVX2) static __m256 load8(const T* p) {
     return _mm256_loadu_ps(p);
   }
-  BRISK_INLINE(BRISK_ISA_AVX512BF16) static __m512 load16(const T* p) {
+  BRISK_INLINE(BRISK_ISA_AVX512) static __m512 load16(const T* p) {
     return _mm512_loadu_ps(p);
   }
-  BRISK_INLINE(BRISK_ISA_AVX512BF16) static __m512 load16_masked(__mmask16 m, const T* p) {
+  BRISK_INLINE(BRISK_ISA_AVX512) static __m512 load16_masked(__mmask16 m, const T* p) {
     return _mm512_maskz_loadu_ps(m, p);
   }
 #endif

@@ -298,9 +298,8 @@ struct InterleavedKernels {
 #endif
   static Kernel pick(Isa isa) {
 #if defined(__x86_64__)
-    if (isa == Isa::Avx512 && cpu_features().avx512vnni)
-      return {group_loop<kMaxT, kVnni>, XFormat::Q8, P::kOffset, kMaxT, 1};
-    if (isa == Isa::Avx2 && dot256() == Dot256::AvxVnni)
+    if (isa == Isa::Avx512) return {group_loop<kMaxT, kVnni>, XFormat::Q8, P::kOffset, kMaxT, 1};
+    if (isa == Isa::Avx2Vnni)
       return {group_loop<kMaxT256, kAvxVnni>, XFormat::Q8, P::kOffset, kMaxT256, 1};
     if (isa == Isa::Avx2)
       return {group_loop<kMaxT256, kAvx2>, XFormat::Q8, P::kOffset, kMaxT256, 1};

@@ -80,7 +80,7 @@ void pack_tiles(Isa isa, XFormat f, const float* x, int64_t ldx, int64_t k, int6
       const int64_t nt = std::min(tile, n - b * tile);
       uint32_t* d = reinterpret_cast<uint32_t*>(dst) + b * tile * units;
 #if defined(__x86_64__)
-      if (isa == Isa::Avx512 && tile <= 16) {
+      if (isa >= Isa::Avx512 && tile <= 16) {
         if (bf16)
           pack_tile_avx512<true>(xt, ldx, units, nt, tile, d);
         else

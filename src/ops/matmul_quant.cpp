@@ -435,12 +435,16 @@ struct Q3_KP {
 // ---------------------------------------------------------------------------------------------
 // Kernels
 
-// Portable: the same arithmetic in scalar code, one slot (16 values) at a time.
+// Portable: the 256-bit kernel's arithmetic in scalar code, lane for lane. Lane l of 16 holds the
+// sum of bytes 4l..4l+3's products, scaled by its slot's a (l / 4) times the activation block's
+// scale and accumulated with a fused multiply-add; the lanes are summed as reduce16 does. So the
+// AVX2 and AVX-VNNI tiers give these exact bits on any machine (tested), and Arm builds get the
+// same results.
 template <class P, int R, int T>
 void micro_generic(const Args& a, int64_t r, int64_t t) {
   const Q8Layout L(a.k);
   const int64_t nb = a.k / 32;
-  float acc[R][T] = {};
+  float acc[R][T][16] = {};
   thread_local std::vector<float> bbuf;
   bbuf.resize(static_cast<size_t>(R * L.np * 4));
   for (int64_t p = 0; p < L.np; ++p) {
@@ -454,10 +458,11 @@ void micro_generic(const Args& a, int64_t r, int64_t t) {
       const auto* qx = reinterpret_cast<const int8_t*>(xr) + p * 64;
       const auto* dxv = reinterpret_cast<const float*>(xr + L.dxv_off) + p * 16;
       for (int i = 0; i < R; ++i)
-        for (int s = 0; s < 4; ++s) {
+        for (int l = 0; l < 16; ++l) {
           int32_t dot = 0;
-          for (int l = 0; l < 16; ++l) dot += u[i][s * 16 + l] * qx[s * 16 + l];
-          acc[i][j] += static_cast<float>(dot) * (av[i][s] * dxv[(s / 2) * 8]);
+          for (int b = 0; b < 4; ++b) dot += u[i][4 * l + b] * qx[4 * l + b];
+          const float scale = av[i][l / 4] * dxv[l];
+          acc[i][j][l] = std::fma(static_cast<float>(dot), scale, acc[i][j][l]);
         }
     }
   }
@@ -467,7 +472,7 @@ void micro_generic(const Args& a, int64_t r, int64_t t) {
       const float* bb = &bbuf[static_cast<size_t>(i * L.np * 4)];
       float bsum = 0;
       for (int64_t s = 0; s < L.np * 4; ++s) bsum += bb[s] * xs[s];
-      a.y[(t + j) * a.ldy + r + i] = acc[i][j] + bsum;
+      a.y[(t + j) * a.ldy + r + i] = reduce16(acc[i][j]) + bsum;
     }
 }
 
@@ -533,8 +538,9 @@ void micro_vnni(const Args& a, int64_t r, int64_t t) {
 #endif
 
 #if defined(__x86_64__)
-// The 256-bit kernel three times over, differing only in the instruction of its byte dot products
-// (see matmul_quant_avx2-inl.h): every variant gives the same integers, so the same bits.
+// The 256-bit kernel twice over, for the Avx2 and Avx2Vnni tiers, differing only in the
+// instruction of its byte dot products (see matmul_quant_avx2-inl.h): both give the same integers,
+// so the same bits.
 namespace avx2 {
 #define BRISK_AVX2_TARGET BRISK_ISA_AVX2
 #define BRISK_AVX2_DOT 0
@@ -545,11 +551,6 @@ namespace avxvnni {
 #define BRISK_AVX2_DOT 1
 #include "ops/matmul_quant_avx2-inl.h"
 }  // namespace avxvnni
-namespace avx512vl {
-#define BRISK_AVX2_TARGET BRISK_ISA_AVX512VNNI
-#define BRISK_AVX2_DOT 2
-#include "ops/matmul_quant_avx2-inl.h"
-}  // namespace avx512vl
 #endif
 
 template <class P>
@@ -573,27 +574,14 @@ struct Kernels {
   static void vnni256(const Args& a, int64_t r, int64_t t) {
     avxvnni::micro_avx2<P, R, T>(a, r, t);
   }
-  template <int R, int T>
-  static void vnni256_evex(const Args& a, int64_t r, int64_t t) {
-    avx512vl::micro_avx2<P, R, T>(a, r, t);
-  }
   static constexpr MicroFn kAvx2[4][4] = BRISK_MICRO_TABLE4(avx2);
   static constexpr MicroFn kAvxVnni[4][4] = BRISK_MICRO_TABLE4(vnni256);
-  static constexpr MicroFn kAvx512Vl[4][4] = BRISK_MICRO_TABLE4(vnni256_evex);
 #endif
   static Kernel pick(Isa isa) {
 #if defined(__x86_64__)
-    if (isa == Isa::Avx512 && cpu_features().avx512vnni) return {tile_loop<4, kVnni>, XFormat::Q8};
-    if (isa == Isa::Avx2) {
-      switch (dot256()) {
-        case Dot256::AvxVnni:
-          return {tile_loop<4, kAvxVnni>, XFormat::Q8};
-        case Dot256::Avx512Vl:
-          return {tile_loop<4, kAvx512Vl>, XFormat::Q8};
-        default:
-          return {tile_loop<4, kAvx2>, XFormat::Q8};
-      }
-    }
+    if (isa == Isa::Avx512) return {tile_loop<4, kVnni>, XFormat::Q8};
+    if (isa == Isa::Avx2Vnni) return {tile_loop<4, kAvxVnni>, XFormat::Q8};
+    if (isa == Isa::Avx2) return {tile_loop<4, kAvx2>, XFormat::Q8};
 #endif
     if (isa == Isa::Generic) return {tile_loop<4, kGeneric>, XFormat::Q8};
     return {nullptr, XFormat::Q8};

@@ -1,9 +1,9 @@
 // The 256-bit integer kernel for GGUF's quantized types, instantiated by matmul_quant.cpp once per
 // byte dot-product instruction: BRISK_AVX2_DOT 0 = VPMADDUBSW + VPMADDWD (AVX2), 1 = VPDPBUSD in
-// its VEX form (AVX-VNNI), 2 = VPDPBUSD in its EVEX form on 256-bit vectors (AVX-512 VNNI + VL),
-// each compiled for BRISK_AVX2_TARGET. All three give the same integer sums. Weights are unpacked
-// by the portable code into a buffer; the products, the scaling and the accumulation are
-// vectorized. No include guard: included once per variant, inside a namespace of its own.
+// its VEX form (AVX-VNNI), each compiled for BRISK_AVX2_TARGET. Both give the same integer sums.
+// Weights are unpacked by the portable code into a buffer; the products, the scaling and the
+// accumulation are vectorized. No include guard: included once per variant, inside a namespace of
+// its own.
 
 // VPMADDUBSW's int16 pair sums saturate above 32767, so with it types with u bytes above 63 (Q8_0)
 // split u into nibbles; VPDPBUSD sums into int32 and needs no split.
@@ -12,8 +12,6 @@ BRISK_INLINE(BRISK_AVX2_TARGET)
 __m256i dot_u8s8(__m256i u, __m256i x) {
 #if BRISK_AVX2_DOT == 1
   return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), u, x);
-#elif BRISK_AVX2_DOT == 2
-  return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, x);
 #else
   const __m256i ones = _mm256_set1_epi16(1);
   if constexpr (MaxU <= 63) {

@@ -67,7 +67,7 @@ void micro_avx2(const Args& a, int64_t r, int64_t t) {
 
 // One 16-element k-step of a micro-tile into accumulator set S; Masked reads only m's lanes.
 template <class P, int R, int T, int S, bool Masked>
-BRISK_INLINE(BRISK_ISA_AVX512BF16)
+BRISK_INLINE(BRISK_ISA_AVX512)
 void step_avx512(__m512 (&acc)[R][T][2], const typename P::T* const (&w)[R],
                  const float* const (&x)[T], int64_t K, __mmask16 m) {
   __m512 wv[R];
@@ -81,7 +81,7 @@ void step_avx512(__m512 (&acc)[R][T][2], const typename P::T* const (&w)[R],
 // AVX-512: two accumulators per output take alternate 16-element steps, halving the FMA latency
 // chain so decode runs at memory speed. The split depends only on k, never on the tile size.
 template <class P, int R, int T>
-BRISK_TARGET(BRISK_ISA_AVX512BF16)
+BRISK_TARGET(BRISK_ISA_AVX512)
 void micro_avx512(const Args& a, int64_t r, int64_t t) {
   __m512 acc[R][T][2];
   const typename P::T* w[R];
@@ -139,7 +139,7 @@ void interleaved_generic(const Args& a, int64_t r, int64_t t) {
 // loop over the accumulators is unrolled so they stay registers (else GCC keeps the arrays in
 // memory, zeroes them with REP STOSQ and spills them at the end).
 template <class U, int T, int J = 0>
-BRISK_INLINE(BRISK_ISA_AVX512BF16)
+BRISK_INLINE(BRISK_ISA_AVX512)
 void tile_tokens(__m512 (&acc)[T], __m512 w, const uint8_t* x) {
   if constexpr (J < T) {
     acc[J] = U::template token<J>(acc[J], w, x);
@@ -147,7 +147,7 @@ void tile_tokens(__m512 (&acc)[T], __m512 w, const uint8_t* x) {
   }
 }
 template <class U, int T>
-BRISK_TARGET(BRISK_ISA_AVX512BF16)
+BRISK_TARGET(BRISK_ISA_AVX512)
 void interleaved_tiles(const Args& a, int64_t r, int64_t t) {
   const uint8_t* g = a.w + r * a.w_stride;
   const int64_t units = a.k / U::kValues;

@@ -124,8 +124,8 @@ double measure_read_bandwidth(ThreadPool& pool, size_t bytes, int reps) {
     // Read the way the kernels read: 1 MiB chunks claimed in order by all threads.
     pool.parallel_chunks(static_cast<int64_t>(n), 1 << 18, [&](int64_t b, int64_t e) {
       const size_t len = static_cast<size_t>(e - b);
-      const float s = isa == Isa::Avx512 ? sum_avx512(buf + b, len)
-                      : isa == Isa::Avx2 ? sum_avx2(buf + b, len)
+      const float s = isa >= Isa::Avx512 ? sum_avx512(buf + b, len)
+                      : isa >= Isa::Avx2 ? sum_avx2(buf + b, len)
                                          : sum_generic(buf + b, len);
       sink = sink + s;
     });
@@ -151,8 +151,8 @@ double measure_span_bandwidth(ThreadPool& pool, const std::vector<std::span<cons
       const int64_t n = static_cast<int64_t>(s.size() / 256 * 64);
       pool.parallel_chunks(n, kChunk, [&](int64_t b, int64_t e) {
         const size_t len = static_cast<size_t>(e - b);
-        const float v = isa == Isa::Avx512 ? sum_avx512(p + b, len)
-                        : isa == Isa::Avx2 ? sum_avx2(p + b, len)
+        const float v = isa >= Isa::Avx512 ? sum_avx512(p + b, len)
+                        : isa >= Isa::Avx2 ? sum_avx2(p + b, len)
                                            : sum_generic(p + b, len);
         sink = sink + v;
       });
@@ -169,12 +169,12 @@ double measure_fma_peak(ThreadPool& pool) {
 }
 
 double measure_int8_dot_peak(ThreadPool& pool) {
-  if (!isa_available(Isa::Avx512) || !cpu_features().avx512vnni) return 0;
+  if (!isa_available(Isa::Avx512)) return 0;
   return peak(pool, int8_loop_avx512, 12 * 64 * 2);
 }
 
 double measure_bf16_dot_peak(ThreadPool& pool) {
-  if (!isa_available(Isa::Avx512)) return 0;
+  if (!isa_available(Isa::Avx512Bf16)) return 0;
   return peak(pool, bf16_loop_avx512, 12 * 32 * 2);
 }
 

@@ -4,7 +4,7 @@
 #include <pcre2.h>
 
 #include "core/error.h"
-#include "tokenizer/utf8.h"
+#include "core/utf8.h"
 
 namespace brisk {
 

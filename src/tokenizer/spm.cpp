@@ -6,7 +6,7 @@
 #include <unordered_map>
 
 #include "core/error.h"
-#include "tokenizer/utf8.h"
+#include "core/utf8.h"
 
 namespace brisk {
 namespace {

@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/utf8.h"
 #include "tokenizer/bpe.h"
 #include "tokenizer/spm.h"
-#include "tokenizer/utf8.h"
 #include "tokenizer/wpm.h"
 
 namespace brisk {

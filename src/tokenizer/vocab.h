@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "formats/metadata.h"
+#include "core/metadata.h"
 
 namespace brisk {
 

@@ -19,7 +19,7 @@ check "no stats on stdout" '! grep -q "tokens/s" "$T/o"'
 check "default model, empty prompt" 'cmp -s "$T/o" "$M/expected_greedy_empty_prompt_n256.txt"'
 
 # Every kernel family this CPU runs reproduces the reference (BRISK_ISA caps the dispatch).
-for isa in generic avx2; do
+for isa in generic avx2 avx2vnni avx512; do
   BRISK_ISA=$isa "$BRISK" run -m "$M/stories260K.gguf" -p "Once upon a time" -n 60 --temp 0 >"$T/o" 2>/dev/null
   check "reference text with $isa kernels" 'cmp -s "$T/o" "$M/expected_greedy_once_upon_a_time_n64.txt"'
 done

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "kv/paged_kv_cache.h"
+#include "ops/attention.h"
 #include "ops/ref/ref_ops.h"
 #include "support/test_util.h"
 

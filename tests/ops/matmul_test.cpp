@@ -61,7 +61,7 @@ TEST_P(MatmulKernels, MatchReferenceOnOddShapes) {
   const auto [type, isa] = GetParam();
   ThreadPool pool(2);
   // BF16 with AVX512-BF16 rounds activations to bf16: about 3 significant digits.
-  const double rel = (type == DType::BF16 && isa == Isa::Avx512) ? 1e-2 : 1e-5;
+  const double rel = (type == DType::BF16 && isa == Isa::Avx512Bf16) ? 1e-2 : 1e-5;
   for (int64_t rows : {1, 3, 4, 7, 16, 33}) {
     for (int64_t cols : {1, 5, 16, 31, 32, 33, 100, 257}) {
       for (int64_t n : {1, 2, 5, 6, 7, 13}) {
@@ -167,25 +167,23 @@ TEST_P(QuantMatmul, ResultIndependentOfBatchSizeAndThreads) {
   expect_each_token_alone_equals_batch(isa, w.t, n, 5);
 }
 
-// The 256-bit kernels' byte dot products (VPMADDUBSW, or VPDPBUSD where the CPU has it: see
-// ops/cpu.h) give the same bits.
-TEST(QuantMatmul, Avx2DotProductVariantsAgreeBitForBit) {
-  if (!isa_available(Isa::Avx2) || dot256() == Dot256::Maddubs)
-    GTEST_SKIP() << "this CPU has only the VPMADDUBSW variant";
+// The 256-bit kernels (AVX2 with VPMADDUBSW, AVX-VNNI with VPDPBUSD) take the portable kernel's
+// steps lane for lane: each tier this CPU runs gives its bits exactly.
+TEST(QuantMatmul, TheAvx2TiersGiveThePortableBits) {
   ThreadPool pool(2);
   for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K,
                      DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
     const int64_t rows = 19, cols = dtype_info(type).block_elems == 256 ? 512 : 160, n = 7;
     auto w = make_weights(type, rows, cols, 31);
     const auto x = test::random_floats(static_cast<size_t>(n * cols), 3);
-    std::vector<float> yv(static_cast<size_t>(n * rows)), ym(yv.size());
-    matmul_isa(Isa::Avx2, w.t, x.data(), cols, n, yv.data(), rows, pool);
-    setenv("BRISK_NO_VNNI256", "1", 1);
-    ASSERT_EQ(dot256(), Dot256::Maddubs);
-    matmul_isa(Isa::Avx2, w.t, x.data(), cols, n, ym.data(), rows, pool);
-    unsetenv("BRISK_NO_VNNI256");
-    for (size_t i = 0; i < yv.size(); ++i)
-      ASSERT_EQ(yv[i], ym[i]) << dtype_name(type) << " at " << i;
+    std::vector<float> yg(static_cast<size_t>(n * rows)), y(yg.size());
+    matmul_isa(Isa::Generic, w.t, x.data(), cols, n, yg.data(), rows, pool);
+    for (Isa isa : {Isa::Avx2, Isa::Avx2Vnni}) {
+      if (!isa_available(isa)) continue;
+      matmul_isa(isa, w.t, x.data(), cols, n, y.data(), rows, pool);
+      for (size_t i = 0; i < y.size(); ++i)
+        ASSERT_EQ(yg[i], y[i]) << dtype_name(type) << " " << isa_name(isa) << " at " << i;
+    }
   }
 }
 
@@ -242,7 +240,7 @@ TEST_P(RepackedMatmul, RoundTripsAndMatchesReference) {
         ref::matmul(w.t, x.data(), n, yp.data());  // the reference reads repacked rows too
         for (size_t i = 0; i < y.size(); ++i) {
           // BF16 with AVX512-BF16 rounds activations to bf16: about 3 significant digits.
-          const double rel = type == DType::BF16 && isa == Isa::Avx512 ? 1e-2 : 2e-5;
+          const double rel = type == DType::BF16 && isa == Isa::Avx512Bf16 ? 1e-2 : 2e-5;
           ASSERT_NEAR(y[i], yr[i], rel * static_cast<double>(cols) + 1e-5)
               << dtype_name(type) << " " << isa_name(isa) << " rows=" << rows << " cols=" << cols
               << " n=" << n;
@@ -277,11 +275,10 @@ TEST_P(RepackedMatmul, ResultIndependentOfBatchSizeAndThreads) {
   expect_each_token_alone_equals_batch(isa, w.t, n, 3);
 }
 
-// The kernels for repacked rows take the same float steps (fused multiply-adds) on every ISA, and
+// The kernels for repacked rows take the same float steps (fused multiply-adds) on every tier, and
 // their byte dot products (VPMADDUBSW, or VPDPBUSD in its VEX or EVEX form) give the same integers:
-// each ISA's output, and the 256-bit kernel's with VPMADDUBSW forced, equals the portable one bit
-// for bit.
-TEST(RepackedMatmul, EveryIsaAndDotProductVariantGivesThePortableBits) {
+// each tier's output equals the portable one bit for bit.
+TEST(RepackedMatmul, EveryTierGivesThePortableBits) {
   ThreadPool pool(2);
   for (DType type : {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
     const int64_t rows = 48, cols = 768, n = 7;
@@ -296,12 +293,6 @@ TEST(RepackedMatmul, EveryIsaAndDotProductVariantGivesThePortableBits) {
     for (Isa isa : test::available_isas()) {
       matmul_isa(isa, w.t, x.data(), cols, n, other.data(), rows, pool);
       expect_same(isa_name(isa));
-    }
-    if (isa_available(Isa::Avx2)) {
-      setenv("BRISK_NO_VNNI256", "1", 1);
-      matmul_isa(Isa::Avx2, w.t, x.data(), cols, n, other.data(), rows, pool);
-      unsetenv("BRISK_NO_VNNI256");
-      expect_same("avx2 with VPMADDUBSW");
     }
   }
 }

@@ -58,7 +58,7 @@ std::vector<float> random_floats(size_t n, uint64_t seed) {
 
 std::vector<Isa> available_isas() {
   std::vector<Isa> v;
-  for (Isa i : {Isa::Generic, Isa::Avx2, Isa::Avx512})
+  for (Isa i : {Isa::Generic, Isa::Avx2, Isa::Avx2Vnni, Isa::Avx512, Isa::Avx512Bf16})
     if (isa_available(i)) v.push_back(i);
   return v;
 }

@@ -3,13 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "core/utf8.h"
 #include "formats/loader.h"
 #include "support/test_util.h"
 #include "tokenizer/bpe.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/regex_split.h"
 #include "tokenizer/tokenizer.h"
-#include "tokenizer/utf8.h"
 #include "tokenizer/wpm.h"
 
 namespace brisk {

@@ -2,10 +2,10 @@
 // Llama-SPM fixture, byte fallback, specials and streaming UTF-8-safe decoding.
 #include <gtest/gtest.h>
 
+#include "core/utf8.h"
 #include "formats/loader.h"
 #include "support/test_util.h"
 #include "tokenizer/tokenizer.h"
-#include "tokenizer/utf8.h"
 
 namespace brisk {
 namespace {

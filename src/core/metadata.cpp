@@ -1,4 +1,4 @@
-#include "formats/metadata.h"
+#include "core/metadata.h"
 
 #include <fmt/format.h>
 
