@@ -116,6 +116,8 @@ BENCHMARK_CAPTURE(BM_Matmul, q6_k_interleaved_avx2, DType::Q6_K, Isa::Avx2, true
 BENCHMARK_CAPTURE(BM_Matmul, q4_0_interleaved_avx2vnni, DType::Q4_0, Isa::Avx2Vnni, true)
     ->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q4_0_avx2, DType::Q4_0, Isa::Avx2)->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, f16_interleaved_avx2, DType::F16, Isa::Avx2, true)->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, bf16_interleaved_avx2, DType::BF16, Isa::Avx2, true)->Apply(Shapes);
 
 // TinyLlama's attention (32 query heads, 4 KV heads of 64) over an f32 cache of `keys` positions:
 // `n` tokens at the last positions (n == keys: a causal prompt), in groups of 8 tokens per KV head

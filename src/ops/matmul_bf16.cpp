@@ -109,6 +109,24 @@ template <int T>
 void interleaved_dpbf16(const Args& a, int64_t r, int64_t t) {
   interleaved_tiles<Bf16Pairs, T>(a, r, t);
 }
+
+// 256-bit, without BF16 instructions: 32 bytes hold a pair of values of 8 rows; shifting each lane
+// left by 16 bits gives the first value as an f32, clearing its low half the second.
+struct Bf16Halves {
+  BRISK_INLINE(BRISK_ISA_AVX2)
+  static void pair(const uint8_t* g, int64_t k, int h, __m256& w0, __m256& w1) {
+    const __m256i p = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + 32 * k + 32 * h));
+    w0 = _mm256_castsi256_ps(_mm256_slli_epi32(p, 16));
+    w1 = _mm256_castsi256_ps(_mm256_and_si256(p, _mm256_set1_epi32(static_cast<int>(0xFFFF0000u))));
+  }
+  BRISK_INLINE(BRISK_ISA_AVX2) static __m256 one(const uint8_t*, int64_t, int) {
+    return _mm256_setzero_ps();  // never called: BF16 rows are repacked only at even lengths
+  }
+};
+template <int T>
+void interleaved_256(const Args& a, int64_t r, int64_t t) {
+  interleaved_avx2<Bf16Halves, T>(a, r, t);
+}
 #endif
 
 template <int T>
@@ -118,6 +136,7 @@ void generic_i(const Args& a, int64_t r, int64_t t) {
 constexpr MicroFn kGenericI[kMaxT] = BRISK_T12(generic_i);
 #if defined(__x86_64__)
 constexpr MicroFn kDpbf16I[kMaxT] = BRISK_T12(interleaved_dpbf16);
+constexpr MicroFn kAvx2I[kInterleaved256MaxT] = {interleaved_256<1>, interleaved_256<2>};
 #endif
 
 }  // namespace
@@ -125,6 +144,8 @@ constexpr MicroFn kDpbf16I[kMaxT] = BRISK_T12(interleaved_dpbf16);
 Kernel kernel_bf16_interleaved(Isa isa) {
 #if defined(__x86_64__)
   if (isa == Isa::Avx512Bf16) return {group_loop<kMaxT, kDpbf16I>, XFormat::BF16Tiles, 0, kMaxT, 2};
+  if (isa == Isa::Avx2)
+    return {group_loop<kInterleaved256MaxT, kAvx2I>, XFormat::F32, 0, kInterleaved256MaxT, 4};
 #endif
   if (isa == Isa::Generic) return {group_loop<kMaxT, kGenericI>, XFormat::F32, 0, kMaxT, 4};
   return {nullptr, XFormat::F32};

@@ -46,6 +46,21 @@ void interleaved_avx512(const Args& a, int64_t r, int64_t t) {
   interleaved_tiles<F16Values, T>(a, r, t);
 }
 
+// 256-bit: a column's 16 values are 32 bytes, half a column one VCVTPH2PS.
+struct F16Halves {
+  BRISK_INLINE(BRISK_ISA_AVX2) static __m256 one(const uint8_t* g, int64_t k, int h) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 32 * k + 16 * h)));
+  }
+  BRISK_INLINE(BRISK_ISA_AVX2)
+  static void pair(const uint8_t* g, int64_t k, int h, __m256& w0, __m256& w1) {
+    w0 = one(g, k, h);
+    w1 = one(g, k + 1, h);
+  }
+};
+template <int T>
+void interleaved_256(const Args& a, int64_t r, int64_t t) {
+  interleaved_avx2<F16Halves, T>(a, r, t);
+}
 #endif
 
 template <int T>
@@ -55,6 +70,7 @@ void generic_i(const Args& a, int64_t r, int64_t t) {
 constexpr MicroFn kGenericI[kMaxT] = BRISK_T12(generic_i);
 #if defined(__x86_64__)
 constexpr MicroFn kAvx512I[kMaxT] = BRISK_T12(interleaved_avx512);
+constexpr MicroFn kAvx2I[kInterleaved256MaxT] = {interleaved_256<1>, interleaved_256<2>};
 #endif
 
 }  // namespace
@@ -62,6 +78,8 @@ constexpr MicroFn kAvx512I[kMaxT] = BRISK_T12(interleaved_avx512);
 Kernel kernel_f16_interleaved(Isa isa) {
 #if defined(__x86_64__)
   if (isa == Isa::Avx512) return {group_loop<kMaxT, kAvx512I>, XFormat::F32Tiles, 0, kMaxT, 4};
+  if (isa == Isa::Avx2)
+    return {group_loop<kInterleaved256MaxT, kAvx2I>, XFormat::F32, 0, kInterleaved256MaxT, 4};
 #endif
   if (isa == Isa::Generic) return {group_loop<kMaxT, kGenericI>, XFormat::F32, 0, kMaxT, 4};
   return {nullptr, XFormat::F32};

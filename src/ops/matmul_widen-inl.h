@@ -129,6 +129,48 @@ void interleaved_generic(const Args& a, int64_t r, int64_t t) {
     }
 }
 #if defined(__x86_64__)
+// The 256-bit kernel for interleaved rows (AVX2 and up), on f32 activation rows: each vector holds
+// 8 of the group's 16 rows, widened exactly to f32 by the policy
+//   U::pair(g, k, h, w0, w1)   values k and k + 1 (k even) of rows 8h..8h+7;
+//   U::one(g, k, h)            value k of those rows (F16 rows of odd length end with one).
+// Each output keeps two accumulators, for even and odd k, added at the end (as the portable
+// kernel sums them), so decode runs four independent FMA chains per half group; the order depends
+// only on k. Up to 2 tokens per call: 8 accumulators, the 4 weight vectors of a pair of values and
+// a broadcast fit the 16 registers (3 tokens spill, and were slower).
+constexpr int kInterleaved256MaxT = 2;
+template <class U, int T>
+BRISK_TARGET(BRISK_ISA_AVX2)
+void interleaved_avx2(const Args& a, int64_t r, int64_t t) {
+  const uint8_t* g = a.w + r * a.w_stride;
+  const float* x[T];
+  for (int j = 0; j < T; ++j) x[j] = reinterpret_cast<const float*>(a.x + (t + j) * a.x_stride);
+  __m256 acc[2][T][2];
+  for (int j = 0; j < T; ++j)
+    for (int h = 0; h < 2; ++h) acc[0][j][h] = acc[1][j][h] = _mm256_setzero_ps();
+  int64_t k = 0;
+  for (; k + 2 <= a.k; k += 2) {
+    __m256 w[2][2];
+    U::pair(g, k, 0, w[0][0], w[1][0]);
+    U::pair(g, k, 1, w[0][1], w[1][1]);
+    for (int j = 0; j < T; ++j)
+      for (int e = 0; e < 2; ++e) {
+        const __m256 b = _mm256_broadcast_ss(x[j] + k + e);
+        acc[e][j][0] = _mm256_fmadd_ps(w[e][0], b, acc[e][j][0]);
+        acc[e][j][1] = _mm256_fmadd_ps(w[e][1], b, acc[e][j][1]);
+      }
+  }
+  if (k < a.k)
+    for (int h = 0; h < 2; ++h) {
+      const __m256 w0 = U::one(g, k, h);
+      for (int j = 0; j < T; ++j)
+        acc[0][j][h] = _mm256_fmadd_ps(w0, _mm256_broadcast_ss(x[j] + k), acc[0][j][h]);
+    }
+  for (int j = 0; j < T; ++j)
+    for (int h = 0; h < 2; ++h)
+      _mm256_storeu_ps(a.y + (t + j) * a.ldy + r + 8 * h,
+                       _mm256_add_ps(acc[0][j][h], acc[1][j][h]));
+}
+
 // The AVX-512 kernel for interleaved rows with activations packed in tiles (XFormat::F32Tiles or
 // BF16Tiles), t a multiple of the tile size. A lane and a token hold one 4-byte unit (F16: a value,
 // BF16: a pair of values); the policy gives

@@ -210,9 +210,8 @@ bool repack_pays_off(DType t) {
     case DType::Q6_K:
       return best_isa() >= Isa::Avx2;  // 256-bit kernels, or 512-bit ones with VNNI
     case DType::BF16:
-      return best_isa() == Isa::Avx512Bf16;  // VDPBF16PS over pairs of rows' values
     case DType::F16:
-      return best_isa() >= Isa::Avx512;
+      return best_isa() >= Isa::Avx2;
     default:
       return false;
   }
