@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds brisk and runs every test twice: the Release build (warnings as errors), then a build with
-# AddressSanitizer and UndefinedBehaviorSanitizer. Tests read ../shared beside the checkout.
+# AddressSanitizer and UndefinedBehaviorSanitizer; then the Arm cross build's unit tests under
+# qemu-user. Tests read ../shared beside the checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -d ../shared/models/stories260K ] || { echo "error: ../shared (models and fixtures) is missing beside the checkout" >&2; exit 1; }
@@ -17,3 +18,4 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_
   -DBRISK_WERROR=ON -DBRISK_SANITIZE=ON -DBRISK_BUILD_BENCH=OFF >/dev/null
 cmake --build build-asan
 (cd build-asan && ctest -j"$JOBS" --output-on-failure --timeout 900)
+./scripts/test-arm64.sh

@@ -142,9 +142,9 @@ int bench(BenchArgs& a) {
       "bandwidth, "
       "measured before each run, / %.1f MiB of weights per token); 'weights read at': a plain read "
       "of the weight matrices themselves, measured next to it. Medians of %d runs.\n",
-      int8              ? "int8 dot-product (VPDPBUSD)"
-      : wtype == "BF16" ? "BF16 dot-product"
-                        : "FP32 FMA",
+      int8                                               ? "int8 dot-product"
+      : wtype == "BF16" && best_isa() == Isa::Avx512Bf16 ? "BF16 dot-product"
+                                                         : "FP32 FMA",
       weight_bytes / 1048576.0, a.reps);
   return 0;
 }

@@ -69,8 +69,8 @@ void pack_tile_avx512(const float* x, int64_t ldx, int64_t units, int64_t n, int
 
 }  // namespace
 
-void pack_tiles(Isa isa, XFormat f, const float* x, int64_t ldx, int64_t k, int64_t n, int64_t tile,
-                uint8_t* dst, ThreadPool& pool) {
+void pack_tiles([[maybe_unused]] Isa isa, XFormat f, const float* x, int64_t ldx, int64_t k,
+                int64_t n, int64_t tile, uint8_t* dst, ThreadPool& pool) {
   const bool bf16 = f == XFormat::BF16Tiles;
   const int64_t units = bf16 ? k / 2 : k;
   const int64_t tiles = (n + tile - 1) / tile;

@@ -20,6 +20,7 @@ double now() {
 }
 
 // Integer sums: any bytes (weights included) read at the same speed, no float special cases.
+#if defined(__x86_64__)
 BRISK_TARGET(BRISK_ISA_AVX512) float sum_avx512(const float* p, size_t n) {
   __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
   for (size_t i = 0; i + 64 <= n; i += 64) {
@@ -45,6 +46,7 @@ BRISK_TARGET(BRISK_ISA_AVX2) float sum_avx2(const float* p, size_t n) {
                      _mm256_add_epi32(_mm256_add_epi32(a0, a1), _mm256_add_epi32(a2, a3)));
   return static_cast<float>(l[0] ^ l[1] ^ l[2] ^ l[3] ^ l[4] ^ l[5] ^ l[6] ^ l[7]);
 }
+#endif
 
 float sum_generic(const float* p, size_t n) {
   uint32_t a[16] = {};
@@ -58,6 +60,16 @@ float sum_generic(const float* p, size_t n) {
   for (uint32_t v : a) s ^= v;
   return static_cast<float>(s);
 }
+
+float sum([[maybe_unused]] Isa isa, const float* p, size_t n) {
+#if defined(__x86_64__)
+  if (isa >= Isa::Avx512) return sum_avx512(p, n);
+  if (isa >= Isa::Avx2) return sum_avx2(p, n);
+#endif
+  return sum_generic(p, n);
+}
+
+#if defined(__x86_64__)
 
 BRISK_TARGET(BRISK_ISA_AVX512) double fma_loop_avx512(int64_t iters) {
   __m512 a[12];
@@ -93,6 +105,44 @@ BRISK_TARGET(BRISK_ISA_AVX512VNNI) double int8_loop_avx512(int64_t iters) {
   return static_cast<double>(_mm512_reduce_add_epi32(s));
 }
 
+BRISK_TARGET(BRISK_ISA_AVX2) double fma_loop_avx2(int64_t iters) {
+  __m256 a[12];
+  for (int i = 0; i < 12; ++i) a[i] = _mm256_set1_ps(0.5f + static_cast<float>(i));
+  const __m256 m = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-7f);
+  for (int64_t k = 0; k < iters; ++k)
+    for (int i = 0; i < 12; ++i) a[i] = _mm256_fmadd_ps(a[i], m, c);
+  __m256 s = a[0];
+  for (int i = 1; i < 12; ++i) s = _mm256_add_ps(s, a[i]);
+  alignas(32) float l[8];
+  _mm256_store_ps(l, s);
+  return l[0] + l[7];
+}
+
+BRISK_TARGET(BRISK_ISA_AVXVNNI) double int8_loop_avxvnni(int64_t iters) {
+  __m256i a[12];
+  for (int i = 0; i < 12; ++i) a[i] = _mm256_setzero_si256();
+  const __m256i x = _mm256_set1_epi8(1), y = _mm256_set1_epi8(2);
+  for (int64_t k = 0; k < iters; ++k)
+    for (int i = 0; i < 12; ++i) a[i] = _mm256_dpbusd_avx_epi32(a[i], x, y);
+  __m256i s = a[0];
+  for (int i = 1; i < 12; ++i) s = _mm256_add_epi32(s, a[i]);
+  return static_cast<double>(_mm256_extract_epi32(s, 0));
+}
+
+// The AVX2 kernels' byte dot product: VPMADDUBSW then VPMADDWD per 32 byte pairs (each chain feeds
+// its result back as bytes, so nothing is loop-invariant).
+BRISK_TARGET(BRISK_ISA_AVX2) double int8_loop_avx2(int64_t iters) {
+  __m256i a[12];
+  for (int i = 0; i < 12; ++i) a[i] = _mm256_set1_epi8(static_cast<char>(i));
+  const __m256i y = _mm256_set1_epi8(1), ones = _mm256_set1_epi16(1);
+  for (int64_t k = 0; k < iters; ++k)
+    for (int i = 0; i < 12; ++i) a[i] = _mm256_madd_epi16(_mm256_maddubs_epi16(a[i], y), ones);
+  __m256i s = a[0];
+  for (int i = 1; i < 12; ++i) s = _mm256_add_epi32(s, a[i]);
+  return static_cast<double>(_mm256_extract_epi32(s, 0));
+}
+#endif
+
 template <typename F>
 double peak(ThreadPool& pool, F loop, double flop_per_iter) {
   const int64_t iters = 20'000'000;
@@ -124,10 +174,7 @@ double measure_read_bandwidth(ThreadPool& pool, size_t bytes, int reps) {
     // Read the way the kernels read: 1 MiB chunks claimed in order by all threads.
     pool.parallel_chunks(static_cast<int64_t>(n), 1 << 18, [&](int64_t b, int64_t e) {
       const size_t len = static_cast<size_t>(e - b);
-      const float s = isa >= Isa::Avx512 ? sum_avx512(buf + b, len)
-                      : isa >= Isa::Avx2 ? sum_avx2(buf + b, len)
-                                         : sum_generic(buf + b, len);
-      sink = sink + s;
+      sink = sink + sum(isa, buf + b, len);
     });
     rates.push_back(static_cast<double>(n * sizeof(float)) / (now() - t0));
   }
@@ -151,10 +198,7 @@ double measure_span_bandwidth(ThreadPool& pool, const std::vector<std::span<cons
       const int64_t n = static_cast<int64_t>(s.size() / 256 * 64);
       pool.parallel_chunks(n, kChunk, [&](int64_t b, int64_t e) {
         const size_t len = static_cast<size_t>(e - b);
-        const float v = isa >= Isa::Avx512 ? sum_avx512(p + b, len)
-                        : isa >= Isa::Avx2 ? sum_avx2(p + b, len)
-                                           : sum_generic(p + b, len);
-        sink = sink + v;
+        sink = sink + sum(isa, p + b, len);
       });
     }
     rates.push_back(static_cast<double>(total) / (now() - t0));
@@ -163,19 +207,29 @@ double measure_span_bandwidth(ThreadPool& pool, const std::vector<std::span<cons
   return rates[rates.size() / 2];
 }
 
-double measure_fma_peak(ThreadPool& pool) {
-  if (!isa_available(Isa::Avx512)) return 0;
-  return peak(pool, fma_loop_avx512, 12 * 16 * 2);
+// Each peak is that of the tier the kernels run (best_isa()), 0 where no loop measures it.
+double measure_fma_peak([[maybe_unused]] ThreadPool& pool) {
+#if defined(__x86_64__)
+  if (best_isa() >= Isa::Avx512) return peak(pool, fma_loop_avx512, 12 * 16 * 2);
+  if (best_isa() >= Isa::Avx2) return peak(pool, fma_loop_avx2, 12 * 8 * 2);
+#endif
+  return 0;
 }
 
-double measure_int8_dot_peak(ThreadPool& pool) {
-  if (!isa_available(Isa::Avx512)) return 0;
-  return peak(pool, int8_loop_avx512, 12 * 64 * 2);
+double measure_int8_dot_peak([[maybe_unused]] ThreadPool& pool) {
+#if defined(__x86_64__)
+  if (best_isa() >= Isa::Avx512) return peak(pool, int8_loop_avx512, 12 * 64 * 2);
+  if (best_isa() == Isa::Avx2Vnni) return peak(pool, int8_loop_avxvnni, 12 * 32 * 2);
+  if (best_isa() == Isa::Avx2) return peak(pool, int8_loop_avx2, 12 * 32 * 2);
+#endif
+  return 0;
 }
 
-double measure_bf16_dot_peak(ThreadPool& pool) {
-  if (!isa_available(Isa::Avx512Bf16)) return 0;
-  return peak(pool, bf16_loop_avx512, 12 * 32 * 2);
+double measure_bf16_dot_peak([[maybe_unused]] ThreadPool& pool) {
+#if defined(__x86_64__)
+  if (best_isa() == Isa::Avx512Bf16) return peak(pool, bf16_loop_avx512, 12 * 32 * 2);
+#endif
+  return 0;
 }
 
 }  // namespace brisk

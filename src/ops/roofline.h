@@ -20,11 +20,13 @@ double measure_read_bandwidth(ThreadPool& pool, size_t bytes = size_t{1} << 30, 
 double measure_span_bandwidth(ThreadPool& pool, const std::vector<std::span<const uint8_t>>& spans,
                               int reps = 3);
 
-// Peak f32 FMA and BF16 dot-product rates (FLOP/s) with the pool's threads, from register-only
-// loops.
+// Peak rates with the pool's threads, from register-only loops of the instructions the kernels of
+// the running tier (best_isa()) use; 0 where the tier has none (generic; BF16 dot products below
+// avx512bf16, where BF16 weights are widened to f32 and the FMA peak applies). f32 FMA and BF16
+// dot products in FLOP/s; int8 dot products in OP/s (a multiply and an add per byte pair) with
+// VPDPBUSD, or VPMADDUBSW + VPMADDWD on avx2.
 double measure_fma_peak(ThreadPool& pool);
 double measure_bf16_dot_peak(ThreadPool& pool);
-// Peak int8 dot-product rate (OP/s: a multiply and an add per byte pair) with VPDPBUSD.
 double measure_int8_dot_peak(ThreadPool& pool);
 
 }  // namespace brisk

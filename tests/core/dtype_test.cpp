@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 
 #include <cmath>
 #include <cstring>
@@ -21,15 +23,46 @@ TEST(DType, InfoMatchesGgufBlockLayouts) {
   EXPECT_EQ(*dtype_from_name("q4_k"), DType::Q4_K);
 }
 
+// The hardware's conversions: F16C on x86, FCVT (through __fp16) on Arm.
+#if defined(__x86_64__)
 __attribute__((target("f16c"))) float hw_f16_to_f32(uint16_t h) {
   return _cvtsh_ss(h);
 }
 __attribute__((target("f16c"))) uint16_t hw_f32_to_f16(float f) {
   return static_cast<uint16_t>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT));
 }
+bool hw_halves() {
+  return cpu_features().f16c;
+}
+#elif defined(__aarch64__)
+float hw_f16_to_f32(uint16_t h) {
+  __fp16 v;
+  std::memcpy(&v, &h, 2);
+  return static_cast<float>(v);
+}
+uint16_t hw_f32_to_f16(float f) {
+  const __fp16 v = static_cast<__fp16>(f);
+  uint16_t h;
+  std::memcpy(&h, &v, 2);
+  return h;
+}
+bool hw_halves() {
+  return true;
+}
+#else
+float hw_f16_to_f32(uint16_t) {
+  return 0;
+}
+uint16_t hw_f32_to_f16(float) {
+  return 0;
+}
+bool hw_halves() {
+  return false;
+}
+#endif
 
 TEST(DType, HalfConversionsMatchHardwareExhaustively) {
-  if (!cpu_features().f16c) GTEST_SKIP() << "no F16C to compare against";
+  if (!hw_halves()) GTEST_SKIP() << "no hardware half conversions to compare against";
   for (uint32_t h = 0; h < 65536; ++h) {
     const float a = f16_to_f32(static_cast<uint16_t>(h)),
                 b = hw_f16_to_f32(static_cast<uint16_t>(h));
