@@ -110,6 +110,18 @@ BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i dpbusd_bcast(__m512i acc, __m512i u, 
   return acc;
 }
 
+// Decode: the k-quants' columns (2-3 KiB) jump between their scales and their values, and the
+// hardware prefetchers fall behind (one thread read Q4_K rows from memory 30% slower than from
+// cache). Column c + 2 is requested line by line while column c is computed. Q4_0 and Q8_0
+// columns (288 and 544 bytes) stream well on their own: prefetching them was 10-20% slower.
+template <DType kT>
+inline void prefetch_column_after_next(const uint8_t* g, int64_t c, int64_t n_col, uint64_t gb) {
+  if constexpr (kT == DType::Q4_K || kT == DType::Q6_K)
+    if (c + 2 < n_col)
+      for (uint64_t o = 0; o < gb; o += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(g + (c + 2) * gb + o), _MM_HINT_T0);
+}
+
 // The activation rows of a micro-tile's tokens.
 template <int T>
 struct Tokens {
@@ -245,8 +257,11 @@ void interleaved_vnni(const Args& a, int64_t r, int64_t t) {
   const Tokens<T> x(a, t);
   __m512 acc[T];
   for (int j = 0; j < T; ++j) acc[j] = _mm512_setzero_ps();
-  for (int64_t c = 0; c < a.k / kBlock; ++c)
+  const int64_t n_col = a.k / kBlock;
+  for (int64_t c = 0; c < n_col; ++c) {
+    if constexpr (T == 1) prefetch_column_after_next<P::kType>(g, c, n_col, gb);
     column<P, T>(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), x, acc);
+  }
   for (int j = 0; j < T; ++j) _mm512_storeu_ps(a.y + (t + j) * a.ldy + r, acc[j]);
 }
 

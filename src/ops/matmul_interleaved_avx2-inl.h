@@ -174,7 +174,9 @@ void interleaved_256(const Args& a, int64_t r, int64_t t) {
   if constexpr (T == 1) {
     // One token: both halves per column, sharing the activation loads, in one pass.
     __m256 acc0[1] = {_mm256_setzero_ps()}, acc1[1] = {_mm256_setzero_ps()};
-    for (int64_t c = 0; c < a.k / kBlock; ++c) {
+    const int64_t n_col = a.k / kBlock;
+    for (int64_t c = 0; c < n_col; ++c) {
+      prefetch_column_after_next<P::kType>(g, c, n_col, gb);
       column256<P, T>(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), 0, x, acc0);
       column256<P, T>(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), 1, x, acc1);
     }
