@@ -107,8 +107,16 @@ int throughput(ThroughputArgs& a) {
               a.num_prompts, static_cast<long long>(prompt_len),
               a.shared_prefix_len ? fmt::format(", {} shared", a.shared_prefix_len).c_str() : "",
               a.output_len, a.engine.max_seqs);
-  std::printf("elapsed: %.2f s in %lld steps\n", elapsed,
-              static_cast<long long>(st.steps - before.steps));
+  // The share of the time outside the model's forward pass: scheduling, batch assembly, sampling,
+  // detokenizing and the callbacks (the engine's fixed costs per step and per sequence).
+  const double fwd = st.forward_seconds - before.forward_seconds;
+  std::printf(
+      "elapsed: %.2f s in %lld steps, %.1f%% of it in the forward pass (%.2f ms per step "
+      "outside it)\n",
+      elapsed, static_cast<long long>(st.steps - before.steps),
+      elapsed > 0 ? 100.0 * fwd / elapsed : 0.0,
+      st.steps > before.steps ? 1e3 * (elapsed - fwd) / static_cast<double>(st.steps - before.steps)
+                              : 0.0);
   std::printf("throughput: %.2f requests/s, %.1f total tokens/s, %.1f output tokens/s\n",
               a.num_prompts / elapsed, (in_tokens + out_tokens) / elapsed, out_tokens / elapsed);
   std::printf(
