@@ -119,9 +119,6 @@ struct Bf16Halves {
     w0 = _mm256_castsi256_ps(_mm256_slli_epi32(p, 16));
     w1 = _mm256_castsi256_ps(_mm256_and_si256(p, _mm256_set1_epi32(static_cast<int>(0xFFFF0000u))));
   }
-  BRISK_INLINE(BRISK_ISA_AVX2) static __m256 one(const uint8_t*, int64_t, int) {
-    return _mm256_setzero_ps();  // never called: BF16 rows are repacked only at even lengths
-  }
 };
 template <int T>
 void interleaved_256(const Args& a, int64_t r, int64_t t) {

@@ -132,7 +132,8 @@ void interleaved_generic(const Args& a, int64_t r, int64_t t) {
 // The 256-bit kernel for interleaved rows (AVX2 and up), on f32 activation rows: each vector holds
 // 8 of the group's 16 rows, widened exactly to f32 by the policy
 //   U::pair(g, k, h, w0, w1)   values k and k + 1 (k even) of rows 8h..8h+7;
-//   U::one(g, k, h)            value k of those rows (F16 rows of odd length end with one).
+//   U::one(g, k, h)            value k of those rows, for policies whose rows may have odd length
+//                              (F16; BF16 rows are repacked only at even lengths and have none).
 // Each output keeps two accumulators, for even and odd k, added at the end (as the portable
 // kernel sums them), so decode runs four independent FMA chains per half group; the order depends
 // only on k. Up to 2 tokens per call: 8 accumulators, the 4 weight vectors of a pair of values and
@@ -159,12 +160,13 @@ void interleaved_avx2(const Args& a, int64_t r, int64_t t) {
         acc[e][j][1] = _mm256_fmadd_ps(w[e][1], b, acc[e][j][1]);
       }
   }
-  if (k < a.k)
-    for (int h = 0; h < 2; ++h) {
-      const __m256 w0 = U::one(g, k, h);
-      for (int j = 0; j < T; ++j)
-        acc[0][j][h] = _mm256_fmadd_ps(w0, _mm256_broadcast_ss(x[j] + k), acc[0][j][h]);
-    }
+  if constexpr (requires { U::one(g, k, 0); })
+    if (k < a.k)
+      for (int h = 0; h < 2; ++h) {
+        const __m256 w0 = U::one(g, k, h);
+        for (int j = 0; j < T; ++j)
+          acc[0][j][h] = _mm256_fmadd_ps(w0, _mm256_broadcast_ss(x[j] + k), acc[0][j][h]);
+      }
   for (int j = 0; j < T; ++j)
     for (int h = 0; h < 2; ++h)
       _mm256_storeu_ps(a.y + (t + j) * a.ldy + r + 8 * h,
