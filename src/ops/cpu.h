@@ -1,7 +1,8 @@
 // Instruction-set selection, in one place. Kernels are compiled for each tier they support with
 // function target attributes (the features of each tier: ops/isa_target.h) and chosen at run
-// time: each kernel family builds its table once, for the best tier this CPU runs, and a tier
-// without a kernel of its own in a family takes the next tier down that this CPU runs.
+// time: matmul resolves every weight type's kernel once per tier (ops/matmul.cpp), the other
+// families choose by tier in their entry point, and a tier without a kernel of its own in a family
+// takes the next tier down that this CPU runs.
 // BRISK_ISA=generic|avx2|avx2vnni|avx512|avx512bf16 caps the choice.
 #pragma once
 
