@@ -313,9 +313,9 @@ ojson normalize_messages(const json& messages) {
       if (role != "assistant") bad("messages", where + ".content is required");
       o["content"] = nullptr;
     } else if (c->is_array()) {
-      // Text parts become one string, as vLLM's "string" content format renders them: the
-      // common templates concatenate content as text.
-      std::string text;
+      // Validated here; the chat template decides whether the parts reach it as a list or
+      // joined into one string (ChatTemplate's content format, as vLLM detects it).
+      ojson parts = ojson::array();
       for (size_t k = 0; k < c->size(); ++k) {
         const json& part = (*c)[k];
         if (!part.is_object() || !part.contains("type") || !part.at("type").is_string())
@@ -326,10 +326,9 @@ ojson normalize_messages(const json& messages) {
                                       where, k, part.at("type").get<std::string>()));
         if (!part.contains("text") || !part.at("text").is_string())
           bad("messages", fmt::format("{}.content[{}].text must be a string", where, k));
-        if (!text.empty()) text += "\n";
-        text += part.at("text").get<std::string>();
+        parts.push_back({{"type", "text"}, {"text", part.at("text").get<std::string>()}});
       }
-      o["content"] = text;
+      o["content"] = std::move(parts);
     } else if (!c->is_string()) {
       bad("messages", where + ".content must be a string or a list of content parts");
     }

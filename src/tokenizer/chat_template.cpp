@@ -1,16 +1,121 @@
 #include "tokenizer/chat_template.h"
 
+#include <fmt/format.h>
+
+#include <set>
+
 #include "core/error.h"
 #include "tokenizer/jinja/interpreter.h"
 #include "tokenizer/vocab.h"
 
 namespace brisk {
 
+using json = nlohmann::ordered_json;
+
+namespace {
+
+using jinja::Node;
+
+// `x.content`, `x['content']`, or either behind filters (`message['content'] | selectattr(...)`).
+bool reads_content(const Node* n, const std::set<std::string>& aliases) {
+  while (n && (n->kind == Node::Kind::Filter || n->kind == Node::Kind::Select)) n = n->a.get();
+  if (!n) return false;
+  if (n->kind == Node::Kind::Ident) return aliases.count(n->s) > 0;
+  if (n->kind != Node::Kind::Member || !n->b) return false;
+  const Node& prop = *n->b;
+  return (!n->flag && prop.kind == Node::Kind::Ident && prop.s == "content") ||
+         (n->flag && prop.kind == Node::Kind::Str && prop.s == "content");
+}
+
+template <class Pred>
+bool any_node(const Node* n, const Pred& pred) {  // the parser bounds the tree's height
+  if (!n) return false;
+  if (pred(*n)) return true;
+  for (const Node* c : {n->a.get(), n->b.get(), n->c.get()})
+    if (any_node(c, pred)) return true;
+  for (const jinja::Block* bl : {&n->list, &n->body, &n->alt})
+    for (const jinja::NodeP& c : *bl)
+      if (any_node(c.get(), pred)) return true;
+  for (const auto& [k, v] : n->pairs)
+    if (any_node(k.get(), pred) || any_node(v.get(), pred)) return true;
+  return false;
+}
+
+bool part_key(const std::string& s) {
+  return s == "type" || s == "text";
+}
+
+// A loop over a message's content that treats the items as content parts: it reads their `type`
+// or `text` (`item['type'] == 'image'`), or filters the list by them (`selectattr('type', ...)`).
+// Mistral's template also loops over `message.content`, but as tool calls: that is not this.
+bool loops_over_parts(const Node& f, const std::set<std::string>& aliases) {
+  if (!reads_content(f.b.get(), aliases)) return false;
+  if (any_node(f.b.get(), [](const Node& n) { return n.kind == Node::Kind::Str && part_key(n.s); }))
+    return true;
+  if (!f.a || f.a->kind != Node::Kind::Ident) return false;
+  const std::string& var = f.a->s;
+  const auto field = [&](const Node& n) {
+    return n.kind == Node::Kind::Member && n.a && n.a->kind == Node::Kind::Ident && n.a->s == var &&
+           n.b && (n.b->kind == (n.flag ? Node::Kind::Str : Node::Kind::Ident)) && part_key(n.b->s);
+  };
+  for (const jinja::NodeP& c : f.body)
+    if (any_node(c.get(), field)) return true;
+  return false;
+}
+
+void scan(const jinja::Block& body, std::set<std::string>& aliases, bool& loops) {
+  for (const jinja::NodeP& p : body) {
+    if (!p) continue;
+    const Node& n = *p;
+    // {% set content = message['content'] %} makes `content` read the content too.
+    if (n.kind == Node::Kind::Set && n.a && n.a->kind == Node::Kind::Ident && n.b &&
+        reads_content(n.b.get(), aliases))
+      aliases.insert(n.a->s);
+    if (n.kind == Node::Kind::For && loops_over_parts(n, aliases)) loops = true;
+    scan(n.body, aliases, loops);
+    scan(n.alt, aliases, loops);
+  }
+}
+
+}  // namespace
+
+ContentFormat detect_content_format(const jinja::Program& p) {
+  std::set<std::string> aliases;
+  bool loops = false;
+  scan(p.body, aliases, loops);
+  return loops ? ContentFormat::OpenAI : ContentFormat::String;
+}
+
+json normalize_content(const json& messages, ContentFormat f) {
+  if (!messages.is_array()) fail("chat template: messages must be an array");
+  json out = messages;
+  for (size_t i = 0; i < out.size(); ++i) {
+    json& m = out[i];
+    if (!m.is_object() || !m.contains("content") || !m["content"].is_array()) continue;
+    std::string text;
+    const json& parts = m["content"];
+    for (size_t k = 0; k < parts.size(); ++k) {
+      const json& part = parts[k];
+      if (!part.is_object() || !part.contains("type") || part["type"] != "text" ||
+          !part.contains("text") || !part["text"].is_string())
+        fail(
+            "messages[{}].content[{}]: only parts of type \"text\" with a string \"text\" are "
+            "supported",
+            i, k);
+      if (k) text += '\n';
+      text += part["text"].get<std::string>();
+    }
+    if (f == ContentFormat::String) m["content"] = text;
+  }
+  return out;
+}
+
 ChatTemplate::ChatTemplate(std::string source, std::string bos_token, std::string eos_token)
     : source_(std::move(source)),
       bos_(std::move(bos_token)),
       eos_(std::move(eos_token)),
-      program_(jinja::parse(source_)) {}
+      program_(jinja::parse(source_)),
+      format_(detect_content_format(program_)) {}
 
 ChatTemplate ChatTemplate::for_vocab(const Vocab& v) {
   if (v.chat_template.empty())
@@ -19,18 +124,26 @@ ChatTemplate ChatTemplate::for_vocab(const Vocab& v) {
   return ChatTemplate(v.chat_template, text(v.bos), text(v.eos));
 }
 
-std::string ChatTemplate::apply(const nlohmann::ordered_json& messages, bool add_generation_prompt,
-                                const nlohmann::ordered_json& extra) const {
-  if (!messages.is_array()) fail("chat template: messages must be an array");
+std::string ChatTemplate::render(const json& context) const {
+  if (!context.is_object()) fail("chat template: the context must be a JSON object");
   jinja::Object ctx;
-  ctx.set("messages", jinja::Value::from_json(messages));
-  ctx.set("add_generation_prompt", jinja::Value::boolean(add_generation_prompt));
-  ctx.set("bos_token", jinja::Value::string(bos_));
-  ctx.set("eos_token", jinja::Value::string(eos_));
-  if (extra.is_object())
-    for (auto it = extra.begin(); it != extra.end(); ++it)
-      ctx.set(it.key(), jinja::Value::from_json(*it));
+  for (auto it = context.begin(); it != context.end(); ++it)
+    ctx.set(it.key(), jinja::Value::from_json(*it));
+  if (!context.contains("bos_token")) ctx.set("bos_token", jinja::Value::string(bos_));
+  if (!context.contains("eos_token")) ctx.set("eos_token", jinja::Value::string(eos_));
   return jinja::render(program_, jinja::Value::object(std::move(ctx)));
+}
+
+std::string ChatTemplate::apply(const json& messages, bool add_generation_prompt,
+                                const json& extra) const {
+  json ctx = json::object();
+  ctx["messages"] = normalize_content(messages, format_);
+  ctx["add_generation_prompt"] = add_generation_prompt;
+  ctx["bos_token"] = bos_;
+  ctx["eos_token"] = eos_;
+  if (extra.is_object())
+    for (auto it = extra.begin(); it != extra.end(); ++it) ctx[it.key()] = *it;
+  return render(ctx);
 }
 
 }  // namespace brisk

@@ -11,6 +11,12 @@ namespace brisk {
 
 struct Vocab;
 
+// How a template reads a message's content, as vLLM decides it: most templates concatenate
+// `message['content']` as text, so a list of text parts (the shape OpenAI clients may send) is
+// joined into one string first; a template that loops over the content (Gemma 3, Llama 3.2
+// Vision, Mistral 3) gets the parts as they were sent.
+enum class ContentFormat { String, OpenAI };
+
 class ChatTemplate {
  public:
   // Parses once; a syntax error names the line and column.
@@ -18,16 +24,30 @@ class ChatTemplate {
   // The model's own template with its BOS/EOS texts; fails if the model has none.
   static ChatTemplate for_vocab(const Vocab& v);
 
-  // messages: [{"role": ..., "content": ..., "tool_calls": [...]}, ...] (OpenAI's shape);
+  // messages: [{"role": ..., "content": ..., "tool_calls": [...]}, ...] (OpenAI's shape; content
+  // a string, null, or a list of {"type": "text", "text": ...} parts);
   // extra: more template variables (tools, documents, date_string, enable_thinking, ...).
   std::string apply(const nlohmann::ordered_json& messages, bool add_generation_prompt,
                     const nlohmann::ordered_json& extra = nlohmann::ordered_json::object()) const;
 
+  // The template with exactly the variables given (an object); bos_token and eos_token are
+  // filled in from the model where the context lacks them. Messages are passed unchanged.
+  std::string render(const nlohmann::ordered_json& context) const;
+
   const std::string& source() const { return source_; }
+  ContentFormat content_format() const { return format_; }
 
  private:
   std::string source_, bos_, eos_;
   jinja::Program program_;
+  ContentFormat format_ = ContentFormat::String;
 };
+
+// The template's content format, from its syntax tree.
+ContentFormat detect_content_format(const jinja::Program& p);
+
+// Messages as the template will see them: text parts joined by "\n" for the string format, kept
+// for the OpenAI format; parts of any type but text are refused, naming the message.
+nlohmann::ordered_json normalize_content(const nlohmann::ordered_json& messages, ContentFormat f);
 
 }  // namespace brisk

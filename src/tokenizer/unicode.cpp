@@ -2,6 +2,7 @@
 
 #include <utf8proc.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 
@@ -22,6 +23,63 @@ std::vector<uint32_t> utf8_to_cpts(std::string_view s) {
     } else {
       out.push_back(static_cast<uint32_t>(cp));
       i += static_cast<size_t>(n);
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// Length of the well-formed sequence at s[i], or 0 with `bad` set to the length of its maximal
+// subpart (the bytes one U+FFFD replaces).
+size_t utf8_sequence(std::string_view s, size_t i, size_t& bad) {
+  const auto b = [&](size_t k) { return static_cast<uint8_t>(s[k]); };
+  const uint8_t c = b(i);
+  bad = 1;
+  if (c < 0x80) return 1;
+  size_t need = 0;
+  uint8_t lo = 0x80, hi = 0xBF;
+  if (c >= 0xC2 && c <= 0xDF) {
+    need = 1;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    need = 2;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;  // no surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    need = 3;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;  // nothing past U+10FFFF
+  } else {
+    return 0;
+  }
+  for (size_t k = 1; k <= need; ++k) {
+    if (i + k >= s.size()) return 0;
+    const uint8_t x = b(i + k);
+    if (x < (k == 1 ? lo : 0x80) || x > (k == 1 ? hi : 0xBF)) return 0;
+    bad = k + 1;
+  }
+  return need + 1;
+}
+
+}  // namespace
+
+std::string utf8_sanitize(std::string_view s) {
+  size_t i = 0, bad = 0;
+  while (i < s.size()) {
+    const size_t n = utf8_sequence(s, i, bad);
+    if (n == 0) break;
+    i += n;
+  }
+  if (i == s.size()) return std::string(s);
+  std::string out(s.substr(0, i));
+  while (i < s.size()) {
+    const size_t n = utf8_sequence(s, i, bad);
+    if (n) {
+      out.append(s.substr(i, n));
+      i += n;
+    } else {
+      out += "\xEF\xBF\xBD";
+      i += std::min(bad, s.size() - i);
     }
   }
   return out;

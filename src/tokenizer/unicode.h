@@ -13,6 +13,9 @@ namespace brisk {
 std::vector<uint32_t> utf8_to_cpts(std::string_view s);
 void append_utf8(std::string& out, uint32_t cp);
 std::string cpts_to_utf8(const std::vector<uint32_t>& cps);
+// s with each ill-formed sequence replaced by U+FFFD, one per maximal subpart (as the WHATWG
+// decoder, and so JavaScript, reads bytes); valid input comes back unchanged.
+std::string utf8_sanitize(std::string_view s);
 
 enum class NormForm { None, NFC, NFD, NFKC, NFKD };
 NormForm parse_norm_form(std::string_view name);  // "nfc", "NFKC", ... ("" and unknown: None)

@@ -11,6 +11,7 @@
 #include "support/test_util.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/jinja/interpreter.h"
+#include "tokenizer/unicode.h"
 #include "tokenizer/vocab.h"
 
 namespace brisk {
@@ -28,6 +29,10 @@ TEST(ChatTemplate, EveryTemplateMatchesTheReferenceRenderer) {
     const std::string name = it.key();
     const ChatTemplate tmpl(test::read_file(kDir + "templates/" + name + ".jinja"),
                             it.value().at("bos_token"), it.value().at("eos_token"));
+    // Whether content parts reach the template as a list (it loops over them) or joined.
+    EXPECT_EQ(tmpl.content_format() == ContentFormat::OpenAI,
+              it.value().at("content_format") == "openai")
+        << name;
     const json expected = json::parse(test::read_file(kDir + "expected/" + name + ".json"));
     ASSERT_EQ(expected.size(), convs.size() * 2) << name;
     for (const json& e : expected) {
@@ -126,6 +131,67 @@ TEST(Jinja, WhitespaceControlAndLoopHelpers) {
             "1,\n2,\n3\n");
   EXPECT_EQ(render("{{ x | default('none') }} {{ y | default('d', true) }}", {{"y", ""}}),
             "none d");
+}
+
+TEST(ChatTemplate, ContentPartsFollowTheTemplatesContentFormat) {
+  const json msgs = json::parse(
+      R"([{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+          {"role": "assistant", "content": "c"}])");
+  // Concatenating content: the parts arrive joined by "\n", as vLLM's "string" format.
+  const ChatTemplate joined(
+      "{% for m in messages %}{{ m.role + ': ' + m.content + ';' }}{% endfor %}");
+  EXPECT_EQ(joined.content_format(), ContentFormat::String);
+  EXPECT_EQ(joined.apply(msgs, false), "user: a\nb;assistant: c;");
+  // Looping over the parts (Gemma 3's shape): the list as sent.
+  const ChatTemplate parts(
+      "{% for m in messages %}{% if m['content'] is string %}{{ m['content'] }}{% else %}"
+      "{% for p in m['content'] %}[{{ p['text'] }}]{% endfor %}{% endif %}{% endfor %}");
+  EXPECT_EQ(parts.content_format(), ContentFormat::OpenAI);
+  EXPECT_EQ(parts.apply(msgs, false), "[a][b]c");
+  const ChatTemplate alias(
+      "{% for m in messages %}{% set c = m.content %}"
+      "{% for p in c | selectattr('type', 'equalto', 'text') %}{{ p.text }}{% endfor %}{% endfor "
+      "%}");
+  EXPECT_EQ(alias.content_format(), ContentFormat::OpenAI);
+  // Mistral loops over `message.content` as tool calls: not content parts.
+  const ChatTemplate calls(
+      "{% for m in messages %}{% set tool_calls = m.content %}"
+      "{% for t in tool_calls %}{{ t.function.name }}{% endfor %}{% endfor %}");
+  EXPECT_EQ(calls.content_format(), ContentFormat::String);
+  // Parts that are not text are refused, naming the message and part.
+  try {
+    joined.apply(json::parse(R"([{"role": "user", "content": "x"},
+        {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "u"}}]}])"),
+                 false);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("messages[1].content[0]"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Jinja, InvalidUtf8ReadsAsReplacementCharacters) {
+  // As the reference decodes bytes (WHATWG): one U+FFFD per maximal ill-formed subpart.
+  const std::string r = "\xEF\xBF\xBD";
+  EXPECT_EQ(utf8_sanitize("ok \xC3\xA9 \xF0\x9F\x8E\x89"), "ok \xC3\xA9 \xF0\x9F\x8E\x89");
+  EXPECT_EQ(utf8_sanitize("a\xFF"), "a" + r);
+  EXPECT_EQ(utf8_sanitize("\xF0\x9F\x8E"), r);                  // truncated: one
+  EXPECT_EQ(utf8_sanitize("\xED\xA0\x80"), r + r + r);          // a surrogate: three
+  EXPECT_EQ(utf8_sanitize("\xC0\xAF"), r + r);                  // overlong
+  EXPECT_EQ(utf8_sanitize("\xF4\x90\x80\x80"), r + r + r + r);  // past U+10FFFF
+  EXPECT_EQ(utf8_sanitize("\xE6\x97x"), r + "x");
+  EXPECT_EQ(
+      render("a\xFF {{ x | upper }} {{ x | length }}", {{"x", std::string("\xE6\x97") + "c"}}),
+      "a" + r + " " + r + "C 2");
+}
+
+TEST(Jinja, UnicodeCaseMappingIsJavaScripts) {
+  EXPECT_EQ(
+      render("{{ 'İ' | lower }}|{{ 'ΣΑΣ ΟΔΟΣ.' | lower }}|{{ 'Σ' | lower }}|{{ 'AΣ1' | lower }}"),
+      "i\xCC\x87|σας οδος.|σ|aς1");
+  EXPECT_EQ(render("{{ 'straße' | upper }}|{{ 'ﬁ' | upper }}|{{ 'ŉ' | upper }}|{{ 'ΐ' | upper }}"),
+            "STRASSE|FI|ʼN|\xCE\x99\xCC\x88\xCC\x81");  // ΐ: Ι, diaeresis, acute
+  // title() capitalizes after every non-ASCII-word character, as the reference's /\b\w/ does.
+  EXPECT_EQ(render("{{ 'straße café' | title }}|{{ 'ǆemal' | capitalize }}"), "StraßE Café|Ǆemal");
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "tokenizer/jinja/strings.h"
+#include "tokenizer/unicode.h"
 
 namespace brisk::jinja {
 
@@ -140,9 +141,9 @@ Value attribute_path(const Value& item, const std::string& path) {
   }
 }
 
-std::vector<Value> slice_of(const std::vector<Value>& a, const Value& start_v, const Value& stop_v,
-                            const Value& step_v) {
-  const int64_t n = static_cast<int64_t>(a.size());
+// Python's slice of a sequence of n items, as the positions it takes.
+std::vector<size_t> slice_positions(int64_t n, const Value& start_v, const Value& stop_v,
+                                    const Value& step_v) {
   const int64_t step = step_v.is_undefined() ? 1 : step_v.i;
   if (step == 0) err("slice step cannot be zero");
   int64_t start, stop;
@@ -157,23 +158,57 @@ std::vector<Value> slice_of(const std::vector<Value>& a, const Value& start_v, c
     start = start < 0 ? std::max<int64_t>(n + start, -1) : std::min(start, n - 1);
     stop = stop < -1 ? std::max<int64_t>(n + stop, -1) : std::min(stop, n - 1);
   }
-  std::vector<Value> out;
-  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step)
-    out.push_back(a[static_cast<size_t>(i)]);
+  std::vector<size_t> out;
+  // Steps of any size: stop once past the end instead of adding past INT64_MAX.
+  for (int64_t i = start; step > 0 ? i < stop : i > stop;) {
+    out.push_back(static_cast<size_t>(i));
+    if (step > 0 ? stop - i <= step : i - stop <= -step) break;
+    i += step;
+  }
   return out;
 }
 
-std::vector<Value> chars_of(const std::string& s) {
-  std::vector<Value> out;
-  for (auto& c : utf8_chars(s)) out.push_back(Value::string(std::move(c)));
-  return out;
+// The reference indexes strings by UTF-16 code units (as JavaScript does). Either half of a
+// character beyond U+FFFF has no UTF-8 form: it becomes U+FFFD, which is also what the reference's
+// lone surrogate turns into when its output is encoded.
+Value string_at(const std::string& s, int64_t k) {
+  const auto cps = utf8_to_cpts(s);
+  int64_t n = 0;
+  for (uint32_t cp : cps) n += cp >= 0x10000 ? 2 : 1;
+  if (k < 0) k += n;
+  if (k < 0 || k >= n) return Value();
+  int64_t unit = 0;
+  for (uint32_t cp : cps) {
+    const int64_t w = cp >= 0x10000 ? 2 : 1;
+    if (k < unit + w) {
+      std::string out;
+      append_utf8(out, w == 2 ? 0xFFFD : cp);
+      return Value::string(out);
+    }
+    unit += w;
+  }
+  return Value();
+}
+
+bool contains(const std::string& hay, const std::string& needle) {
+  return find_in(hay, needle) != std::string::npos;
 }
 
 class Interp {
  public:
   Interp(const Program& p, const Limits& l) : prog_(p), lim_(l) {}
 
+  ~Interp() {
+    // Empty every namespace before any is freed: cycles through them are cut, and freeing one
+    // never cascades down a chain of others.
+    for (auto& ns : namespaces_) {
+      auto items = std::move(ns->items);
+      ns->items.clear();
+    }
+  }
+
   std::string run(const Value& context) {
+    budget_ = lim_.max_bytes + lim_.context_factor * approx_bytes(context);
     auto global = std::make_shared<Env>();
     setup_globals(*global);
     if (context.is_mapping())
@@ -195,9 +230,34 @@ class Interp {
   int64_t steps_ = 0;
   int depth_ = 0;
 
-  void step() {
-    if (++steps_ > lim_.max_steps) err("the template ran too long (step limit reached)");
+  int64_t budget_ = 0;  // bytes of values the render may still make
+  // Namespaces are the only values a template can change after making them, so the only way to a
+  // cycle (`{% set ns.me = ns %}`): they are kept here and emptied when the render ends.
+  std::vector<std::shared_ptr<Object>> namespaces_;
+
+  void step(int64_t n = 1) {
+    steps_ += n;
+    if (steps_ > lim_.max_steps) err("the template ran too long (step limit reached)");
   }
+
+  // Every string, list and dict a template makes is paid for from one budget, before it is made
+  // where its size is known in advance (range, replace, join, indent, split), else when it is.
+  void charge(int64_t bytes) {
+    budget_ -= bytes;
+    if (budget_ < 0)
+      err(fmt::format("the template makes too much data (over {} MiB of values)",
+                      lim_.max_bytes >> 20));
+  }
+  void charge(const Value& v) {
+    if (v.is_string())
+      charge(static_cast<int64_t>(v.s.size()));
+    else if (v.is_array() && v.arr.use_count() == 1)
+      charge(static_cast<int64_t>(v.arr->size() * sizeof(Value)));
+    else if (v.is_mapping() && v.obj.use_count() == 1)
+      charge(static_cast<int64_t>(v.obj->items.size() * sizeof(std::pair<std::string, Value>)));
+  }
+
+  size_t room() const { return budget_ > 0 ? static_cast<size_t>(budget_) : 0; }
 
   struct DepthGuard {
     Interp& in;
@@ -208,6 +268,8 @@ class Interp {
       }
     }
     ~DepthGuard() { --in.depth_; }
+    DepthGuard(const DepthGuard&) = delete;
+    DepthGuard& operator=(const DepthGuard&) = delete;
   };
 
   void setup_globals(Env& g) {
@@ -215,7 +277,8 @@ class Interp {
     g.vars["false"] = g.vars["False"] = Value::boolean(false);
     g.vars["none"] = g.vars["None"] = Value::none();
     g.vars["raise_exception"] = Value::function([](const Args& a, const EnvP&) -> Value {
-      err("raise_exception: " + (a.pos.empty() ? std::string() : a.pos[0].to_string()));
+      err("raise_exception: " +
+          (a.pos.empty() ? std::string() : a.pos[0].to_string(size_t{1} << 16)));
     });
     g.vars["strftime_now"] = Value::function([](const Args& a, const EnvP&) {
       const Value* f = a.get(0, "format");
@@ -235,14 +298,22 @@ class Interp {
         start = 0;
       }
       if (stp == 0) err("range() step must not be zero");
+      // The length first (unsigned: the ends may be far apart), paid for before the list is.
+      const bool up = stp > 0;
+      const uint64_t span =
+          up ? uint64_t(stop) - uint64_t(start) : uint64_t(start) - uint64_t(stop);
+      const uint64_t mag = up ? uint64_t(stp) : uint64_t(0) - uint64_t(stp);
+      const uint64_t n = (up ? stop <= start : stop >= start) ? 0 : (span - 1) / mag + 1;
+      if (n > uint64_t(lim_.max_steps)) err("range() is too long for a template");
+      step(static_cast<int64_t>(n));
+      charge(static_cast<int64_t>(n) * static_cast<int64_t>(sizeof(Value)));
       std::vector<Value> out;
-      for (int64_t i = start; stp > 0 ? i < stop : i > stop; i += stp) {
-        step();
-        out.push_back(Value::integer(i));
-      }
+      out.reserve(static_cast<size_t>(n));
+      for (int64_t k = 0; k < static_cast<int64_t>(n); ++k)
+        out.push_back(Value::integer(start + k * stp));
       return Value::array(std::move(out));
     });
-    g.vars["namespace"] = Value::function([](const Args& a, const EnvP&) {
+    g.vars["namespace"] = Value::function([this](const Args& a, const EnvP&) {
       if (a.pos.size() > 1) err("namespace expected at most 1 argument");
       Object o;
       if (!a.pos.empty()) {
@@ -260,21 +331,26 @@ class Interp {
         }
       }
       for (const auto& [k, v] : a.kw) o.set(k, v);
-      return Value::object(std::move(o), K::Namespace);
+      Value ns = Value::object(std::move(o), K::Namespace);
+      namespaces_.push_back(ns.obj);
+      return ns;
     });
   }
 
   Value block(const Block& b, const EnvP& env) {
-    DepthGuard g(*this);
     std::string out;
     for (const NodeP& n : b) {
       const Value v = eval(n, env);
       if (v.is_none() || v.is_undefined()) continue;
-      if (v.is_string())
-        out += v.s;
-      else
-        out += v.to_string();
-      if (out.size() > lim_.max_output) err("the template output is too large");
+      try {
+        if (v.is_string())
+          out += v.s;
+        else
+          out += v.to_string(room());
+        if (out.size() > lim_.max_output) err("the template output is too large");
+      } catch (const std::runtime_error& e) {
+        throw Located{n->pos, e.what()};
+      }
     }
     return Value::string(std::move(out));
   }
@@ -282,12 +358,10 @@ class Interp {
   Value eval(const NodeP& n, const EnvP& env) {
     if (!n) return Value();
     try {
+      DepthGuard g(*this);
+      step();
       Value v = eval_inner(*n, env);
-      // Strings can double at every step; stop before they eat the memory.
-      if (v.is_string() && v.s.size() > lim_.max_output)
-        err("a string in the template is too large");
-      if (v.is_array() && v.arr->size() > lim_.max_output / 8)
-        err("a list in the template is too large");
+      charge(v);
       return v;
     } catch (const std::runtime_error& e) {  // brisk::Error included
       throw Located{n->pos, e.what()};
@@ -327,8 +401,6 @@ class Interp {
   Value call(const Value& fn, const Args& args, const EnvP& env) {
     if (fn.kind != K::Callable)
       err("Cannot call something that is not a function: got " + fn.type_name());
-    step();
-    DepthGuard g(*this);
     return (*fn.fn)(args, env);
   }
 
@@ -595,10 +667,21 @@ class Interp {
         const Value a = eval(s.a, env), b = eval(s.b, env), c = eval(s.c, env);
         for (const Value* v : {&a, &b, &c})
           if (!v->is_undefined() && v->kind != K::Int) err("Slice indices must be integers");
-        if (obj.is_array()) return Value::array(slice_of(*obj.arr, a, b, c));
-        if (obj.is_string()) {
+        if (obj.is_array()) {
+          const auto at = slice_positions(static_cast<int64_t>(obj.arr->size()), a, b, c);
+          step(static_cast<int64_t>(at.size()));
+          charge(static_cast<int64_t>(at.size() * sizeof(Value)));
+          std::vector<Value> out;
+          out.reserve(at.size());
+          for (size_t k : at) out.push_back((*obj.arr)[k]);
+          return Value::array(std::move(out));
+        }
+        if (obj.is_string()) {  // by characters, as the reference slices strings
+          const auto cps = utf8_to_cpts(obj.s);
+          step(static_cast<int64_t>(cps.size()));
           std::string out;
-          for (const Value& ch : slice_of(chars_of(obj.s), a, b, c)) out += ch.s;
+          for (size_t k : slice_positions(static_cast<int64_t>(cps.size()), a, b, c))
+            append_utf8(out, cps[k]);
           return Value::string(out);
         }
         err("Slice object must be an array or string");
@@ -616,11 +699,12 @@ class Interp {
     }
     if (obj.is_array() || obj.is_string()) {
       if (prop.kind == K::Int) {
-        const auto items = obj.is_array() ? *obj.arr : chars_of(obj.s);
+        if (obj.is_string()) return string_at(obj.s, prop.i);
         int64_t k = prop.i;
-        if (k < 0) k += static_cast<int64_t>(items.size());
-        if (k < 0 || k >= static_cast<int64_t>(items.size())) return Value();
-        return items[static_cast<size_t>(k)];
+        const auto len = static_cast<int64_t>(obj.arr->size());
+        if (k < 0) k += len;
+        if (k < 0 || k >= len) return Value();
+        return (*obj.arr)[static_cast<size_t>(k)];
       }
       if (prop.is_string()) return builtin(obj, prop.s);
       err("Cannot access property with non-string/non-number: got " + prop.type_name());
@@ -672,20 +756,21 @@ class Interp {
         });
       }
       if (name == "split")
-        return Value::function([s](const Args& a, const EnvP&) {
+        return Value::function([this, s](const Args& a, const EnvP&) {
           const Value* sep = a.get(0, "sep");
           const Value* maxs = a.get(1, "maxsplit");
           if (sep && !sep->is_string() && !sep->is_none())
             err("sep argument must be a string or null");
           if (maxs && maxs->kind != K::Int) err("maxsplit argument must be a number");
           std::vector<Value> out;
-          for (auto& part :
-               py_split(s, sep && sep->is_string() ? &sep->s : nullptr, maxs ? maxs->i : -1))
+          for (auto& part : py_split(s, sep && sep->is_string() ? &sep->s : nullptr,
+                                     maxs ? maxs->i : -1, room() / sizeof(Value)))
             out.push_back(Value::string(std::move(part)));
           return Value::array(std::move(out));
         });
       if (name == "replace")
-        return Value::function([s](const Args& a, const EnvP&) { return str_replace(s, a); });
+        return Value::function(
+            [this, s](const Args& a, const EnvP&) { return str_replace(s, a, room()); });
       return Value();
     }
     if (obj.is_object()) {
@@ -739,14 +824,34 @@ class Interp {
     return Value::array(std::move(v));
   }
 
-  static Value str_replace(const std::string& s, const Args& a) {
+  static Value str_replace(const std::string& s, const Args& a, size_t max_bytes) {
     if (a.pos.size() < 2) err("replace() requires at least two arguments");
     if (!a.pos[0].is_string() || !a.pos[1].is_string()) err("replace() arguments must be strings");
     const Value* count = a.get(2, "count");
     if (count && count->kind != K::Int && !count->is_none())
       err("replace() count argument must be a number or null");
     const int64_t c = count && count->kind == K::Int ? count->i : -1;
-    return Value::string(replace_all(s, a.pos[0].s, a.pos[1].s, c));
+    return Value::string(replace_all(s, a.pos[0].s, a.pos[1].s, c, max_bytes));
+  }
+
+  // `+` with a string, and `~`: JavaScript's conversion of the other side, as the reference does.
+  Value concat(const Value& l, const Value& r) {
+    std::string a = js_string(l, room()), b = js_string(r, room());
+    charge(static_cast<int64_t>(a.size() + b.size()));
+    return Value::string(a + b);
+  }
+
+  // Exact, as Python computes it (a double would round beyond 2^53); overflow is an error.
+  static int64_t int_pow(int64_t base, int64_t e) {
+    int64_t result = 1;
+    while (e > 0) {
+      if ((e & 1) && __builtin_mul_overflow(result, base, &result))
+        err("integer overflow in ** (integers are 64-bit)");
+      e >>= 1;
+      if (e > 0 && __builtin_mul_overflow(base, base, &base))
+        err("integer overflow in ** (integers are 64-bit)");
+    }
+    return result;
   }
 
   Value eval_binary(const Node& n, const EnvP& env) {
@@ -762,7 +867,7 @@ class Interp {
       err("Cannot perform operation " + op + " on undefined values");
     }
     if (l.is_none() || r.is_none()) err("Cannot perform operation on null values");
-    if (op == "~") return Value::string(l.to_string() + r.to_string());
+    if (op == "~") return concat(l, r);
     auto numeric = [](const Value& v) { return v.is_number() || v.kind == K::Bool; };
     if (op == "**" && numeric(l) && numeric(r)) {
       const double a = l.as_double(), b = r.as_double();
@@ -770,27 +875,39 @@ class Interp {
       const double res = std::pow(a, b);
       if (!std::isfinite(res)) err("Exponentiation result is not a finite real number");
       if (l.kind == K::Float || r.kind == K::Float || b < 0) return Value::number(res);
-      return Value::integer(static_cast<int64_t>(res));
+      return Value::integer(int_pow(l.kind == K::Bool ? l.b : l.i, r.kind == K::Bool ? r.b : r.i));
     }
     if (l.is_number() && r.is_number()) {
       const bool fl = l.kind == K::Float || r.kind == K::Float;
       if (op == "+" || op == "-" || op == "*") {
-        if (!fl) return Value::integer(op == "+" ? l.i + r.i : op == "-" ? l.i - r.i : l.i * r.i);
+        if (!fl) {
+          int64_t res = 0;
+          const bool over = op == "+"   ? __builtin_add_overflow(l.i, r.i, &res)
+                            : op == "-" ? __builtin_sub_overflow(l.i, r.i, &res)
+                                        : __builtin_mul_overflow(l.i, r.i, &res);
+          if (over) err("integer overflow in " + op + " (integers are 64-bit)");
+          return Value::integer(res);
+        }
         const double a = l.as_double(), b = r.as_double();
         return Value::number(op == "+" ? a + b : op == "-" ? a - b : a * b);
       }
       const double a = l.as_double(), b = r.as_double();
-      if (op == "/") return Value::number(a / b);
+      if (op == "/") return Value::number(a / b);  // the reference's Infinity and NaN by zero
+      // Python raises here where the reference would print Infinity or NaN: a template that
+      // divides by zero has a bug worth naming.
+      if ((op == "//" || op == "%") && (fl ? b == 0 : r.i == 0))
+        err(std::string(op == "//" ? "division" : "modulo") + " by zero");
       if (op == "//") {
         if (!fl) {
-          if (r.i == 0) err("integer division by zero");
-          return Value::integer(static_cast<int64_t>(std::floor(a / b)));
+          if (l.i == INT64_MIN && r.i == -1) err("integer overflow in // (integers are 64-bit)");
+          const int64_t q = l.i / r.i;
+          return Value::integer(q - ((l.i % r.i != 0) && ((l.i < 0) != (r.i < 0))));
         }
         return Value::number(std::floor(a / b));
       }
       if (op == "%") {
         if (!fl) {
-          if (r.i == 0) err("integer modulo by zero");
+          if (r.i == -1) return Value::integer(0);
           return Value::integer(l.i % r.i);  // JavaScript's % keeps the dividend's sign
         }
         return Value::number(std::fmod(a, b));
@@ -806,16 +923,16 @@ class Interp {
         return Value::array(std::move(v));
       }
     } else if (r.is_array()) {
+      step(static_cast<int64_t>(r.arr->size()));
       bool member = false;
       for (const Value& x : *r.arr) member |= strict_equal(x, l);
       if (op == "in") return Value::boolean(member);
       if (op == "not in") return Value::boolean(!member);
     }
-    if ((l.is_string() || r.is_string()) && op == "+")
-      return Value::string(l.to_string() + r.to_string());
+    if ((l.is_string() || r.is_string()) && op == "+") return concat(l, r);
     if (l.is_string() && r.is_string()) {
-      if (op == "in") return Value::boolean(r.s.find(l.s) != std::string::npos);
-      if (op == "not in") return Value::boolean(r.s.find(l.s) == std::string::npos);
+      if (op == "in") return Value::boolean(contains(r.s, l.s));
+      if (op == "not in") return Value::boolean(!contains(r.s, l.s));
       // Comparisons of strings are not in the reference's list either; keep its error.
     }
     if (l.is_string() && r.is_object()) {
@@ -873,16 +990,22 @@ class Interp {
     if (name == "join") {
       std::vector<std::string> parts;
       if (v.is_string()) {
+        step(static_cast<int64_t>(v.s.size()));
+        charge(static_cast<int64_t>(v.s.size() * sizeof(std::string)));
         parts = utf8_chars(v.s);
       } else if (v.is_array()) {
-        for (const Value& x : *v.arr)
-          parts.push_back(x.is_none() || x.is_undefined() ? "" : x.to_string());
+        step(static_cast<int64_t>(v.arr->size()));
+        for (const Value& x : *v.arr) parts.push_back(js_string(x, room()));
       } else {
         err("Cannot apply filter \"join\" to type: " + v.type_name());
       }
       const Value* sep = a.get(0, "separator");
       if (sep && !sep->is_string()) err("separator must be a string");
+      size_t total = 0;
+      for (const std::string& p : parts) total += p.size() + (sep ? sep->s.size() : 0);
+      charge(static_cast<int64_t>(total));
       std::string out;
+      out.reserve(total);
       for (size_t k = 0; k < parts.size(); ++k) out += (k && sep ? sep->s : "") + parts[k];
       return Value::string(out);
     }
@@ -1004,16 +1127,42 @@ class Interp {
       if (name == "capitalize") return Value::string(js_capitalize(s));
       if (name == "trim") return Value::string(js_trim(s));
       if (name == "string") return v;
-      if (name == "list") return Value::array(chars_of(s));
-      if (name == "first") return s.empty() ? Value() : Value::string(utf8_chars(s).front());
-      if (name == "last") return s.empty() ? Value() : Value::string(utf8_chars(s).back());
+      if (name == "list") {
+        const auto cps = utf8_to_cpts(s);
+        step(static_cast<int64_t>(cps.size()));
+        charge(static_cast<int64_t>(cps.size() * sizeof(Value)));
+        std::vector<Value> out;
+        out.reserve(cps.size());
+        for (uint32_t cp : cps) {
+          std::string c;
+          append_utf8(c, cp);
+          out.push_back(Value::string(std::move(c)));
+        }
+        return Value::array(std::move(out));
+      }
+      if (name == "first" || name == "last") {
+        if (s.empty()) return Value();
+        size_t p = 0;  // a UTF-8 character is at most 4 bytes
+        if (name == "last") {
+          p = s.size() - 1;
+          while (p > 0 && s.size() - p < 4 && (static_cast<unsigned char>(s[p]) & 0xC0) == 0x80)
+            --p;
+        }
+        const auto cps = utf8_to_cpts(s.substr(p, 4));
+        std::string c;
+        append_utf8(c, name == "first" ? cps.front() : cps.back());
+        return Value::string(c);
+      }
       if (name == "indent") {
         const Value* width = a.get(0, "width");
         const Value* first = a.get(1, "first");
         const Value* blank = a.get(2, "blank");
         if (width && width->kind != K::Int) err("width must be a number");
-        const std::string ind(
-            static_cast<size_t>(width ? std::clamp<int64_t>(width->i, 0, 256) : 4), ' ');
+        const int64_t w = width ? std::max<int64_t>(width->i, 0) : 4;
+        const auto lines = static_cast<int64_t>(std::count(s.begin(), s.end(), '\n')) + 1;
+        charge(std::min<int64_t>(w, budget_ + 1));  // before multiplying: w may be huge
+        charge(static_cast<int64_t>(s.size()) + lines * w);
+        const std::string ind(static_cast<size_t>(w), ' ');
         std::string out;
         size_t p = 0, line = 0;
         while (true) {
@@ -1029,21 +1178,21 @@ class Interp {
         }
         return Value::string(out);
       }
-      if (name == "replace") return str_replace(s, a);
+      if (name == "replace") return str_replace(s, a, room());
       err("Unknown StringValue filter: " + name);
     }
     if (v.is_number()) {
       if (name == "abs")
         return v.kind == K::Int ? Value::integer(v.i < 0 ? -v.i : v.i)
                                 : Value::number(std::fabs(v.f));
-      if (name == "string") return Value::string(v.to_string());
+      if (name == "string") return Value::string(v.to_string(room()));
       err("Unknown NumericValue filter: " + name);
     }
     if (v.is_object()) {
       if (name == "items") return items_of(*v.obj);
       if (name == "length" || name == "count")
         return Value::integer(static_cast<int64_t>(v.obj->items.size()));
-      if (name == "string") return Value::string(v.to_string());
+      if (name == "string") return Value::string(v.to_string(room()));
       const Value fn = builtin(v, name);
       if (fn.kind == K::Callable) return call(fn, a, env);
       err("Unknown ObjectValue filter: " + name);

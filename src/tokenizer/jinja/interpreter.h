@@ -18,10 +18,16 @@ struct Env {
   Value lookup(const std::string& name) const;
 };
 
+// What one render may use. The defaults hold every real chat template with room to spare, and stop
+// a hostile one within a fraction of a second and well under 100 MiB.
 struct Limits {
-  int64_t max_steps = 10'000'000;  // loop iterations and calls, all together
-  int max_depth = 256;             // nested calls and blocks
-  size_t max_output = 64u << 20;   // bytes
+  int64_t max_steps = 4'000'000;  // evaluated expressions and statements, loop items, list items
+  int max_depth = 256;            // nested evaluation: expressions, blocks and macro calls
+  size_t max_output = 64u << 20;  // bytes of rendered text
+  // Bytes of strings, lists and dicts made, all together (not only those alive at once); a long
+  // conversation raises it by context_factor times its own size.
+  int64_t max_bytes = 64 << 20;
+  int64_t context_factor = 16;
 };
 
 // Renders `program` with `context` (an object: messages, tools, add_generation_prompt, ...).

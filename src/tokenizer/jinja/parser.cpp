@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 
 #include "core/error.h"
 #include "tokenizer/jinja/strings.h"
+#include "tokenizer/unicode.h"
 
 namespace brisk::jinja {
 namespace {
@@ -377,6 +379,21 @@ class Parser {
   const std::vector<Tok>& t_;
   const std::string& src_;
   size_t cur_ = 0;
+  int depth_ = 0;
+  size_t nodes_ = 0;
+
+  // Counts the parser's own recursion (parentheses, blocks, `not not ...`) before it descends.
+  struct Nest {
+    Parser& p;
+    explicit Nest(Parser& parser) : p(parser) {
+      if (++p.depth_ > kMaxNesting)
+        p.error("the template nests too deeply (more than " + std::to_string(kMaxNesting) +
+                " levels)");
+    }
+    ~Nest() { --p.depth_; }
+    Nest(const Nest&) = delete;
+    Nest& operator=(const Nest&) = delete;
+  };
 
   size_t here() const { return cur_ < t_.size() ? t_[cur_].pos : src_.size(); }
   [[noreturn]] void error(const std::string& what) const { syntax_error(src_, here(), what); }
@@ -400,12 +417,18 @@ class Parser {
     if (!is_ident(name)) error(std::string("expected '") + name + "'");
     ++cur_;
   }
-  NodeP node(Node::Kind k, size_t pos) { return std::make_shared<Node>(k, pos); }
+  NodeP node(Node::Kind k, size_t pos) {
+    if (++nodes_ > kMaxNodes)
+      syntax_error(src_, pos,
+                   "the template is too large (more than " + std::to_string(kMaxNodes) + " nodes)");
+    return std::make_shared<Node>(k, pos);
+  }
   void need_more() const {
     if (cur_ >= t_.size()) error("unexpected end of template (a block is not closed)");
   }
 
   NodeP any() {
+    Nest nest(*this);
     need_more();
     const Tok& tk = t_[cur_];
     switch (tk.type) {
@@ -528,6 +551,7 @@ class Parser {
   }
 
   NodeP if_rest(size_t pos) {
+    Nest nest(*this);
     auto n = node(Node::Kind::If, pos);
     n->a = expression();
     expect(T::CloseStmt, "'%}'");
@@ -560,6 +584,7 @@ class Parser {
   }
 
   NodeP expression() {
+    Nest nest(*this);
     const size_t pos = here();
     auto a = logical_or();
     if (is_ident("if")) {
@@ -607,6 +632,7 @@ class Parser {
   }
   NodeP logical_not() {
     if (is_ident("not")) {
+      Nest nest(*this);  // counted only where it recurses: a parenthesis costs one level
       const size_t pos = here();
       ++cur_;
       auto n = node(Node::Kind::Unary, pos);
@@ -690,6 +716,7 @@ class Parser {
   }
   NodeP unary_sign() {
     if ((is(T::Unary) || is(T::Add)) && (t_[cur_].value == "-" || t_[cur_].value == "+")) {
+      Nest nest(*this);
       const Tok& op = t_[cur_++];
       auto n = node(Node::Kind::Unary, op.pos);
       n->s = op.value;
@@ -701,6 +728,7 @@ class Parser {
     return m;
   }
   NodeP call_rest(NodeP callee) {
+    Nest nest(*this);
     auto n = node(Node::Kind::Call, callee->pos);
     n->a = std::move(callee);
     n->list = args(false);
@@ -813,7 +841,9 @@ class Parser {
           return n;
         }
         auto n = node(Node::Kind::Int, tk.pos);
+        errno = 0;
         n->i = std::strtoll(tk.value.c_str(), nullptr, 10);
+        if (errno == ERANGE) throw Located{tk.pos, "integer literal beyond 2^63 - 1"};
         return n;
       }
       case T::Str: {
@@ -860,6 +890,31 @@ class Parser {
   }
 };
 
+// Chains such as `1 + 1 + ...` or `x|f|f|...` grow the tree without the parser recursing: measure
+// the height with an explicit stack, so the walks over the tree (evaluation, teardown, macro
+// scans) all have a bounded depth.
+void check_height(const Block& body) {
+  std::vector<std::pair<const Node*, int>> stack;
+  for (const NodeP& n : body)
+    if (n) stack.emplace_back(n.get(), 1);
+  while (!stack.empty()) {
+    const auto [n, h] = stack.back();
+    stack.pop_back();
+    if (h > kMaxNesting)
+      throw Located{n->pos, "the template nests too deeply (more than " +
+                                std::to_string(kMaxNesting) + " levels)"};
+    for (const NodeP* c : {&n->a, &n->b, &n->c})
+      if (*c) stack.emplace_back(c->get(), h + 1);
+    for (const Block* b : {&n->list, &n->body, &n->alt})
+      for (const NodeP& x : *b)
+        if (x) stack.emplace_back(x.get(), h + 1);
+    for (const auto& [k, v] : n->pairs) {
+      if (k) stack.emplace_back(k.get(), h + 1);
+      if (v) stack.emplace_back(v.get(), h + 1);
+    }
+  }
+}
+
 }  // namespace
 
 std::string location(const Program& p, size_t pos) {
@@ -879,14 +934,19 @@ std::string location(const Program& p, size_t pos) {
 
 Program parse(const std::string& template_text) {
   Program p;
-  Mapped m = preprocess(template_text);
-  p.source = template_text;
+  if (template_text.size() > kMaxTemplateBytes)
+    fail("template syntax error: the template is too large ({} bytes; at most {})",
+         template_text.size(), kMaxTemplateBytes);
+  // Bytes that are not UTF-8 read as U+FFFD, as the reference decodes a template file.
+  p.source = utf8_sanitize(template_text);
+  Mapped m = preprocess(p.source);
   p.origin = std::move(m.origin);
   const std::string& text = m.text;
   try {
     const auto toks = tokenize(text);
     Parser parser(toks, text);
     p.body = parser.program();
+    check_height(p.body);
   } catch (const Located& e) {
     fail("template syntax error at {}: {}", location(p, e.pos), e.msg);
   }

@@ -17,9 +17,13 @@ std::string js_capitalize(const std::string& s);  // first character upper, the 
 std::vector<std::string> utf8_chars(const std::string& s);
 // Length in UTF-16 code units, as JavaScript counts (a character outside the BMP counts 2).
 int64_t utf16_length(const std::string& s);
-// Python's str.split: on runs of whitespace when sep is empty (and `whitespace` is true).
-std::vector<std::string> py_split(const std::string& s, const std::string* sep, int64_t maxsplit);
+// Where `needle` first occurs in `hay` at or after `from`, in linear time; npos if nowhere.
+size_t find_in(const std::string& hay, const std::string& needle, size_t from = 0);
+// Python's str.split: on runs of whitespace when sep is null. Throws past max_pieces pieces.
+std::vector<std::string> py_split(const std::string& s, const std::string* sep, int64_t maxsplit,
+                                  size_t max_pieces = SIZE_MAX);
+// Throws rather than make a result longer than max_bytes.
 std::string replace_all(const std::string& s, const std::string& from, const std::string& to,
-                        int64_t count);
+                        int64_t count, size_t max_bytes = SIZE_MAX);
 
 }  // namespace brisk::jinja

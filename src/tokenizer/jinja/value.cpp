@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "core/error.h"
 #include "tokenizer/jinja/strings.h"
 #include "tokenizer/unicode.h"
 
@@ -53,7 +55,31 @@ Value Value::function(Function f) {
   return x;
 }
 
-Value Value::from_json(const nlohmann::ordered_json& j) {
+void Value::release_nested() {
+  std::vector<Value> pending;
+  // Moves out the items of a list or dict no one else holds; each value freed below has already
+  // given its own items to `pending`, so its destructor has nothing left to recurse into.
+  auto take = [&pending](Value& v) {
+    if (v.arr && v.arr.use_count() == 1) {
+      for (Value& e : *v.arr) pending.push_back(std::move(e));
+      v.arr->clear();
+    }
+    if (v.obj && v.obj.use_count() == 1) {
+      for (auto& kv : v.obj->items) pending.push_back(std::move(kv.second));
+      v.obj->items.clear();
+    }
+  };
+  take(*this);
+  while (!pending.empty()) {
+    Value x = std::move(pending.back());
+    pending.pop_back();
+    take(x);
+  }
+}
+
+Value Value::from_json(const nlohmann::ordered_json& j, int depth) {
+  if (depth > kMaxValueDepth)
+    fail("template context: values nest more than {} levels deep", kMaxValueDepth);
   switch (j.type()) {
     case nlohmann::ordered_json::value_t::null:
       return none();
@@ -62,6 +88,7 @@ Value Value::from_json(const nlohmann::ordered_json& j) {
     case nlohmann::ordered_json::value_t::number_integer:
       return integer(j.get<int64_t>());
     case nlohmann::ordered_json::value_t::number_unsigned:
+      if (j.get<uint64_t>() > uint64_t(INT64_MAX)) return number(double(j.get<uint64_t>()));
       return integer(static_cast<int64_t>(j.get<uint64_t>()));
     case nlohmann::ordered_json::value_t::number_float: {
       // JavaScript has one number type: an integral value is an integer there.
@@ -71,15 +98,16 @@ Value Value::from_json(const nlohmann::ordered_json& j) {
       return number(d);
     }
     case nlohmann::ordered_json::value_t::string:
-      return string(j.get<std::string>());
+      return string(utf8_sanitize(j.get_ref<const std::string&>()));
     case nlohmann::ordered_json::value_t::array: {
       std::vector<Value> v;
-      for (const auto& e : j) v.push_back(from_json(e));
+      for (const auto& e : j) v.push_back(from_json(e, depth + 1));
       return array(std::move(v));
     }
     case nlohmann::ordered_json::value_t::object: {
       Object o;
-      for (auto it = j.begin(); it != j.end(); ++it) o.items.emplace_back(it.key(), from_json(*it));
+      for (auto it = j.begin(); it != j.end(); ++it)
+        o.items.emplace_back(it.key(), from_json(*it, depth + 1));
       return object(std::move(o));
     }
     default:
@@ -139,22 +167,27 @@ std::string Value::type_name() const {
 
 namespace {
 
-// JavaScript's Number.prototype.toString for finite doubles: the shortest text that reads back.
+// JavaScript's Number.prototype.toString (ECMA-262 Number::toString): the shortest digits that
+// read back, in positional form for exponents from -7 to 20 and in exponent form beyond.
 std::string js_number(double d) {
   if (std::isnan(d)) return "NaN";
   if (std::isinf(d)) return d > 0 ? "Infinity" : "-Infinity";
-  if (d == std::floor(d) && std::fabs(d) < 1e21) return fmt::format("{:.0f}", d);
-  std::string s = fmt::format("{}", d);
-  // fmt writes 1e-07 where JavaScript writes 1e-7.
-  const size_t e = s.find('e');
-  if (e != std::string::npos) {
-    std::string mant = s.substr(0, e), exp = s.substr(e + 1);
-    const char sign = exp[0] == '-' ? '-' : '+';
-    if (exp[0] == '-' || exp[0] == '+') exp.erase(0, 1);
-    while (exp.size() > 1 && exp[0] == '0') exp.erase(0, 1);
-    s = mant + "e" + sign + exp;
-  }
-  return s;
+  if (d == 0) return "0";
+  std::string sign = d < 0 ? "-" : "";
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof(buf), std::fabs(d), std::chars_format::scientific);
+  const std::string sci(buf, r.ptr);  // "d.ddde[+-]xx"
+  const size_t e = sci.find('e');
+  std::string digits = sci.substr(0, e);
+  digits.erase(std::remove(digits.begin(), digits.end(), '.'), digits.end());
+  const int k = static_cast<int>(digits.size());
+  const int n = std::stoi(sci.substr(e + 1)) + 1;  // the decimal point's place after digit n
+  if (k <= n && n <= 21) return sign + digits + std::string(static_cast<size_t>(n - k), '0');
+  if (0 < n && n <= 21) return sign + digits.substr(0, n) + "." + digits.substr(n);
+  if (-6 < n && n <= 0) return sign + "0." + std::string(static_cast<size_t>(-n), '0') + digits;
+  const int x = n - 1;
+  return sign + digits.substr(0, 1) + (k > 1 ? "." + digits.substr(1) : "") + "e" +
+         (x >= 0 ? "+" : "-") + std::to_string(std::abs(x));
 }
 
 std::string json_string(const std::string& s, bool ensure_ascii) {
@@ -202,7 +235,7 @@ std::string json_string(const std::string& s, bool ensure_ascii) {
 
 }  // namespace
 
-std::string Value::to_string() const {
+std::string Value::to_string(size_t max_bytes) const {
   switch (kind) {
     case Kind::Undefined:
       return "undefined";
@@ -214,21 +247,80 @@ std::string Value::to_string() const {
       return std::to_string(i);
     case Kind::Float:
       if (f == 0 && std::signbit(f)) return "-0.0";
-      if (std::isfinite(f) && f == std::floor(f)) return fmt::format("{:.1f}", f);
+      // toFixed(1), which JavaScript switches to exponent form from 1e21 on.
+      if (std::isfinite(f) && f == std::floor(f) && std::fabs(f) < 1e21)
+        return fmt::format("{:.1f}", f);
       return js_number(f);
     case Kind::String:
       return s;
     case Kind::Array:
     case Kind::Object:
-    case Kind::Namespace:
-      return to_json(*this, {}, 0, false);
+    case Kind::Namespace: {
+      JsonOptions o;
+      o.max_bytes = max_bytes;
+      return to_json(*this, o, 0, false);
+    }
     case Kind::Callable:
       return "[function]";
   }
   return "";
 }
 
+std::string js_string(const Value& v, size_t max_bytes) {
+  switch (v.kind) {
+    case Value::Kind::Undefined:
+    case Value::Kind::None:
+      return "";
+    case Value::Kind::Float:
+      return v.f == 0 ? "0" : js_number(v.f);
+    case Value::Kind::Object:
+    case Value::Kind::Namespace:
+      return "[object Map]";
+    case Value::Kind::Callable:
+      return "[function]";
+    case Value::Kind::Array: {
+      std::string out;
+      for (size_t k = 0; k < v.arr->size(); ++k) {
+        const Value& e = (*v.arr)[k];
+        if (k) out += ',';
+        out += e.is_none() || e.is_undefined() ? "undefined" : e.to_string(max_bytes);
+        if (out.size() > max_bytes)
+          throw std::runtime_error("a string in the template is too large");
+      }
+      return out;
+    }
+    default:
+      return v.to_string(max_bytes);
+  }
+}
+
+int64_t approx_bytes(const Value& v) {
+  int64_t total = 0;
+  std::vector<const Value*> stack{&v};
+  // Shared containers may be counted more than once; the walk stops at a bound all the same.
+  for (int64_t visits = 0; !stack.empty() && visits < (1 << 22); ++visits) {
+    const Value* x = stack.back();
+    stack.pop_back();
+    total += static_cast<int64_t>(sizeof(Value) + x->s.size());
+    if (x->arr)
+      for (const Value& e : *x->arr) stack.push_back(&e);
+    if (x->obj)
+      for (const auto& [k, e] : x->obj->items) {
+        total += static_cast<int64_t>(k.size());
+        stack.push_back(&e);
+      }
+  }
+  return total;
+}
+
 std::string to_json(const Value& v, const JsonOptions& o, int depth, bool undefined_as_null) {
+  if (depth > kMaxValueDepth)
+    throw std::runtime_error(
+        fmt::format("a value nests more than {} levels deep (or holds itself)", kMaxValueDepth));
+  auto bounded = [&o](std::string s) {
+    if (s.size() > o.max_bytes) throw std::runtime_error("a string in the template is too large");
+    return s;
+  };
   std::string item_sep = ", ", key_sep = ": ";
   if (o.separators) {
     item_sep = o.separators->first;
@@ -248,7 +340,7 @@ std::string to_json(const Value& v, const JsonOptions& o, int depth, bool undefi
     case Value::Kind::Float:
       return std::isfinite(v.f) ? js_number(v.f) : "null";
     case Value::Kind::String:
-      return json_string(v.s, o.ensure_ascii);
+      return bounded(json_string(v.s, o.ensure_ascii));
     case Value::Kind::Array:
     case Value::Kind::Object:
     case Value::Kind::Namespace: {
@@ -258,28 +350,37 @@ std::string to_json(const Value& v, const JsonOptions& o, int depth, bool undefi
       child = base + ind;
       std::vector<std::string> core;
       if (v.kind == Value::Kind::Array) {
-        for (const Value& e : *v.arr) core.push_back(to_json(e, o, depth + 1, undefined_as_null));
+        size_t total = 0;
+        for (const Value& e : *v.arr) {
+          core.push_back(to_json(e, o, depth + 1, undefined_as_null));
+          total += core.back().size() + item_sep.size() + child.size();
+          if (total > o.max_bytes)
+            throw std::runtime_error("a string in the template is too large");
+        }
         if (o.indent && !core.empty()) {
           std::string s = "[" + child;
           for (size_t k = 0; k < core.size(); ++k) s += (k ? item_sep + child : "") + core[k];
-          return s + base + "]";
+          return bounded(s + base + "]");
         }
         std::string s = "[";
         for (size_t k = 0; k < core.size(); ++k) s += (k ? item_sep : "") + core[k];
-        return s + "]";
+        return bounded(s + "]");
       }
       auto entries = v.obj->items;
       if (o.sort_keys)
         std::stable_sort(entries.begin(), entries.end(),
                          [](const auto& a, const auto& b) { return a.first < b.first; });
+      size_t total = 0;
       for (const auto& [k, e] : entries) {
         std::string s =
             json_string(k, o.ensure_ascii) + key_sep + to_json(e, o, depth + 1, undefined_as_null);
         core.push_back(o.indent ? child + s : s);
+        total += core.back().size() + item_sep.size();
+        if (total > o.max_bytes) throw std::runtime_error("a string in the template is too large");
       }
       std::string s = "{";
       for (size_t k = 0; k < core.size(); ++k) s += (k ? item_sep : "") + core[k];
-      return s + (o.indent && !core.empty() ? base : "") + "}";
+      return bounded(s + (o.indent && !core.empty() ? base : "") + "}");
     }
     case Value::Kind::Callable:
       throw std::runtime_error("Cannot convert to JSON: FunctionValue");

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -33,6 +34,10 @@ struct Args {
 };
 using Function = std::function<Value(const Args&, const std::shared_ptr<Env>&)>;
 
+// Deepest nesting of lists and dicts that is printed or read from a context (a namespace that holds
+// itself would otherwise print forever).
+inline constexpr int kMaxValueDepth = 256;
+
 struct Value {
   enum class Kind { Undefined, None, Bool, Int, Float, String, Array, Object, Namespace, Callable };
   Kind kind = Kind::Undefined;
@@ -43,6 +48,18 @@ struct Value {
   std::shared_ptr<std::vector<Value>> arr;
   std::shared_ptr<Object> obj;  // Object and Namespace
   std::shared_ptr<Function> fn;
+
+  Value() = default;
+  Value(const Value&) = default;
+  Value(Value&&) = default;
+  Value& operator=(const Value&) = default;
+  Value& operator=(Value&&) = default;
+  // A list nested ten thousand deep (built in a loop) is freed by a loop, not by recursion.
+  ~Value() {
+    if ((arr && !arr->empty() && arr.use_count() == 1) ||
+        (obj && !obj->items.empty() && obj.use_count() == 1))
+      release_nested();
+  }
 
   static Value none() { return with(Kind::None); }
   static Value boolean(bool v) {
@@ -68,7 +85,8 @@ struct Value {
   static Value array(std::vector<Value> v = {});
   static Value object(Object o = {}, Kind k = Kind::Object);
   static Value function(Function f);
-  static Value from_json(const nlohmann::ordered_json& j);  // keeps key order
+  // Keeps key order; integers beyond 64 bits become floats, as in JavaScript.
+  static Value from_json(const nlohmann::ordered_json& j, int depth = 0);
 
   bool is_undefined() const { return kind == Kind::Undefined; }
   bool is_none() const { return kind == Kind::None; }
@@ -80,9 +98,11 @@ struct Value {
   double as_double() const { return kind == Kind::Float ? f : kind == Kind::Bool ? b : double(i); }
   bool truthy() const;
   std::string type_name() const;
-  std::string to_string() const;  // as printed in template output
+  // As printed in template output; throws past max_bytes (containers print as JSON).
+  std::string to_string(size_t max_bytes = SIZE_MAX) const;
 
  private:
+  void release_nested();
   static Value with(Kind k) {
     Value x;
     x.kind = k;
@@ -94,10 +114,20 @@ struct JsonOptions {
   int indent = 0;  // 0: one line
   bool ensure_ascii = false, sort_keys = false;
   const std::pair<std::string, std::string>* separators = nullptr;
+  size_t max_bytes = SIZE_MAX;  // longer text throws
 };
 // JSON text as the reference's tojson writes it (", " and ": " on one line).
 std::string to_json(const Value& v, const JsonOptions& o, int depth = 0,
                     bool undefined_as_null = true);
+
+// JavaScript's String(value), which the reference applies where `+` or `~` joins a string with
+// something else, and to each item of `join` (none and undefined give "" there): numbers in
+// JavaScript's shortest form (3.0 -> "3"), a list as its items' texts joined by ",", a dict or
+// namespace as "[object Map]".
+std::string js_string(const Value& v, size_t max_bytes = SIZE_MAX);
+
+// About how many bytes a value holds (strings and slots), for budgets that grow with the input.
+int64_t approx_bytes(const Value& v);
 
 // Loose equality (==) and strict equality (in, unique) as the reference applies them.
 bool loose_equal(const Value& a, const Value& b);

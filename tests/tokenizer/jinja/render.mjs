@@ -7,6 +7,15 @@ import fs from "node:fs";
 
 const manifest = JSON.parse(fs.readFileSync("templates.json", "utf8"));
 const conversations = JSON.parse(fs.readFileSync("conversations.json", "utf8"));
+
+// Content given as a list of text parts reaches a "string" template joined by "\n" (as vLLM
+// does for templates that concatenate content); an "openai" template (one that loops over the
+// content) gets the list. templates.json says which each template is; brisk detects it.
+function forTemplate(messages, format) {
+  if (format === "openai") return messages;
+  return messages.map((m) =>
+    Array.isArray(m.content) ? { ...m, content: m.content.map((p) => p.text).join("\n") } : m);
+}
 fs.mkdirSync("expected", { recursive: true });
 for (const [name, info] of Object.entries(manifest)) {
   const source = fs.readFileSync(`templates/${name}.jinja`, "utf8");
@@ -15,7 +24,7 @@ for (const [name, info] of Object.entries(manifest)) {
   for (const conv of conversations) {
     for (const add_generation_prompt of [true, false]) {
       const context = {
-        messages: conv.messages,
+        messages: forTemplate(conv.messages, info.content_format),
         add_generation_prompt,
         bos_token: info.bos_token,
         eos_token: info.eos_token,
