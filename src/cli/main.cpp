@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   brisk::cli::register_quantize(app, cmds);
   brisk::cli::register_perplexity(app, cmds);
   brisk::cli::register_tokenize(app, cmds);
+  brisk::cli::register_template(app, cmds);
   brisk::cli::register_chat(app, cmds);
   brisk::cli::register_serve(app, cmds);
   try {

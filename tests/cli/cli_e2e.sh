@@ -130,5 +130,26 @@ bad "tokenize without text" "exactly one of" "$BRISK" tokenize -m "$M/stories260
 printf '{"model": {"type": "Unigram", "vocab": []}}' >"$T/tokenizer.json"
 bad "unsupported tokenizer.json" "Unigram" "$BRISK" tokenize -m "$T/tokenizer.json" -p x
 
+# brisk template: the exact prompt text, from a template file or a model, with a context or messages.
+J=tests/tokenizer/jinja
+printf '{"messages": [{"role": "user", "content": "Hi"}], "add_generation_prompt": true, "bos_token": "<s>", "who": "x"}' >"$T/ctx.json"
+"$BRISK" template --chat-template $J/templates/chatml.jinja --context "$T/ctx.json" >"$T/o" 2>"$T/e"
+printf '<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n' >"$T/want"
+check "template --context renders exactly (no newline added)" 'cmp -s "$T/o" "$T/want"'
+printf '[{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}]' >"$T/msgs.json"
+printf '{%% for m in messages %%}{{ m.role + ": " + m.content }}{%% endfor %%}{{ tools | length if tools is defined }}' >"$T/t.jinja"
+printf '[{"type": "function", "function": {"name": "f"}}]' >"$T/tools.json"
+"$BRISK" template --chat-template "$T/t.jinja" --messages "$T/msgs.json" --tools "$T/tools.json" >"$T/o" 2>"$T/e"
+check "template --messages joins text parts for a string template" '[ "$(cat "$T/o")" = "$(printf "user: a\nb1")" ]'
+"$BRISK" template -m "$SHARED/tokenizers/llama3-hf/tokenizer.json" --messages "$T/msgs.json" --add-generation-prompt >"$T/o" 2>"$T/e"
+check "template -m uses the model's template and BOS" 'grep -q "^<|begin_of_text|><|start_header_id|>user" "$T/o" && tail -c 60 "$T/o" | grep -q "assistant<|end_header_id|>"'
+printf 'a\n{{ 1 // 0 }}' >"$T/zero.jinja"
+bad "template runtime error" "line 2, column" "$BRISK" template --chat-template "$T/zero.jinja" --context "$T/ctx.json"
+printf '{%% set ns = namespace() %%}{%% set ns.me = ns %%}{{ ns }}' >"$T/self.jinja"
+bad "template holding itself" "levels deep" "$BRISK" template --chat-template "$T/self.jinja" --context "$T/ctx.json"
+bad "template without a context" "--context" "$BRISK" template --chat-template "$T/t.jinja"
+printf '[1,' >"$T/broken.json"
+bad "template with broken JSON" "broken.json" "$BRISK" template --chat-template "$T/t.jinja" --messages "$T/broken.json"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
