@@ -18,3 +18,5 @@ $SUDO apt-get install -y -qq --no-install-recommends g++-aarch64-linux-gnu qemu-
 # Node.js and npm run the server tests with OpenAI's official client (versions pinned by the lockfile).
 command -v npm >/dev/null || $SUDO apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
 (cd "$(dirname "$0")/../tests/server" && npm ci --no-audit --no-fund --loglevel=error)
+# The independent GGUF reader that checks the files brisk writes (tests/formats/gguf_spec).
+(cd "$(dirname "$0")/../tests/formats/gguf_spec" && npm ci --no-audit --no-fund --loglevel=error)

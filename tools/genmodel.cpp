@@ -9,7 +9,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Write a GGUF model with random weights in the shape of a real model"};
   std::string preset = "tinyllama-1.1b", out, type = "f16";
   uint64_t seed = 1;
-  int64_t layers = 0;
+  int64_t layers = 0, vocab = 0;
   std::string presets;
   for (const auto& p : brisk::tools::preset_names()) presets += (presets.empty() ? "" : ", ") + p;
   app.add_option("--preset", preset, "Model shape: " + presets);
@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
                  "q5_1, q8_0, q2_k, q3_k, q4_k, q5_k, q6_k");
   app.add_option("--seed", seed, "Random seed");
   app.add_option("--layers", layers, "Override the number of layers (smaller test files)");
+  app.add_option("--vocab", vocab,
+                 "Override the vocabulary size (at least 300; smaller test files)");
   CLI11_PARSE(app, argc, argv);
   try {
     auto c = brisk::tools::preset(preset);
@@ -28,6 +30,11 @@ int main(int argc, char** argv) {
     c.embd_type = *t;
     c.seed = seed;
     if (layers > 0) c.n_layer = layers;
+    if (vocab > 0) {
+      if (vocab < 300)
+        brisk::fail("--vocab {}: the synthetic vocabulary needs at least 300", vocab);
+      c.n_vocab = vocab;
+    }
     brisk::tools::write_random_model(c, out);
     std::fprintf(stderr, "wrote %s (%s, %s)\n", out.c_str(), preset.c_str(),
                  brisk::dtype_name(c.type));

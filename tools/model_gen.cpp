@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/quant.h"
 #include "formats/gguf.h"
+#include "formats/rope_factors.h"
 
 namespace brisk::tools {
 namespace {
@@ -92,11 +93,10 @@ void write_random_model(const GenConfig& c, const std::string& path) {
   if (c.head_dim > 0) m[a + "attention.key_length"] = Value::of_u32(static_cast<uint32_t>(hd));
   if (c.head_dim > 0) m[a + "attention.value_length"] = Value::of_u32(static_cast<uint32_t>(hd));
   m[a + "rope.dimension_count"] = Value::of_u32(static_cast<uint32_t>(hd));
-  if (!c.rope_scaling.empty()) {
+  // Llama 3.x's scaling travels as the rope_freqs tensor below, as llama.cpp's converter writes it.
+  if (c.rope_scaling == "linear") {
     m[a + "rope.scaling.type"] = Value::of_str(c.rope_scaling);
     m[a + "rope.scaling.factor"] = Value::of_f32(c.rope_factor);
-    if (c.rope_scaling == "llama3")
-      m[a + "rope.scaling.original_context_length"] = Value::of_u32(8192);
   }
   // A synthetic SentencePiece vocabulary: specials, the 256 byte tokens, then made-up pieces.
   std::vector<Value> toks, scores, types;
@@ -160,9 +160,21 @@ void write_random_model(const GenConfig& c, const std::string& path) {
   }
   add(info("output_norm.weight", {c.n_embd}, DType::F32), 0);
   if (!c.tied) add(info("output.weight", {c.n_embd, c.n_vocab}, c.type), lin(c.n_embd));
+  // Last, so that the other tensors' random values stay what they were.
+  std::vector<float> rope_freqs;
+  if (c.rope_scaling == "llama3") {
+    Llama3Rope r;
+    r.factor = c.rope_factor;
+    rope_freqs = llama3_rope_factors(hd, c.rope_theta, r);
+    add(info("rope_freqs.weight", {hd / 2}, DType::F32), -1);  // -1: these factors, not random
+  }
 
   write_gguf_streaming(path, m, ts, [&](size_t i, uint8_t* dst) {
     const Tensor& t = ts[i];
+    if (scale[i] < 0) {
+      std::memcpy(dst, rope_freqs.data(), rope_freqs.size() * sizeof(float));
+      return;
+    }
     uint64_t s = c.seed * 0x100000001b3ull + i * 0x9e3779b97f4a7c15ull;
     const int64_t cols = t.ne[0], rows = t.elements() / cols;
     const uint64_t row_bytes = *dtype_row_bytes(t.type, static_cast<uint64_t>(cols));

@@ -12,6 +12,7 @@
 #include "core/mapped_file.h"
 #include "formats/hf_tokenizer.h"
 #include "formats/json_file.h"
+#include "formats/rope_factors.h"
 
 namespace brisk {
 
@@ -155,26 +156,30 @@ void add_config(ModelFile& mf, const json& c, const std::string& path, std::stri
     fail("{}: model_type '{}' is not supported (llama, mistral, qwen2, qwen3)", path, mt);
   auto& m = mf.meta;
   const std::string a = arch + ".";
+  // GGUF stores these as uint32 (the spec's type; other readers check it).
   auto geti = [&](const char* k) -> int64_t {
     if (!c.contains(k) || !c[k].is_number_integer())
       fail("{}: '{}' is missing or not an integer", path, k);
-    return c[k].get<int64_t>();
+    const int64_t v = c[k].get<int64_t>();
+    if (v <= 0 || v > 0x7fffffff) fail("{}: '{}' = {} is out of range", path, k, v);
+    return v;
   };
+  auto u32 = [](int64_t v) { return Value::of_u32(static_cast<uint32_t>(v)); };
   m["general.architecture"] = Value::of_str(arch);
   m["general.name"] = Value::of_str(fs::path(mf.path).filename().string());
-  m[a + "embedding_length"] = Value::of_u64(static_cast<uint64_t>(geti("hidden_size")));
-  m[a + "feed_forward_length"] = Value::of_u64(static_cast<uint64_t>(geti("intermediate_size")));
-  m[a + "block_count"] = Value::of_u64(static_cast<uint64_t>(geti("num_hidden_layers")));
+  m[a + "embedding_length"] = u32(geti("hidden_size"));
+  m[a + "feed_forward_length"] = u32(geti("intermediate_size"));
+  m[a + "block_count"] = u32(geti("num_hidden_layers"));
   const int64_t nh = geti("num_attention_heads");
-  m[a + "attention.head_count"] = Value::of_u64(static_cast<uint64_t>(nh));
+  m[a + "attention.head_count"] = u32(nh);
   const int64_t nkv = c.contains("num_key_value_heads") && !c["num_key_value_heads"].is_null()
                           ? geti("num_key_value_heads")
                           : nh;
-  m[a + "attention.head_count_kv"] = Value::of_u64(static_cast<uint64_t>(nkv));
-  if (c.contains("head_dim") && c["head_dim"].is_number_integer())
-    m[a + "attention.key_length"] = Value::of_u64(c["head_dim"].get<uint64_t>());
+  m[a + "attention.head_count_kv"] = u32(nkv);
+  if (c.contains("head_dim") && !c["head_dim"].is_null())
+    m[a + "attention.key_length"] = u32(geti("head_dim"));
   if (c.contains("max_position_embeddings"))
-    m[a + "context_length"] = Value::of_u64(static_cast<uint64_t>(geti("max_position_embeddings")));
+    m[a + "context_length"] = u32(geti("max_position_embeddings"));
   if (c.contains("rms_norm_eps"))
     m[a + "attention.layer_norm_rms_epsilon"] = Value::of_f32(c["rms_norm_eps"].get<float>());
   if (c.contains("rope_theta"))
@@ -189,9 +194,38 @@ void add_config(ModelFile& mf, const json& c, const std::string& path, std::stri
       m[a + "rope.scaling.low_freq_factor"] = Value::of_f32(rs.value("low_freq_factor", 1.0f));
       m[a + "rope.scaling.high_freq_factor"] = Value::of_f32(rs.value("high_freq_factor", 4.0f));
       m[a + "rope.scaling.original_context_length"] =
-          Value::of_u64(rs.value("original_max_position_embeddings", uint64_t{8192}));
+          u32(rs.value("original_max_position_embeddings", int64_t{8192}));
     }
   }
+}
+
+// Llama 3.1's rope scaling becomes the rope_freqs tensor that llama.cpp's converter writes, so a
+// GGUF quantized from this directory reads everywhere (see formats/rope_factors.h).
+void store_llama3_rope(ModelFile& mf, const std::string& arch, int64_t rope_dim) {
+  const std::string a = arch + ".rope.scaling.";
+  Llama3Rope r;
+  r.factor = mf.get_float(a + "factor").value_or(r.factor);
+  r.low_freq_factor = mf.get_float(a + "low_freq_factor").value_or(r.low_freq_factor);
+  r.high_freq_factor = mf.get_float(a + "high_freq_factor").value_or(r.high_freq_factor);
+  r.original_context = static_cast<double>(
+      mf.get_int(a + "original_context_length").value_or(static_cast<int64_t>(r.original_context)));
+  if (!(r.factor >= 1 && r.high_freq_factor > r.low_freq_factor && r.low_freq_factor > 0 &&
+        r.original_context > 0 && rope_dim > 0 && rope_dim % 2 == 0))
+    fail("{}: config.json: invalid llama3 rope_scaling", mf.path);
+  const double theta = mf.get_float(arch + ".rope.freq_base").value_or(10000.0);
+  auto f = std::make_shared<std::vector<float>>(llama3_rope_factors(rope_dim, theta, r));
+  Tensor t;
+  t.name = "rope_freqs.weight";
+  t.type = DType::F32;
+  t.n_dims = 1;
+  t.ne[0] = rope_dim / 2;
+  t.data = f->data();
+  t.nbytes = f->size() * sizeof(float);
+  mf.tensors.push_back(std::move(t));
+  mf.storage.push_back(f);
+  for (const char* k :
+       {"type", "factor", "low_freq_factor", "high_freq_factor", "original_context_length"})
+    mf.meta.erase(a + k);
 }
 
 // GGUF name for a Hugging Face tensor name; "" for tensors brisk does not use.
@@ -317,6 +351,7 @@ ModelFile load_hf_directory(const std::string& dir) {
       mf.tensors.push_back(std::move(t));
     }
   }
+  if (mf.get_str(arch + ".rope.scaling.type") == "llama3") store_llama3_rope(mf, arch, hd);
   const fs::path tj = fs::path(dir) / "tokenizer.json";
   if (!fs::exists(tj)) fail("{}: tokenizer.json is missing", dir);
   add_hf_tokenizer(mf, tj.string());
