@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 [ -d ../shared/models/stories260K ] || { echo "error: ../shared (models and fixtures) is missing beside the checkout" >&2; exit 1; }
 JOBS=$(nproc)
 # Formatting follows the committed .clang-format.
-find src tests tools bench -name '*.cpp' -o -name '*.h' | xargs clang-format --dry-run --Werror
+find src tests tools bench fuzz -name '*.cpp' -o -name '*.h' | xargs clang-format --dry-run --Werror
 # The src/ folders depend on each other one way only.
 python3 scripts/check-layout.py
 ./scripts/build.sh

@@ -1,5 +1,9 @@
 #include "ops/cpu.h"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -20,7 +24,13 @@ const CpuFeatures& cpu_features() {
     c.avx512dq = __builtin_cpu_supports("avx512dq");
     c.avx512bf16 = __builtin_cpu_supports("avx512bf16");
     c.avx512vnni = __builtin_cpu_supports("avx512vnni");
+#if defined(__clang__)
+    // clang 14 has no name for AVX-VNNI: CPUID leaf 7, sub-leaf 1, EAX bit 4.
+    unsigned a = 0, b = 0, cx = 0, d = 0;
+    c.avxvnni = __get_cpuid_count(7, 1, &a, &b, &cx, &d) && (a >> 4 & 1);
+#else
     c.avxvnni = __builtin_cpu_supports("avxvnni");
+#endif
 #endif
     return c;
   }();
