@@ -117,18 +117,16 @@ void add_hf_tokenizer(ModelFile& mf, const std::string& tokenizer_json) {
     std::vector<Added> added;
     if (t.contains("added_tokens"))
       for (const auto& a : t["added_tokens"]) {
-        added.push_back({a.at("id").get<int64_t>(), a.at("content").get<std::string>(),
-                         a.value("special", true)});
-        if (added.back().id < 0 || added.back().id >= (1 << 23))
-          fail("{}: added token id {} is invalid", p, added.back().id);
+        added.push_back({json_int(a.at("id"), p + ": added token id", 0, (1 << 23) - 1),
+                         a.at("content").get<std::string>(), a.value("special", true)});
         n = std::max<size_t>(n, static_cast<size_t>(added.back().id) + 1);
       }
     std::vector<std::string> toks(n);
     std::vector<int32_t> types(n, 1);
     std::vector<bool> seen(n, false);
     for (auto it = vocab.begin(); it != vocab.end(); ++it) {
-      const int64_t id = it.value().get<int64_t>();
-      if (id < 0 || static_cast<size_t>(id) >= n || seen[id])
+      const int64_t id = json_int(it.value(), p + ": model.vocab id", 0, (1 << 23) - 1);
+      if (static_cast<size_t>(id) >= n || seen[id])
         fail("{}: token id {} is invalid or repeated", p, id);
       toks[id] = it.key();
       seen[id] = true;

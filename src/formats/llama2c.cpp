@@ -1,5 +1,6 @@
 #include "formats/llama2c.h"
 
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 
@@ -27,6 +28,12 @@ void validate(const std::string& path, Config& c) {
     bad("n_kv_heads", c.kv_heads);
   if (c.vocab <= 0 || c.vocab > (1 << 22)) bad("vocab_size", c.vocab);
   if (c.seq_len <= 0 || c.seq_len > (1 << 24)) bad("seq_len", c.seq_len);
+}
+
+// The legacy header stores a negative vocabulary size when the classifier is not shared with the
+// embedding. INT32_MIN has no positive counterpart: it stays negative and fails validation.
+int32_t legacy_vocab(int32_t v) {
+  return v < 0 && v != INT32_MIN ? -v : v;
 }
 
 Tensor make(const std::string& name, std::initializer_list<int64_t> ne, const float* data) {
@@ -66,7 +73,7 @@ bool is_llama2c_checkpoint(const std::string& path) {
   std::fclose(f);
   if (n != 7) return false;
   if (static_cast<uint32_t>(h[0]) == kMagicV1) return true;
-  Config c{h[0], h[1], h[2], h[3], h[4], h[5] < 0 ? -h[5] : h[5], h[6]};
+  Config c{h[0], h[1], h[2], h[3], h[4], legacy_vocab(h[5]), h[6]};
   return c.dim > 0 && c.dim <= (1 << 16) && c.hidden > 0 && c.layers > 0 && c.layers <= 1024 &&
          c.heads > 0 && c.kv_heads > 0 && c.vocab > 0 && c.seq_len > 0 && c.dim % c.heads == 0;
 }
@@ -102,7 +109,7 @@ ModelFile load_llama2c(const std::string& path, const std::string& tokenizer_pat
   } else {
     std::memcpy(&c, p, sizeof c);
     shared = c.vocab > 0;
-    if (c.vocab < 0) c.vocab = -c.vocab;
+    c.vocab = legacy_vocab(c.vocab);
     off = 28;
     mf.format = "llama2.c legacy";
   }

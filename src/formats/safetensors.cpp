@@ -1,6 +1,7 @@
 #include "formats/safetensors.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -90,9 +91,9 @@ ModelFile load_safetensors(const std::string& path) {
       t.n_dims = std::max<int>(1, static_cast<int>(shape.size()));
       uint64_t elems = 1;
       for (size_t d2 = 0; d2 < shape.size(); ++d2) {
-        const int64_t ne = shape[shape.size() - 1 - d2].get<int64_t>();
-        if (ne <= 0 || ne > (int64_t{1} << 40))
-          fail("{}: tensor '{}' has dimension {}", path, t.name, ne);
+        const int64_t ne =
+            json_int(shape[shape.size() - 1 - d2], path + ": tensor '" + t.name + "' dimension", 1,
+                     int64_t{1} << 40);
         t.ne[d2] = ne;
         elems =
             checked_mul(elems, static_cast<uint64_t>(ne), path + ": tensor '" + t.name + "' size");
@@ -100,7 +101,9 @@ ModelFile load_safetensors(const std::string& path) {
       t.nbytes = checked_mul(elems, dtype_info(t.type).block_bytes,
                              path + ": tensor '" + t.name + "' size");
       const auto& off = e.at("data_offsets");
-      const uint64_t b = off.at(0).get<uint64_t>(), en = off.at(1).get<uint64_t>();
+      const std::string what = path + ": tensor '" + t.name + "' data offset";
+      const uint64_t b = static_cast<uint64_t>(json_int(off.at(0), what, 0, INT64_MAX)),
+                     en = static_cast<uint64_t>(json_int(off.at(1), what, 0, INT64_MAX));
       if (b > en || en > data_size || en - b != t.nbytes)
         fail("{}: tensor '{}' data offsets [{}, {}] do not match its shape or the file size", path,
              t.name, b, en);
@@ -181,20 +184,26 @@ void add_config(ModelFile& mf, const json& c, const std::string& path, std::stri
   if (c.contains("max_position_embeddings"))
     m[a + "context_length"] = u32(geti("max_position_embeddings"));
   if (c.contains("rms_norm_eps"))
-    m[a + "attention.layer_norm_rms_epsilon"] = Value::of_f32(c["rms_norm_eps"].get<float>());
+    m[a + "attention.layer_norm_rms_epsilon"] =
+        Value::of_f32(json_float(c["rms_norm_eps"], path + ": rms_norm_eps"));
   if (c.contains("rope_theta"))
-    m[a + "rope.freq_base"] = Value::of_f32(c["rope_theta"].get<float>());
+    m[a + "rope.freq_base"] = Value::of_f32(json_float(c["rope_theta"], path + ": rope_theta"));
   if (c.contains("rope_scaling") && c["rope_scaling"].is_object()) {
     const json& rs = c["rope_scaling"];
     const std::string type = rs.value("rope_type", rs.value("type", ""));
     m[a + "rope.scaling.type"] = Value::of_str(type);
     if (rs.contains("factor"))
-      m[a + "rope.scaling.factor"] = Value::of_f32(rs["factor"].get<float>());
+      m[a + "rope.scaling.factor"] =
+          Value::of_f32(json_float(rs["factor"], path + ": rope_scaling.factor"));
     if (type == "llama3") {
-      m[a + "rope.scaling.low_freq_factor"] = Value::of_f32(rs.value("low_freq_factor", 1.0f));
-      m[a + "rope.scaling.high_freq_factor"] = Value::of_f32(rs.value("high_freq_factor", 4.0f));
+      auto num = [&](const char* k, float dflt) {
+        return rs.contains(k) ? json_float(rs[k], path + ": rope_scaling." + k) : dflt;
+      };
+      m[a + "rope.scaling.low_freq_factor"] = Value::of_f32(num("low_freq_factor", 1.0f));
+      m[a + "rope.scaling.high_freq_factor"] = Value::of_f32(num("high_freq_factor", 4.0f));
+      const char* k = "original_max_position_embeddings";
       m[a + "rope.scaling.original_context_length"] =
-          u32(rs.value("original_max_position_embeddings", int64_t{8192}));
+          u32(rs.contains(k) ? json_int(rs[k], path + ": rope_scaling." + k, 1, 0x7fffffff) : 8192);
     }
   }
 }

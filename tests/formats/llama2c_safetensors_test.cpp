@@ -2,9 +2,12 @@
 // error naming the file and what is wrong.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "formats/llama2c.h"
@@ -52,6 +55,13 @@ TEST(Llama2c, RejectsBadCheckpoints) {
   EXPECT_ERROR(load_llama2c(d.file("v2.bin"), tok), "version 2 is not supported");
   test::write_file(d.file("m.bin"), full);
   EXPECT_ERROR(load_llama2c(d.file("m.bin"), ""), "need a tokenizer file");
+  // Found by fuzz_llama2c: the smallest int32 as the legacy format's negated vocabulary size.
+  std::string minv = full;
+  const int32_t vmin = INT32_MIN;
+  std::memcpy(minv.data() + 20, &vmin, 4);
+  test::write_file(d.file("v.bin"), minv);
+  EXPECT_ERROR(load_llama2c(d.file("v.bin"), tok), "invalid vocab_size (-2147483648)");
+  EXPECT_ERROR(load_model_file(d.file("v.bin")), "unrecognized model format");
 }
 
 // The legacy format with an unshared classifier (negative vocab_size, classifier after freq_cis).
@@ -137,6 +147,13 @@ TEST_F(HfDir, RejectsBrokenDirectories) {
   s[at + 16] = '8';  // [0,... -> [8,...
   test::write_file(shard, s);
   EXPECT_ERROR(load_model_file(d), "data offsets");
+  // A dimension written as a float (found by fuzz_safetensors).
+  s = good;
+  const size_t dim = s.find("\"shape\":[512");
+  ASSERT_NE(dim, std::string::npos);
+  s.replace(dim + 9, 3, "9e9");
+  test::write_file(shard, s);
+  EXPECT_ERROR(load_model_file(d), "dimension: 9000000000.0 is not an integer");
   test::write_file(shard, good);
 
   const std::string cfg = test::read_file(d + "/config.json");
@@ -146,7 +163,34 @@ TEST_F(HfDir, RejectsBrokenDirectories) {
   EXPECT_ERROR(load_model_file(d), "model_type 'gpt2' is not supported");
   test::write_file(d + "/config.json", "{not json");
   EXPECT_ERROR(load_model_file(d), "invalid JSON");
+  // Numbers beyond the type they are read as (found by fuzz_safetensors: converting them was
+  // undefined behaviour) are errors naming the field.
+  auto edit_cfg = [&](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json j = nlohmann::json::parse(cfg);
+    edit(j);
+    test::write_file(d + "/config.json", j.dump());
+  };
+  edit_cfg([](nlohmann::json& j) {
+    j["rope_scaling"] = {{"rope_type", "llama3"}, {"original_max_position_embeddings", 3.2e21}};
+  });
+  EXPECT_ERROR(load_model_file(d), "rope_scaling.original_max_position_embeddings: 3.2e+21 is not");
+  edit_cfg([](nlohmann::json& j) { j["rms_norm_eps"] = 1e300; });
+  EXPECT_ERROR(load_model_file(d), "rms_norm_eps: 1e+300 is out of range for a float");
+  edit_cfg([](nlohmann::json& j) { j["rope_theta"] = "10000"; });
+  EXPECT_ERROR(load_model_file(d), "rope_theta: \"10000\" is not a number");
   test::write_file(d + "/config.json", cfg);
+
+  // A vocabulary id far beyond int64 (found by fuzz_hf_tokenizer).
+  const std::string tj = test::read_file(d + "/tokenizer.json");
+  nlohmann::json t = nlohmann::json::parse(tj);
+  t["model"]["vocab"].begin().value() = 1.1e55;
+  test::write_file(d + "/tokenizer.json", t.dump());
+  EXPECT_ERROR(load_model_file(d), "model.vocab id: 1.1e+55 is not an integer");
+  t = nlohmann::json::parse(tj);
+  t["model"]["vocab"].begin().value() = 18446744073709551615ull;
+  test::write_file(d + "/tokenizer.json", t.dump());
+  EXPECT_ERROR(load_model_file(d), "model.vocab id: 18446744073709551615 is out of range");
+  test::write_file(d + "/tokenizer.json", tj);
 
   const std::string idx = test::read_file(d + "/model.safetensors.index.json");
   std::string i2 = idx;
