@@ -918,6 +918,10 @@ class Interp {
       if (op == ">=") return Value::boolean(a >= b);
     } else if (l.is_array() && r.is_array()) {
       if (op == "+") {
+        // Refused before it is built: a list doubled in a loop would otherwise reach twice the
+        // budget before eval() charges it.
+        const auto bytes = static_cast<int64_t>((l.arr->size() + r.arr->size()) * sizeof(Value));
+        if (bytes > budget_) charge(bytes);
         std::vector<Value> v = *l.arr;
         v.insert(v.end(), r.arr->begin(), r.arr->end());
         return Value::array(std::move(v));
