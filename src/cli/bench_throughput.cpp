@@ -136,6 +136,8 @@ int throughput(ThroughputArgs& a) {
   std::printf("prefix cache: %lld of %lld prompt tokens hit (%.1f%%)\n",
               static_cast<long long>(hits), static_cast<long long>(queries),
               queries ? 100.0 * static_cast<double>(hits) / static_cast<double>(queries) : 0.0);
+  const std::string spec = describe_spec(st);
+  if (!spec.empty()) std::printf("%s\n", spec.c_str());
   e.check();
   return 0;
 }

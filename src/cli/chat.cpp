@@ -24,6 +24,7 @@ struct ChatArgs {
   int64_t n_predict = -1, n_ctx = 0, n_batch = 512;
   int threads = 0;
   std::string kv_dtype = "auto";
+  SpecArgs spec;
   SamplingParams sp;
   int64_t seed = -1;
   bool verbose = false;
@@ -64,7 +65,9 @@ int chat(ChatArgs& a) {
   ThreadPool pool(threads);
   // Each turn is a request for the whole conversation; the prefix cache keeps the blocks of what
   // earlier turns computed, so only the new tokens are processed.
-  Engine engine(*model, pool, single_sequence_config(*model, n_ctx, a.n_batch, a.kv_dtype));
+  EngineConfig ec = single_sequence_config(*model, n_ctx, a.n_batch, a.kv_dtype);
+  ec.spec = spec_config(a.spec);
+  Engine engine(*model, pool, ec);
 
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();
   if (!a.system.empty()) messages.push_back({{"role", "system"}, {"content", a.system}});
@@ -155,6 +158,7 @@ void register_chat(CLI::App& app, Commands& c) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
   s->add_option("--kv-cache-dtype", a->kv_dtype, kKvDtypeHelp);
   add_sampling_options(*s, a->sp, a->seed);
+  add_spec_options(*s, a->spec);
   s->add_flag("-v,--verbose", a->verbose, "Print run details to stderr");
   s->callback([a, &c] { c.selected = [a] { return chat(*a); }; });
 }

@@ -1,5 +1,6 @@
 #include "cli/engine_options.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 
@@ -63,6 +64,67 @@ void add_engine_options(CLI::App& app, EngineArgs& a) {
   app.add_flag("--no-prefix-caching,--no-enable-prefix-caching", a.no_prefix_caching,
                "Compute every prompt in full instead of reusing cached KV blocks of prefixes "
                "seen before");
+  add_spec_options(app, a.spec);
+}
+
+void add_spec_options(CLI::App& app, SpecArgs& a) {
+  app.add_option("--spec", a.method,
+                 "Speculative decoding: none, or ngram (prompt lookup: propose what followed the "
+                 "latest earlier occurrence of the last few tokens, verified by the model in one "
+                 "pass; output is distributed exactly as without it)")
+      ->check(CLI::IsMember({"none", "ngram"}));
+  app.add_option("--draft-max,--draft,--spec-draft-n-max", a.draft_max,
+                 "Speculative tokens proposed per step at most (adapts per sequence below this)")
+      ->check(CLI::Range(1, 64));
+  app.add_option("--draft-min,--spec-draft-n-min", a.draft_min,
+                 "Fewest speculative tokens worth verifying")
+      ->check(CLI::Range(1, 64));
+  app.add_option("--spec-ngram-max,--prompt-lookup-max", a.ngram_max,
+                 "Prompt lookup: longest suffix of the sequence searched for (tried first)")
+      ->check(CLI::Range(1, 64));
+  app.add_option("--spec-ngram-min,--prompt-lookup-min", a.ngram_min,
+                 "Prompt lookup: shortest suffix searched for")
+      ->check(CLI::Range(1, 64));
+  app.add_option("--spec-disable-batch-size,--speculative-disable-by-batch-size",
+                 a.disable_batch_size,
+                 "No speculation in a step that decodes more sequences than this: large batches "
+                 "are compute-bound and verifying guesses would slow them (0: never disable)")
+      ->check(CLI::Range(0, 1 << 20));
+}
+
+SpecConfig spec_config(const SpecArgs& a) {
+  SpecConfig c;
+  c.method = parse_spec_method(a.method);
+  c.draft_max = a.draft_max;
+  c.draft_min = a.draft_min;
+  c.ngram.n_max = a.ngram_max;
+  c.ngram.n_min = a.ngram_min;
+  c.disable_batch_size = a.disable_batch_size;
+  if (c.draft_min > c.draft_max)
+    fail("--draft-min {} is above --draft-max {}", c.draft_min, c.draft_max);
+  if (c.ngram.n_min > c.ngram.n_max)
+    fail("--spec-ngram-min {} is above --spec-ngram-max {}", c.ngram.n_min, c.ngram.n_max);
+  return c;
+}
+
+std::string describe_spec(const EngineStats& st) {
+  if (st.spec_drafts == 0) return "";
+  std::string by_pos;
+  for (size_t i = 0; i < st.spec_accepted_per_pos.size(); ++i) {
+    if (st.spec_accepted_per_pos[i] == 0) break;
+    by_pos += fmt::format("{}{:.0f}%", i ? " " : "",
+                          100.0 * static_cast<double>(st.spec_accepted_per_pos[i]) /
+                              static_cast<double>(st.spec_drafts));
+  }
+  return fmt::format(
+      "speculation:  {} drafts, {} of {} tokens accepted ({:.1f}%), {:.2f} tokens per "
+      "verification; "
+      "accepted by position: {}",
+      st.spec_drafts, st.spec_accepted_tokens, st.spec_draft_tokens,
+      100.0 * static_cast<double>(st.spec_accepted_tokens) /
+          static_cast<double>(std::max<int64_t>(st.spec_draft_tokens, 1)),
+      1.0 + static_cast<double>(st.spec_accepted_tokens) / static_cast<double>(st.spec_drafts),
+      by_pos.empty() ? "none" : by_pos);
 }
 
 KvType kv_type_for(const std::string& name, const Model& m) {
@@ -81,6 +143,7 @@ EngineConfig engine_config(const EngineArgs& a, const Model& m) {
   c.prefill_while_decoding = a.prefill_while_decoding;
   c.max_model_len = a.max_model_len;
   c.prefix_caching = !a.no_prefix_caching;
+  c.spec = spec_config(a.spec);
   return c;
 }
 

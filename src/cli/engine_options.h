@@ -9,6 +9,19 @@
 
 namespace brisk::cli {
 
+// Speculative decoding (run, chat, serve, bench throughput).
+struct SpecArgs {
+  std::string method = "none";
+  int draft_max = 8, draft_min = 1;
+  int ngram_max = 4, ngram_min = 1;
+  int disable_batch_size = 6;
+};
+void add_spec_options(CLI::App& app, SpecArgs& a);
+SpecConfig spec_config(const SpecArgs& a);
+// Lines for stderr: drafts verified, tokens accepted, mean accepted length, acceptance by position
+// ("" when nothing was proposed).
+std::string describe_spec(const EngineStats& st);
+
 struct EngineArgs {
   std::string kv_cache_size;  // "2GiB", "512MiB", "1e9", ... ("" : automatic)
   std::string kv_dtype = "auto";
@@ -18,6 +31,7 @@ struct EngineArgs {
   int64_t prefill_while_decoding = -1;
   int64_t max_model_len = 0;
   bool no_prefix_caching = false;
+  SpecArgs spec;
 };
 
 void add_engine_options(CLI::App& app, EngineArgs& a);

@@ -24,6 +24,7 @@ struct RunArgs {
   SamplingParams sp;
   int64_t seed = -1;
   std::string kv_dtype = "auto";
+  SpecArgs spec;
   bool ignore_eos = false, verbose = false, no_display_prompt = false;
 };
 
@@ -59,7 +60,9 @@ int run(RunArgs& a) {
   req.max_tokens = a.n_predict < 0 ? n_ctx - n_prompt : std::min(a.n_predict, n_ctx - n_prompt);
 
   ThreadPool pool(threads);
-  Engine engine(*model, pool, single_sequence_config(*model, n_ctx, a.n_batch, a.kv_dtype));
+  EngineConfig ec = single_sequence_config(*model, n_ctx, a.n_batch, a.kv_dtype);
+  ec.spec = spec_config(a.spec);
+  Engine engine(*model, pool, ec);
   if (a.verbose) std::fprintf(stderr, "%s\n", describe_kv(engine).c_str());
 
   if (!a.no_display_prompt) {
@@ -95,6 +98,8 @@ int run(RunArgs& a) {
   std::fprintf(stderr, "generation:   %10.2f ms / %5lld tokens (%9.2f tokens/s)\n",
                g.generate_seconds * 1e3, static_cast<long long>(g.generated_tokens),
                g.generate_seconds > 0 ? steps / g.generate_seconds : 0.0);
+  const std::string spec = describe_spec(engine.stats());
+  if (!spec.empty()) std::fprintf(stderr, "%s\n", spec.c_str());
   return g.interrupted ? 130 : 0;
 }
 
@@ -119,6 +124,7 @@ void register_run(CLI::App& app, Commands& c) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
   s->add_option("--kv-cache-dtype", a->kv_dtype, kKvDtypeHelp);
   add_sampling_options(*s, a->sp, a->seed);
+  add_spec_options(*s, a->spec);
   s->add_flag("--ignore-eos", a->ignore_eos, "Keep generating past the end-of-text token");
   s->add_flag("--no-display-prompt", a->no_display_prompt, "Do not echo the prompt to stdout");
   s->add_flag("-v,--verbose", a->verbose, "Print model and run details to stderr");

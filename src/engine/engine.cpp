@@ -36,6 +36,12 @@ const char* finish_reason_name(FinishReason r) {
   return "";
 }
 
+SpecMethod parse_spec_method(const std::string& name) {
+  if (name == "none") return SpecMethod::None;
+  if (name == "ngram") return SpecMethod::Ngram;
+  fail("speculative method '{}' is unknown (none, ngram)", name);
+}
+
 struct Engine::Seq : SchedSeq {
   Seq(Req* r, int idx, const Tokenizer& tok, const SamplingParams& sp)
       : req(r), index(idx), sampler(sp), dec(tok), stop() {}
@@ -49,6 +55,11 @@ struct Engine::Seq : SchedSeq {
   bool forked = false;  // children of an n > 1 request were created from it
   double scheduled_at = 0;
   TokenLogprobs logprobs;
+  // Speculation: draft length now (adapts to acceptance), verifications in a row that accepted
+  // nothing, and the step before which this sequence proposes nothing (backing off).
+  int gamma = -1;
+  int misses = 0;
+  int64_t pause_until = 0;
 };
 
 struct Engine::Req {
@@ -81,6 +92,14 @@ uint64_t kv_bytes_for_tokens(const Model& m, const EngineConfig& c, int64_t toke
 
 Engine::Engine(const Model& m, ThreadPool& pool, const EngineConfig& c)
     : m_(m), pool_(pool), c_(c), forward_(m, pool) {
+  if (c.spec.draft_max < 0 || c.spec.draft_max > 64)
+    fail("speculative draft max {} is not in 0..64", c.spec.draft_max);
+  if (c.spec.draft_min < 1 || c.spec.draft_min > std::max(c.spec.draft_max, 1))
+    fail("speculative draft min {} is not in 1..{}", c.spec.draft_min, c.spec.draft_max);
+  if (c.spec.ngram.n_min < 1 || c.spec.ngram.n_max < c.spec.ngram.n_min || c.spec.ngram.n_max > 64)
+    fail("prompt lookup n-gram sizes {}..{} are invalid (1 <= min <= max <= 64)",
+         c.spec.ngram.n_min, c.spec.ngram.n_max);
+  spec_accepted_per_pos_.assign(static_cast<size_t>(c.spec.draft_max), 0);
   if (c.block_size < 1 || c.block_size > 1024)
     fail("block size {} is not in 1..1024", c.block_size);
   geom_ = kv_geometry_for(m, c);
@@ -127,6 +146,9 @@ RequestId Engine::submit(Request r, OutputFn fn) {
   req->r = std::move(r);
   req->fn = std::move(fn);
   if (req->r.logprobs > 20) fail("logprobs = {}: at most 20 alternatives", req->r.logprobs);
+  if (req->r.draft_max > c_.spec.draft_max)
+    fail("draft_max = {}: this engine speculates at most {} tokens per step", req->r.draft_max,
+         c_.spec.draft_max);
   const RequestId id = req->id;
   {
     std::lock_guard lk(inbox_mu_);
@@ -265,6 +287,7 @@ void Engine::fork_children(Seq& parent, const float* logits) {
 bool Engine::step() {
   take_inbox();
   if (sched_->idle()) return false;
+  if (c_.spec.method != SpecMethod::None) propose();
   const StepPlan plan = sched_->schedule();
   peak_running_ = std::max(peak_running_, sched_->n_running());
   for (const auto& [src, dst] : plan.copies) cache_->copy_block(src, dst);
@@ -274,9 +297,11 @@ bool Engine::step() {
     for (const auto& ch : plan.chunks) {
       Seq& s = static_cast<Seq&>(*ch.seq);
       if (s.scheduled_at == 0) s.scheduled_at = t_plan;
+      const auto held = static_cast<int64_t>(s.tokens.size());
       for (int64_t p = ch.start; p < ch.start + ch.count; ++p)
-        batch_.add(s.tokens[static_cast<size_t>(p)], p, s.id,
-                   ch.logits && p + 1 == ch.start + ch.count);
+        batch_.add(
+            p < held ? s.tokens[static_cast<size_t>(p)] : s.draft[static_cast<size_t>(p - held)], p,
+            s.id, ch.logits && p + 1 + ch.n_draft >= ch.start + ch.count);
       prompt_tokens_ += std::max<int64_t>(0, std::min(ch.start + ch.count, s.n_prompt) - ch.start);
     }
     const double t0 = now();
@@ -287,7 +312,12 @@ bool Engine::step() {
     for (const auto& ch : plan.chunks) {
       if (!ch.logits) continue;
       Seq& s = static_cast<Seq&>(*ch.seq);
-      const float* lg = logits + row++ * m_.hp.n_vocab;
+      const float* lg = logits + row * m_.hp.n_vocab;
+      row += 1 + ch.n_draft;
+      if (ch.n_draft > 0) {
+        verify(s, ch.n_draft, lg);
+        continue;
+      }
       if (s.req->r.n > 1 && !s.forked) fork_children(s, lg);
       const int32_t tok = s.sampler.sample(lg, m_.hp.n_vocab);
       s.sampler.accept(tok);
@@ -298,6 +328,68 @@ bool Engine::step() {
   for (auto it = reqs_.begin(); it != reqs_.end();)
     it = it->second->all_done() ? reqs_.erase(it) : std::next(it);
   return true;
+}
+
+// Drafts for the sequences about to decode, unless so many decode that the step is compute-bound.
+void Engine::propose() {
+  std::vector<Seq*> decoding;
+  for (auto& [id, r] : reqs_)
+    for (auto& sp : r->seqs) {
+      Seq& s = *sp;
+      s.draft.clear();
+      if (!s.done && s.n_generated > 0 && static_cast<int64_t>(s.tokens.size()) - s.n_computed == 1)
+        decoding.push_back(&s);
+    }
+  if (c_.spec.disable_batch_size > 0 &&
+      decoding.size() > static_cast<size_t>(c_.spec.disable_batch_size))
+    return;
+  for (Seq* sp : decoding) {
+    Seq& s = *sp;
+    const Request& r = s.req->r;
+    const int max = r.draft_max < 0 ? c_.spec.draft_max : r.draft_max;
+    if (max == 0 || steps_ < s.pause_until) continue;
+    if (s.gamma < 0) s.gamma = std::min(max, 3);  // grows while whole drafts are accepted
+    // Positions past the model length, or tokens past max_tokens, would only be thrown away.
+    int64_t g = std::min<int64_t>(s.gamma, max_len_ - static_cast<int64_t>(s.tokens.size()));
+    if (r.max_tokens > 0) g = std::min(g, r.max_tokens - s.n_generated - 1);
+    if (g < c_.spec.draft_min) continue;
+    s.draft = ngram_propose(s.tokens, c_.spec.ngram, static_cast<int>(g));
+    if (static_cast<int>(s.draft.size()) < c_.spec.draft_min) s.draft.clear();
+  }
+}
+
+// Samples each position of a decode chunk that carried a draft, in order, as plain decoding would,
+// stopping at the first token that differs from the draft (it replaces the draft's token) or after
+// the last draft token (one more token, from the last row).
+void Engine::verify(Seq& s, int64_t n_draft, const float* logits) {
+  const int64_t V = m_.hp.n_vocab;
+  const std::vector<int32_t> draft(s.draft.begin(), s.draft.begin() + n_draft);
+  s.draft.clear();
+  int64_t k = 0;
+  for (int64_t i = 0; i <= n_draft; ++i) {
+    const float* row = logits + i * V;
+    const int32_t tok = i < n_draft
+                            ? s.sampler.sample_verified(row, V, draft[static_cast<size_t>(i)])
+                            : s.sampler.sample(row, V);
+    s.sampler.accept(tok);
+    const bool hit = i < n_draft && tok == draft[static_cast<size_t>(i)];
+    if (hit) ++spec_accepted_per_pos_[static_cast<size_t>(i)];
+    k += hit;
+    emit_token(s, tok, row);
+    if (s.done || !hit) break;
+  }
+  ++spec_drafts_;
+  spec_draft_tokens_ += n_draft;
+  spec_accepted_ += k;
+  const int max = s.req->r.draft_max < 0 ? c_.spec.draft_max : s.req->r.draft_max;
+  if (k == n_draft)
+    s.gamma = std::min(max, s.gamma + 2);
+  else
+    s.gamma = std::max<int>(c_.spec.draft_min, static_cast<int>(k) + 1);
+  // Guesses that keep missing back off exponentially to plain decoding (2, 4, ... 64 steps).
+  s.misses = k == 0 ? s.misses + 1 : 0;
+  if (s.misses > 0) s.pause_until = steps_ + (int64_t{1} << std::min(s.misses, 6));
+  if (!s.done) sched_->accept_draft(&s, k);
 }
 
 void Engine::run_until_idle() {
@@ -326,6 +418,10 @@ EngineStats Engine::stats() const {
   st.waiting = sched_->n_waiting();
   st.peak_running = peak_running_;
   st.forward_seconds = forward_seconds_;
+  st.spec_drafts = spec_drafts_;
+  st.spec_draft_tokens = spec_draft_tokens_;
+  st.spec_accepted_tokens = spec_accepted_;
+  st.spec_accepted_per_pos = spec_accepted_per_pos_;
   return st;
 }
 

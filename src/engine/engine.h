@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "engine/ngram_proposer.h"
 #include "engine/sampler.h"
 #include "engine/scheduler.h"
 #include "engine/stop.h"
@@ -27,6 +28,21 @@ namespace brisk {
 
 using RequestId = uint64_t;
 
+// Speculative decoding: a proposer guesses tokens that one forward pass then verifies together
+// with the sequence's next token; the output is distributed exactly as without it (greedy output
+// is the same, token for token).
+enum class SpecMethod { None, Ngram };
+struct SpecConfig {
+  SpecMethod method = SpecMethod::None;
+  int draft_max = 8;  // tokens proposed per step at most (γ; per request: Request::draft_max)
+  int draft_min = 1;  // fewer proposed tokens than this are not worth verifying
+  NgramConfig ngram;
+  // No drafts in a step that decodes more sequences than this: a large batch is compute-bound,
+  // and verifying guesses would slow every sequence in it (0: no limit).
+  int disable_batch_size = 6;
+};
+SpecMethod parse_spec_method(const std::string& name);  // none | ngram
+
 struct EngineConfig {
   uint64_t kv_cache_bytes = 0;  // 0: enough for max_seqs full-length sequences, at most 2 GiB
   int block_size = 16;
@@ -36,6 +52,7 @@ struct EngineConfig {
   int max_seqs = 64;
   int64_t prefill_while_decoding = -1;  // see SchedulerConfig
   int64_t max_model_len = 0;            // 0: the model's training context (capped by the pool)
+  SpecConfig spec;
 };
 
 // The KV pool's shape for this model and configuration, and the bytes that hold `tokens`
@@ -51,7 +68,8 @@ struct Request {
   std::vector<std::string> stop;
   std::vector<int32_t> stop_token_ids;
   bool ignore_eos = false;
-  int logprobs = -1;  // -1: none; k >= 0: each token's log-probability and the k most likely
+  int logprobs = -1;   // -1: none; k >= 0: each token's log-probability and the k most likely
+  int draft_max = -1;  // speculative tokens per step: -1 the engine's, 0 none for this request
 };
 
 enum class FinishReason { None, Stop, Length, Abort };
@@ -81,6 +99,10 @@ struct EngineStats {
   int32_t blocks_total = 0, blocks_in_use = 0, blocks_cached = 0, peak_blocks_in_use = 0;
   size_t running = 0, waiting = 0, peak_running = 0;
   double forward_seconds = 0;
+  // Speculative decoding: verification passes, tokens proposed and accepted, and how often the
+  // draft's i-th token was accepted (vLLM's spec_decode metrics).
+  int64_t spec_drafts = 0, spec_draft_tokens = 0, spec_accepted_tokens = 0;
+  std::vector<int64_t> spec_accepted_per_pos;
 };
 
 class Engine {
@@ -123,6 +145,8 @@ class Engine {
   void emit_token(Seq& s, int32_t tok, const float* logits);
   Output output(const Seq& s, int32_t tok, std::string text, FinishReason r) const;
   void fork_children(Seq& parent, const float* logits);
+  void propose();
+  void verify(Seq& s, int64_t n_draft, const float* logits);
 
   const Model& m_;
   ThreadPool& pool_;
@@ -142,6 +166,8 @@ class Engine {
   int64_t generated_ = 0, prompt_tokens_ = 0, steps_ = 0;
   size_t peak_running_ = 0;
   double forward_seconds_ = 0;
+  int64_t spec_drafts_ = 0, spec_draft_tokens_ = 0, spec_accepted_ = 0;
+  std::vector<int64_t> spec_accepted_per_pos_;
 
   mutable std::mutex inbox_mu_;
   std::condition_variable inbox_cv_;

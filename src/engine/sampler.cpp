@@ -19,7 +19,7 @@ void Sampler::accept(int32_t token) {
   while (history_.size() > keep) history_.pop_front();
 }
 
-int32_t Sampler::sample(const float* logits, int64_t n_vocab) {
+size_t Sampler::distribution(const float* logits, int64_t n_vocab) {
   cands_.resize(static_cast<size_t>(n_vocab));
   for (int64_t i = 0; i < n_vocab; ++i) cands_[i] = {static_cast<int32_t>(i), logits[i], 0.0f};
   for (const auto& [t, b] : p_.logit_bias)
@@ -41,7 +41,11 @@ int32_t Sampler::sample(const float* logits, int64_t n_vocab) {
   auto by_logit = [](const Cand& a, const Cand& b) {
     return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
   };
-  if (p_.temperature <= 0.0f) return std::min_element(cands_.begin(), cands_.end(), by_logit)->id;
+  if (p_.temperature <= 0.0f) {
+    std::iter_swap(cands_.begin(), std::min_element(cands_.begin(), cands_.end(), by_logit));
+    cands_[0].p = 1.0f;
+    return 1;
+  }
 
   size_t n = cands_.size();
   if (p_.top_k > 0 && static_cast<size_t>(p_.top_k) < n) {
@@ -76,13 +80,41 @@ int32_t Sampler::sample(const float* logits, int64_t n_vocab) {
     n = keep;
   }
   softmax(p_.temperature);
-  const double r = uniform();
+  return n;
+}
+
+int32_t Sampler::draw(size_t n, int32_t skip) {
+  double total = 1.0;
+  size_t last = n - 1;
+  if (skip >= 0) {
+    total = 0;
+    for (size_t i = 0; i < n; ++i)
+      if (cands_[i].id != skip) total += cands_[i].p, last = i;
+    if (total <= 0) return skip;
+  }
+  const double r = uniform() * total;
   double cum = 0;
   for (size_t i = 0; i < n; ++i) {
+    if (cands_[i].id == skip) continue;
     cum += cands_[i].p;
     if (r < cum) return cands_[i].id;
   }
-  return cands_[n - 1].id;
+  return cands_[last].id;
+}
+
+int32_t Sampler::sample(const float* logits, int64_t n_vocab) {
+  const size_t n = distribution(logits, n_vocab);
+  return p_.temperature <= 0.0f ? cands_[0].id : draw(n, -1);
+}
+
+int32_t Sampler::sample_verified(const float* logits, int64_t n_vocab, int32_t draft) {
+  const size_t n = distribution(logits, n_vocab);
+  if (p_.temperature <= 0.0f) return cands_[0].id;
+  double p_draft = 0;
+  for (size_t i = 0; i < n; ++i)
+    if (cands_[i].id == draft) p_draft = cands_[i].p;
+  if (p_draft > 0 && uniform() < p_draft) return draft;
+  return draw(n, draft);
 }
 
 TokenLogprobs token_logprobs(const float* logits, int64_t n_vocab, int32_t token, int top) {

@@ -36,12 +36,22 @@ class Sampler {
   explicit Sampler(const SamplingParams& p);
   // Picks a token from n_vocab logits (not modified).
   int32_t sample(const float* logits, int64_t n_vocab);
+  // The token of a position a proposer guessed `draft` for, distributed exactly as sample() draws
+  // it. The proposer picks deterministically (its q is one-hot), so the speculative rule (accept
+  // with min(1, p/q), else draw from max(0, p - q) normalized) becomes: keep the draft with
+  // probability p(draft), else draw from p without it. Greedy: the same argmax as sample().
+  int32_t sample_verified(const float* logits, int64_t n_vocab, int32_t draft);
   // Records a token (prompt or generated) for the penalties.
   void accept(int32_t token);
   const SamplingParams& params() const { return p_; }
 
  private:
   double uniform();
+  // The candidates sample() draws from, as cands_[0, n): after penalties, top-k, top-p, min-p and
+  // temperature, with probabilities; greedy: only the argmax.
+  size_t distribution(const float* logits, int64_t n_vocab);
+  // Draws from cands_[0, n), leaving out token `skip` (-1: none) and renormalizing.
+  int32_t draw(size_t n, int32_t skip);
   SamplingParams p_;
   std::mt19937_64 rng_;
   std::deque<int32_t> history_;

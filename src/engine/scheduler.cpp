@@ -77,9 +77,19 @@ StepPlan Scheduler::schedule() {
   for (SchedSeq* s : order) {
     if (budget == 0) break;
     if (!running(s) || left(s) != 1) continue;
-    if (!grow(s, 1)) continue;
-    plan.chunks.push_back({s, s->n_computed, 1, true});
-    --budget;
+    // A draft rides along only where the budget and the free blocks allow: it never preempts.
+    int64_t count = 1;
+    s->draft.resize(std::min<size_t>(s->draft.size(), static_cast<size_t>(budget - 1)));
+    if (!s->draft.empty()) {
+      const auto n = static_cast<int64_t>(s->draft.size());
+      if (bm_.grow(s->id, s->n_computed, s->n_computed + 1 + n, plan.copies))
+        count = 1 + n;
+      else
+        s->draft.clear();
+    }
+    if (count == 1 && !grow(s, 1)) continue;
+    plan.chunks.push_back({s, s->n_computed, count, true, count - 1});
+    budget -= count;
     ++n_decode;
   }
 
@@ -94,6 +104,7 @@ StepPlan Scheduler::schedule() {
     if (!running(s) || left(s) <= 1) continue;
     const int64_t count = std::min(left(s), prefill);
     if (!grow(s, count)) continue;
+    s->draft.clear();
     plan.chunks.push_back(
         {s, s->n_computed, count, s->n_computed + count == static_cast<int64_t>(s->tokens.size())});
     prefill -= count;
@@ -113,6 +124,7 @@ StepPlan Scheduler::schedule() {
     bm_.record_lookup(n, cached);
     waiting_.pop_front();
     running_.push_back(s);
+    s->draft.clear();
     s->n_computed = cached;
     if (s->n_cached < 0) s->n_cached = cached;
     plan.chunks.push_back({s, cached, count, cached + count == n});
@@ -123,9 +135,17 @@ StepPlan Scheduler::schedule() {
 
 void Scheduler::computed(const StepPlan& plan) {
   for (const auto& c : plan.chunks) {
-    c.seq->n_computed = c.start + c.count;
+    c.seq->n_computed = c.start + c.count - c.n_draft;
     bm_.computed(c.seq->id, c.seq->tokens, c.seq->n_computed);
   }
+}
+
+void Scheduler::accept_draft(SchedSeq* s, int64_t accepted) {
+  s->n_computed += accepted;
+  if (s->n_computed >= static_cast<int64_t>(s->tokens.size()))
+    fail("scheduler: sequence {} accepted draft tokens it does not hold", s->id);
+  bm_.computed(s->id, s->tokens, s->n_computed);
+  bm_.truncate(s->id, s->n_computed);
 }
 
 }  // namespace brisk

@@ -25,6 +25,9 @@ struct SchedSeq {
   int64_t n_computed = 0;       // leading tokens whose KV is stored
   int64_t n_preempted = 0;      // times it lost its blocks
   int64_t n_cached = -1;        // prompt tokens found in the prefix cache on first admission
+  // Tokens a proposer guessed to follow `tokens`: a decode step computes them after the last token
+  // (as far as the token budget and the pool allow) so that they can be verified in one pass.
+  std::vector<int32_t> draft;
 };
 
 struct SchedulerConfig {
@@ -40,6 +43,7 @@ struct ScheduledChunk {
   SchedSeq* seq;
   int64_t start, count;  // tokens [start, start + count) are computed
   bool logits;           // the chunk ends at the sequence's last token: sample from it
+  int64_t n_draft = 0;   // of count, the trailing draft tokens (decode chunks only)
 };
 
 struct StepPlan {
@@ -60,8 +64,12 @@ class Scheduler {
   void remove(SchedSeq* s);
 
   StepPlan schedule();
-  // The plan's chunks were computed: advances n_computed and publishes full blocks.
+  // The plan's chunks were computed: advances n_computed (up to the last token before any draft)
+  // and publishes full blocks.
   void computed(const StepPlan& plan);
+  // The first `accepted` draft tokens of s's decode chunk were verified (and are now in s->tokens):
+  // their KV counts as computed; the positions of the rejected rest go back to the pool.
+  void accept_draft(SchedSeq* s, int64_t accepted);
 
   bool idle() const { return waiting_.empty() && running_.empty(); }
   size_t n_waiting() const { return waiting_.size(); }

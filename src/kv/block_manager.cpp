@@ -1,5 +1,7 @@
 #include "kv/block_manager.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace brisk {
@@ -82,6 +84,18 @@ void BlockManager::computed(int32_t seq, std::span<const int32_t> tokens, int64_
     const uint64_t h = block_hash(parent, blk, salt_);
     pool_.publish(t.blocks[i], h, parent, blk);
     t.hashes.push_back(h);
+  }
+}
+
+void BlockManager::truncate(int32_t seq, int64_t n) {
+  Table& t = get(seq);
+  const int64_t bs = block_size();
+  const auto keep = static_cast<size_t>((std::max<int64_t>(n, 0) + bs - 1) / bs);
+  if (static_cast<int64_t>(t.hashes.size()) * bs > n)
+    fail("KV: sequence {} truncated into its published blocks", seq);
+  while (t.blocks.size() > keep) {
+    pool_.release(t.blocks.back());
+    t.blocks.pop_back();
   }
 }
 

@@ -34,6 +34,9 @@ class BlockManager {
   // Positions [0, n) of the sequence now hold KV for tokens[0, n): newly full blocks are published
   // to the prefix cache.
   void computed(int32_t seq, std::span<const int32_t> tokens, int64_t n);
+  // Keeps only the blocks that hold positions [0, n), returning the rest to the pool: the positions
+  // of rejected speculative tokens. Published blocks always stay (they are full of verified KV).
+  void truncate(int32_t seq, int64_t n);
   // A new sequence sharing every block of `parent` (its tokens so far).
   void fork(int32_t parent, int32_t child);
   void free(int32_t seq);

@@ -97,6 +97,20 @@ std::string Metrics::render(const std::string& model, const EngineStats& st) con
        queue);
   hist("vllm:request_prompt_tokens", "Number of prefill tokens processed.", prompt_len);
   hist("vllm:request_generation_tokens", "Number of generation tokens processed.", generation_len);
+  // Speculative decoding, as vLLM (v1) names it: verifications, tokens proposed and accepted, and
+  // acceptances of the draft's i-th token.
+  metric("vllm:spec_decode_num_drafts", "counter", "Number of spec decoding drafts.",
+         st.spec_drafts);
+  metric("vllm:spec_decode_num_draft_tokens", "counter", "Number of draft tokens.",
+         st.spec_draft_tokens);
+  metric("vllm:spec_decode_num_accepted_tokens", "counter", "Number of accepted tokens.",
+         st.spec_accepted_tokens);
+  o += "# HELP vllm:spec_decode_num_accepted_tokens_per_pos_total Accepted tokens per draft "
+       "position.\n# TYPE vllm:spec_decode_num_accepted_tokens_per_pos_total counter\n";
+  for (size_t i = 0; i < st.spec_accepted_per_pos.size(); ++i)
+    o +=
+        fmt::format("vllm:spec_decode_num_accepted_tokens_per_pos_total{{{},position=\"{}\"}} {}\n",
+                    l, i, st.spec_accepted_per_pos[i]);
   // brisk's own: the KV pool in blocks (the accounting check must hold whenever the engine idles).
   metric("brisk:kv_blocks_total", "gauge", "KV cache blocks in the pool.", st.blocks_total);
   metric("brisk:kv_blocks_in_use", "gauge", "KV cache blocks held by sequences.", st.blocks_in_use);

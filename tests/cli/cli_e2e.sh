@@ -24,6 +24,14 @@ for isa in generic avx2 avx2vnni avx512; do
   check "reference text with $isa kernels" 'cmp -s "$T/o" "$M/expected_greedy_once_upon_a_time_n64.txt"'
 done
 
+# Prompt lookup (speculative decoding) changes nothing in greedy output, and reports what it did.
+K="$SHARED/models/kjv-pair/target.gguf"
+KP="And God said, Let there be light: and there was light. And God saw the light, that it was good: and God divided the light from the darkness. And God said, Let there be light: and there was light."
+"$BRISK" run -m "$K" -p "$KP" -n 200 --temp 0 -t 1 >"$T/k0" 2>/dev/null
+"$BRISK" run -m "$K" -p "$KP" -n 200 --temp 0 -t 1 --spec ngram --draft-max 6 >"$T/k1" 2>"$T/e"
+check "run --spec ngram: the same greedy text" 'cmp -s "$T/k0" "$T/k1"'
+check "run --spec ngram: acceptance on stderr" 'grep -q "speculation: *[0-9]* drafts, [1-9][0-9]* of [0-9]* tokens accepted" "$T/e"'
+
 printf 'Once upon a time' >"$T/prompt.txt"
 "$BRISK" run -m "$M/stories260K.bin" -z "$M/tok512.bin" -f "$T/prompt.txt" -n 60 --temp 0 -t 1 >"$T/o" 2>/dev/null
 check "llama2.c checkpoint, -z, -f, -t 1" 'cmp -s "$T/o" "$M/expected_greedy_once_upon_a_time_n64.txt"'

@@ -132,22 +132,35 @@ void expect_batch_invariance(const Model& m, KvType type, int n_requests, int ma
     bool caching;
     int64_t budget;  // max batched tokens: the prefill chunk size
     int kv_blocks;   // 0: default pool
+    int draft = 0;   // prompt lookup's tokens per step (speculative decoding), 0: off
   };
   for (const Setting& s :
        {Setting{"batched, prefix caching", true, 512, 0},
         Setting{"batched, no prefix caching", false, 512, 0}, Setting{"chunks of 1", true, 1, 0},
         Setting{"chunks of 7", true, 7, 0}, Setting{"chunks of 64", false, 64, 0},
         Setting{"tiny pool (preemption)", true, 96, 24},
-        Setting{"tiny pool, no caching", false, 512, 20}}) {
+        Setting{"tiny pool, no caching", false, 512, 20}, Setting{"prompt lookup", true, 512, 0, 8},
+        Setting{"prompt lookup, chunks of 5", true, 5, 0, 8},
+        Setting{"prompt lookup, tiny pool", true, 96, 24, 4},
+        Setting{"prompt lookup, no caching", false, 512, 0, 3}}) {
     EngineConfig c;
     c.kv_type = type;
     c.prefix_caching = s.caching;
     c.max_batched_tokens = s.budget;
     c.max_seqs = 64;
     if (s.kv_blocks) c.kv_cache_bytes = kv_bytes_for_tokens(m, c, int64_t{16} * s.kv_blocks);
+    if (s.draft) {
+      c.spec.method = SpecMethod::Ngram;
+      c.spec.draft_max = s.draft;
+      c.spec.disable_batch_size = 0;  // speculate in every batch, however large
+    }
     Engine e(m, pool, c);
     expect_same(alone, run_all(e, reqs), s.name);
     const auto st = e.stats();
+    if (s.draft) {
+      EXPECT_GT(st.spec_accepted_tokens, 0) << s.name;
+      EXPECT_LT(st.spec_accepted_tokens, st.spec_draft_tokens) << s.name;
+    }
     if (s.kv_blocks) {
       EXPECT_GT(st.preemptions, 0) << s.name;
     }

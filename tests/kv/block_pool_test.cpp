@@ -171,6 +171,27 @@ TEST(BlockManager, GrowFailsWithoutChangingAnything) {
   bm.check();
 }
 
+// Speculative tokens that were rejected give their positions' blocks back; verified full blocks
+// stay published and cannot be truncated away.
+TEST(BlockManager, TruncateReturnsTheBlocksOfRejectedPositions) {
+  BlockManager bm(8, 4, 1, true);
+  std::vector<BlockCopy> copies;
+  const auto toks = iota_tokens(6);
+  bm.begin(1, toks);
+  ASSERT_TRUE(bm.grow(1, 0, 14, copies));  // 6 tokens and a draft of 8: 4 blocks
+  EXPECT_EQ(bm.table(1).size(), 4u);
+  bm.computed(1, toks, 5);  // one full block published
+  bm.truncate(1, 5);
+  EXPECT_EQ(bm.table(1).size(), 2u);
+  EXPECT_EQ(bm.pool().n_in_use(), 2);
+  bm.check();
+  EXPECT_THROW(bm.truncate(1, 3), Error);
+  bm.truncate(1, 8);  // nothing past the table to drop
+  EXPECT_EQ(bm.table(1).size(), 2u);
+  bm.free(1);
+  bm.check();
+}
+
 // Random operations (begin with shared prefixes, grow, compute, fork, free) with the accounting
 // checked after each: no leaked or double-freed block, free + in use + cached = total.
 TEST(BlockManager, RandomOperationsKeepExactAccounting) {
