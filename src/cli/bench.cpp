@@ -166,10 +166,11 @@ void register_bench(CLI::App& app, Commands& c) {
       ->check(CLI::Range(1, 100));
   s->add_flag("--no-peaks", a->no_peaks, "Skip measuring the compute peaks");
   register_bench_throughput(*s, c);
+  register_bench_spec(*s, c);
   register_bench_serve(*s, c);
   s->require_subcommand(0, 1);
   s->callback([a, s, &c] {
-    if (s->got_subcommand("throughput") || s->got_subcommand("serve"))
+    if (s->got_subcommand("throughput") || s->got_subcommand("spec") || s->got_subcommand("serve"))
       return;  // its own callback chose the action
     c.selected = [a] { return bench(*a); };
   });

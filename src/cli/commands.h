@@ -15,6 +15,7 @@ void register_info(CLI::App& app, Commands& c);
 void register_bench(CLI::App& app, Commands& c);
 void register_bench_throughput(CLI::App& bench, Commands& c);  // brisk bench throughput
 void register_bench_serve(CLI::App& bench, Commands& c);       // brisk bench serve
+void register_bench_spec(CLI::App& bench, Commands& c);        // brisk bench spec
 void register_quantize(CLI::App& app, Commands& c);
 void register_perplexity(CLI::App& app, Commands& c);
 void register_tokenize(CLI::App& app, Commands& c);

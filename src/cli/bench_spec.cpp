@@ -1,0 +1,184 @@
+// brisk bench spec: what speculative decoding buys. Decodes one prompt with and without it, for
+// each draft length and concurrency asked for, in one process: decode tokens/s (after the
+// prompt), the speedup over plain decoding measured next to it, acceptance, and whether the
+// greedy text stayed the same.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "cli/engine_options.h"
+#include "core/error.h"
+#include "engine/prompt.h"
+#include "ops/cpu.h"
+
+namespace brisk::cli {
+namespace {
+
+// A quote-heavy task: a paragraph, then the start of it again. A model continues by copying it,
+// which is what prompt lookup predicts well (as for code edits and retrieval-augmented answers).
+constexpr const char* kQuotePrompt =
+    "Once upon a time, there was a little girl named Lily. She loved to play outside in the park "
+    "with her friends. One day, she saw a big red ball under a tree. Lily wanted to play with the "
+    "ball, but it was too high. She asked her mom for help, and they got it down together.\n\n"
+    "Once upon a time, there was a little girl named Lily. She loved to play";
+
+struct SpecBenchArgs {
+  ModelArgs model;
+  SpecArgs spec;
+  std::string prompt, prompt_file;
+  int n_predict = 128;
+  std::vector<int> drafts = {2, 4, 8};
+  std::vector<int> concurrency = {1, 8};
+  int reps = 3;
+  int threads = 0;
+  float temp = 0;
+};
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+struct RunResult {
+  double tokens_per_s = 0;
+  std::vector<std::vector<int32_t>> outputs;
+  EngineStats stats;
+};
+
+// c copies of the prompt decoded together; the clock starts once every copy has its first token.
+RunResult run_once(const Model& m, ThreadPool& pool, const std::vector<int32_t>& prompt,
+                   const SpecBenchArgs& a, int c, int draft) {
+  EngineConfig ec;
+  ec.max_seqs = std::max(c, 1);
+  ec.max_model_len = static_cast<int64_t>(prompt.size()) + a.n_predict + 1;
+  SpecArgs sa = a.spec;
+  sa.method = draft > 0 ? "ngram" : "none";
+  sa.draft_max = std::max(draft, 1);
+  sa.draft_min = std::min(sa.draft_min, sa.draft_max);
+  ec.spec = spec_config(sa);
+  Engine e(m, pool, ec);
+  RunResult r;
+  r.outputs.resize(static_cast<size_t>(c));
+  for (int i = 0; i < c; ++i) {
+    Request q;
+    q.prompt = prompt;
+    q.max_tokens = a.n_predict;
+    q.ignore_eos = true;
+    q.sampling.temperature = a.temp;
+    q.sampling.seed = static_cast<uint64_t>(i + 1);
+    auto& out = r.outputs[static_cast<size_t>(i)];
+    e.submit(std::move(q), [&out](const Output& o) {
+      if (o.token >= 0) out.push_back(o.token);
+    });
+  }
+  auto all_started = [&] {
+    return std::all_of(r.outputs.begin(), r.outputs.end(),
+                       [](const auto& o) { return !o.empty(); });
+  };
+  while (!all_started() && e.step()) {
+  }
+  const EngineStats before = e.stats();
+  const double t0 = now();
+  e.run_until_idle();
+  const double dt = now() - t0;
+  r.stats = e.stats();
+  const auto decoded = static_cast<double>(r.stats.generated_tokens - before.generated_tokens);
+  r.tokens_per_s = dt > 0 ? decoded / dt : 0;
+  return r;
+}
+
+int bench_spec(SpecBenchArgs& a) {
+  double load_s = 0;
+  auto m = load_model(a.model, &load_s);
+  std::string text = a.prompt;
+  if (!a.prompt_file.empty()) text = read_text_file(a.prompt_file, "prompt file");
+  if (text.empty()) text = kQuotePrompt;
+  const PromptFormat fmt(*m->tokenizer);
+  const std::vector<int32_t> prompt = fmt.encode_text(text, true);
+  if (prompt.empty()) fail("the prompt is empty");
+  const int threads = a.threads > 0 ? a.threads : ThreadPool::default_threads();
+  ThreadPool pool(threads);
+  std::printf(
+      "model: %s, %d threads, kernels: %s; prompt %zu tokens, %d generated (%s), median of %d\n",
+      m->file.path.c_str(), threads, isa_name(best_isa()), prompt.size(), a.n_predict,
+      a.temp > 0 ? fmt::format("temperature {}", a.temp).c_str() : "greedy", a.reps);
+  std::printf("%-12s %5s %6s %12s %8s %10s %10s %6s\n", "proposer", "seqs", "draft", "decode t/s",
+              "speedup", "accepted", "per verif.", "same");
+  for (int c : a.concurrency) {
+    std::vector<RunResult> runs;
+    auto median_run = [&](int draft) {
+      runs.clear();
+      for (int i = 0; i < a.reps; ++i) runs.push_back(run_once(*m, pool, prompt, a, c, draft));
+      std::sort(runs.begin(), runs.end(), [](const RunResult& x, const RunResult& y) {
+        return x.tokens_per_s < y.tokens_per_s;
+      });
+      return runs[runs.size() / 2];
+    };
+    const RunResult base = median_run(0);
+    std::printf("%-12s %5d %6s %12.1f %8s %10s %10s %6s\n", "none", c, "-", base.tokens_per_s,
+                "1.00x", "-", "-", "-");
+    for (int d : a.drafts) {
+      const RunResult r = median_run(d);
+      const EngineStats& st = r.stats;
+      const bool same = a.temp > 0 ? true : r.outputs == base.outputs;
+      std::printf("%-12s %5d %6d %12.1f %7.2fx %9.1f%% %10.2f %6s\n", "ngram", c, d, r.tokens_per_s,
+                  base.tokens_per_s > 0 ? r.tokens_per_s / base.tokens_per_s : 0.0,
+                  st.spec_draft_tokens ? 100.0 * static_cast<double>(st.spec_accepted_tokens) /
+                                             static_cast<double>(st.spec_draft_tokens)
+                                       : 0.0,
+                  st.spec_drafts ? 1.0 + static_cast<double>(st.spec_accepted_tokens) /
+                                             static_cast<double>(st.spec_drafts)
+                                 : 1.0,
+                  a.temp > 0 ? "n/a"
+                  : same     ? "yes"
+                             : "NO");
+      if (!same) std::fprintf(stderr, "error: greedy output changed with draft %d\n", d);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+void register_bench_spec(CLI::App& bench, Commands& c) {
+  auto a = std::make_shared<SpecBenchArgs>();
+  CLI::App* s = bench.add_subcommand(
+      "spec",
+      "Speculative decoding: decode speed and acceptance with and without it, by draft length and "
+      "concurrency");
+  s->option_defaults()->always_capture_default();
+  add_model_options(*s, a->model);
+  s->add_option("-p,--prompt", a->prompt,
+                "Prompt (default: a quote task, a paragraph and the start of it again)");
+  s->add_option("-f,--file", a->prompt_file, "Read the prompt from a file")->excludes("-p");
+  s->add_option("-n,--n-predict", a->n_predict, "Tokens generated per sequence (EOS ignored)")
+      ->check(CLI::Range(2, 1 << 20));
+  s->add_option("--drafts", a->drafts, "Draft lengths (--draft-max) to measure, e.g. 2,4,8")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 64));
+  s->add_option("--concurrency", a->concurrency, "Sequences decoding together, e.g. 1,8")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1024));
+  s->add_option("-r,--repetitions", a->reps, "Runs per setting (the median is shown)")
+      ->check(CLI::Range(1, 100));
+  s->add_option("-t,--threads", a->threads, "Threads to compute with (default: all cores)")
+      ->check(CLI::Range(0, 1024));
+  s->add_option("--temp", a->temp, "Sampling temperature (0: greedy, and outputs are compared)")
+      ->check(CLI::Range(0.0f, 10.0f));
+  s->add_option("--draft-min", a->spec.draft_min, "Fewest speculative tokens worth verifying")
+      ->check(CLI::Range(1, 64));
+  s->add_option("--spec-ngram-max", a->spec.ngram_max,
+                "Prompt lookup: longest suffix of the sequence searched for (tried first)")
+      ->check(CLI::Range(1, 64));
+  s->add_option("--spec-ngram-min", a->spec.ngram_min,
+                "Prompt lookup: shortest suffix searched for")
+      ->check(CLI::Range(1, 64));
+  s->add_option("--spec-disable-batch-size", a->spec.disable_batch_size,
+                "No speculation in a step that decodes more sequences than this (0: never disable)")
+      ->check(CLI::Range(0, 1 << 20));
+  s->callback([a, &c] { c.selected = [a] { return bench_spec(*a); }; });
+}
+
+}  // namespace brisk::cli
