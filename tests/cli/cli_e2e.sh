@@ -98,6 +98,13 @@ check "an early Ctrl-C ends the run" '! kill -0 $pid 2>/dev/null'
 kill -9 $pid 2>/dev/null
 wait $pid 2>/dev/null
 
+# Speculative decoding's benchmark: plain decoding and prompt lookup side by side, greedy text
+# unchanged at every draft length and concurrency.
+"$BRISK" bench spec -m "$M/stories260K.gguf" -n 24 --drafts 2,5 --concurrency 1,3 -r 1 -t 2 >"$T/o" 2>"$T/e"
+rc=$?
+check "bench spec runs" '[ $rc -eq 0 ] && [ $(grep -c "^ngram" "$T/o") -eq 4 ] && [ $(grep -c "^none" "$T/o") -eq 2 ]'
+check "bench spec: the same greedy text" '! grep -q " NO$" "$T/o" && [ $(grep -c " yes$" "$T/o") -eq 4 ]'
+
 # Offline throughput through the batching engine: every request completes, the shared prefix hits
 # the cache, a tiny KV pool forces preemptions, and no block is left over (the command checks).
 "$BRISK" bench throughput -m "$M/stories260K.gguf" --num-prompts 12 --input-len 20 --output-len 16 \
