@@ -146,9 +146,8 @@ RequestId Engine::submit(Request r, OutputFn fn) {
   req->r = std::move(r);
   req->fn = std::move(fn);
   if (req->r.logprobs > 20) fail("logprobs = {}: at most 20 alternatives", req->r.logprobs);
-  if (req->r.draft_max > c_.spec.draft_max)
-    fail("draft_max = {}: this engine speculates at most {} tokens per step", req->r.draft_max,
-         c_.spec.draft_max);
+  // A request may lower the engine's draft length or turn speculation off, not raise it.
+  req->r.draft_max = std::min(req->r.draft_max, c_.spec.draft_max);
   const RequestId id = req->id;
   {
     std::lock_guard lk(inbox_mu_);

@@ -69,7 +69,7 @@ struct Request {
   std::vector<int32_t> stop_token_ids;
   bool ignore_eos = false;
   int logprobs = -1;   // -1: none; k >= 0: each token's log-probability and the k most likely
-  int draft_max = -1;  // speculative tokens per step: -1 the engine's, 0 none for this request
+  int draft_max = -1;  // speculative tokens per step: -1 the engine's, 0 none, at most the engine's
 };
 
 enum class FinishReason { None, Stop, Length, Abort };

@@ -153,6 +153,9 @@ void parse_common(const json& b, GenSpec& j, const Tokenizer& tok) {
   }
   r.n = static_cast<int>(get_int(b, "n", 1, 1, 128));
   r.ignore_eos = get_bool(b, "ignore_eos", false);
+  // Speculative decoding per request (when the server runs with --spec): 0 turns it off, a smaller
+  // number shortens the drafts; the server's --draft-max is the ceiling.
+  r.draft_max = static_cast<int>(get_int(b, "num_speculative_tokens", -1, 0, 64));
   (void)get_string(b, "user", "");
   j.stream = get_bool(b, "stream", false);
   if (has(b, "stream_options")) {

@@ -74,6 +74,26 @@ test('256 concurrent streams: each text equals the prompt alone, metrics add up'
   }
 });
 
+test('prompt lookup (--spec ngram): every stream equals the prompt alone, and the spec metrics count', async () => {
+  const srv = await startServer(['--spec', 'ngram', '--spec-disable-batch-size', '0']);
+  try {
+    const want = prompts.map((p) => runGreedy(p, 64));
+    const results = await Promise.all(Array.from({ length: 32 }, (_, i) =>
+      stream(srv.url, { prompt: prompts[i % 16], max_tokens: 64, temperature: 0,
+        ...(i % 4 === 3 ? { num_speculative_tokens: 0 } : i % 4 === 2 ? { num_speculative_tokens: 2 } : {}) })));
+    results.forEach((r, i) => assert.equal(r.text, want[i % 16], `request ${i}`));
+    const m = await waitIdle(srv.url);
+    const drafts = m.get('vllm:spec_decode_num_drafts_total');
+    const proposed = m.get('vllm:spec_decode_num_draft_tokens_total');
+    const accepted = m.get('vllm:spec_decode_num_accepted_tokens_total');
+    assert.ok(drafts > 0 && proposed >= drafts, `${drafts} drafts of ${proposed} tokens`);
+    assert.ok(accepted >= 0 && accepted <= proposed);
+    assert.equal(m.get('vllm:spec_decode_num_accepted_tokens_per_pos_total', 'position="0"') >= 0, true);
+  } finally {
+    assert.equal((await srv.stop()).code, 0);
+  }
+});
+
 test('a client that disconnects mid-stream has its request aborted and its blocks freed', async () => {
   const srv = await startServer(['-t', '1']);
   try {
