@@ -69,10 +69,11 @@ void add_engine_options(CLI::App& app, EngineArgs& a) {
 
 void add_spec_options(CLI::App& app, SpecArgs& a) {
   app.add_option("--spec", a.method,
-                 "Speculative decoding: none, or ngram (prompt lookup: propose what followed the "
-                 "latest earlier occurrence of the last few tokens, verified by the model in one "
-                 "pass; output is distributed exactly as without it)")
-      ->check(CLI::IsMember({"none", "ngram"}));
+                 "Speculative decoding: none; ngram (prompt lookup: propose what followed the "
+                 "latest earlier occurrence of the last few tokens); or layer-skip (the model's "
+                 "own first layers draft greedily). Drafts are verified by the whole model in one "
+                 "pass; output is distributed exactly as without speculation")
+      ->check(CLI::IsMember({"none", "ngram", "layer-skip"}));
   app.add_option("--draft-max,--draft,--spec-draft-n-max", a.draft_max,
                  "Speculative tokens proposed per step at most (adapts per sequence below this)")
       ->check(CLI::Range(1, 64));
@@ -85,6 +86,9 @@ void add_spec_options(CLI::App& app, SpecArgs& a) {
   app.add_option("--spec-ngram-min,--prompt-lookup-min", a.ngram_min,
                  "Prompt lookup: shortest suffix searched for")
       ->check(CLI::Range(1, 64));
+  app.add_option("--spec-draft-layers", a.draft_layers,
+                 "Layer skipping: the first layers the draft runs (0: half the model's)")
+      ->check(CLI::Range(0, 4096));
   app.add_option("--spec-disable-batch-size,--speculative-disable-by-batch-size",
                  a.disable_batch_size,
                  "No speculation in a step that decodes more sequences than this: large batches "
@@ -99,6 +103,7 @@ SpecConfig spec_config(const SpecArgs& a) {
   c.draft_min = a.draft_min;
   c.ngram.n_max = a.ngram_max;
   c.ngram.n_min = a.ngram_min;
+  c.draft_layers = a.draft_layers;
   c.disable_batch_size = a.disable_batch_size;
   if (c.draft_min > c.draft_max)
     fail("--draft-min {} is above --draft-max {}", c.draft_min, c.draft_max);

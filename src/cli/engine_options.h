@@ -14,6 +14,7 @@ struct SpecArgs {
   std::string method = "none";
   int draft_max = 8, draft_min = 1;
   int ngram_max = 4, ngram_min = 1;
+  int draft_layers = 0;
   int disable_batch_size = 6;
 };
 void add_spec_options(CLI::App& app, SpecArgs& a);

@@ -39,7 +39,8 @@ const char* finish_reason_name(FinishReason r) {
 SpecMethod parse_spec_method(const std::string& name) {
   if (name == "none") return SpecMethod::None;
   if (name == "ngram") return SpecMethod::Ngram;
-  fail("speculative method '{}' is unknown (none, ngram)", name);
+  if (name == "layer-skip") return SpecMethod::LayerSkip;
+  fail("speculative method '{}' is unknown (none, ngram, layer-skip)", name);
 }
 
 struct Engine::Seq : SchedSeq {
@@ -99,6 +100,15 @@ Engine::Engine(const Model& m, ThreadPool& pool, const EngineConfig& c)
   if (c.spec.ngram.n_min < 1 || c.spec.ngram.n_max < c.spec.ngram.n_min || c.spec.ngram.n_max > 64)
     fail("prompt lookup n-gram sizes {}..{} are invalid (1 <= min <= max <= 64)",
          c.spec.ngram.n_min, c.spec.ngram.n_max);
+  if (c.spec.method == SpecMethod::LayerSkip) {
+    if (m.hp.n_layer < 2) fail("layer skipping needs a model of two layers or more");
+    if (c.spec.draft_layers < 0 || c.spec.draft_layers >= m.hp.n_layer)
+      fail("layer skipping: {} draft layers of {} (the draft must skip at least one)",
+           c.spec.draft_layers, m.hp.n_layer);
+    draft_layers_ = c.spec.draft_layers > 0
+                        ? c.spec.draft_layers
+                        : static_cast<int>(std::max<int64_t>(1, m.hp.n_layer / 2));
+  }
   spec_accepted_per_pos_.assign(static_cast<size_t>(c.spec.draft_max), 0);
   if (c.block_size < 1 || c.block_size > 1024)
     fail("block size {} is not in 1..1024", c.block_size);
@@ -290,6 +300,7 @@ bool Engine::step() {
   const StepPlan plan = sched_->schedule();
   peak_running_ = std::max(peak_running_, sched_->n_running());
   for (const auto& [src, dst] : plan.copies) cache_->copy_block(src, dst);
+  if (c_.spec.method == SpecMethod::LayerSkip) draft_layer_skip(plan);
   if (!plan.chunks.empty()) {
     batch_.clear();
     const double t_plan = now();
@@ -352,9 +363,43 @@ void Engine::propose() {
     int64_t g = std::min<int64_t>(s.gamma, max_len_ - static_cast<int64_t>(s.tokens.size()));
     if (r.max_tokens > 0) g = std::min(g, r.max_tokens - s.n_generated - 1);
     if (g < c_.spec.draft_min) continue;
-    s.draft = ngram_propose(s.tokens, c_.spec.ngram, static_cast<int>(g));
+    if (c_.spec.method == SpecMethod::LayerSkip)
+      // Placeholders: the scheduler only needs the length; the tokens are drafted after it ran.
+      s.draft.assign(static_cast<size_t>(g), s.tokens.back());
+    else
+      s.draft = ngram_propose(s.tokens, c_.spec.ngram, static_cast<int>(g));
     if (static_cast<int>(s.draft.size()) < c_.spec.draft_min) s.draft.clear();
   }
+}
+
+// Layer skipping: each draft token is the greedy choice of the model's first layers, one position
+// at a time for all drafting sequences together. Their keys and values land where the verification
+// pass writes the full model's before reading any, so only the tokens matter.
+void Engine::draft_layer_skip(const StepPlan& plan) {
+  std::vector<Seq*> ds;
+  size_t longest = 0;
+  for (const auto& ch : plan.chunks)
+    if (ch.n_draft > 0) {
+      ds.push_back(static_cast<Seq*>(ch.seq));
+      longest = std::max(longest, ds.back()->draft.size());
+    }
+  const int64_t V = m_.hp.n_vocab;
+  const double t0 = now();
+  for (size_t j = 0; j < longest; ++j) {
+    batch_.clear();
+    for (Seq* s : ds)
+      if (j < s->draft.size())
+        batch_.add(j == 0 ? s->tokens.back() : s->draft[j - 1],
+                   static_cast<int64_t>(s->tokens.size() - 1 + j), s->id, true);
+    const float* lg = forward_.run(batch_, *cache_, draft_layers_);
+    int64_t row = 0;
+    for (Seq* s : ds)
+      if (j < s->draft.size()) {
+        const float* r = lg + row++ * V;
+        s->draft[j] = static_cast<int32_t>(std::max_element(r, r + V) - r);
+      }
+  }
+  forward_seconds_ += now() - t0;
 }
 
 // Samples each position of a decode chunk that carried a draft, in order, as plain decoding would,

@@ -31,17 +31,20 @@ using RequestId = uint64_t;
 // Speculative decoding: a proposer guesses tokens that one forward pass then verifies together
 // with the sequence's next token; the output is distributed exactly as without it (greedy output
 // is the same, token for token).
-enum class SpecMethod { None, Ngram };
+enum class SpecMethod { None, Ngram, LayerSkip };
 struct SpecConfig {
   SpecMethod method = SpecMethod::None;
   int draft_max = 8;  // tokens proposed per step at most (γ; per request: Request::draft_max)
   int draft_min = 1;  // fewer proposed tokens than this are not worth verifying
   NgramConfig ngram;
+  // Layer skipping: the draft is the model's own first draft_layers blocks plus its final norm and
+  // classifier (0: half the blocks), drafting greedily.
+  int draft_layers = 0;
   // No drafts in a step that decodes more sequences than this: a large batch is compute-bound,
   // and verifying guesses would slow every sequence in it (0: no limit).
   int disable_batch_size = 6;
 };
-SpecMethod parse_spec_method(const std::string& name);  // none | ngram
+SpecMethod parse_spec_method(const std::string& name);  // none | ngram | layer-skip
 
 struct EngineConfig {
   uint64_t kv_cache_bytes = 0;  // 0: enough for max_seqs full-length sequences, at most 2 GiB
@@ -146,6 +149,7 @@ class Engine {
   Output output(const Seq& s, int32_t tok, std::string text, FinishReason r) const;
   void fork_children(Seq& parent, const float* logits);
   void propose();
+  void draft_layer_skip(const StepPlan& plan);
   void verify(Seq& s, int64_t n_draft, const float* logits);
 
   const Model& m_;
@@ -154,6 +158,7 @@ class Engine {
   KvGeometry geom_;
   int32_t n_blocks_;
   int64_t max_len_;
+  int draft_layers_ = 0;
   std::unique_ptr<BlockManager> bm_;
   std::unique_ptr<PagedKvCache> cache_;
   std::unique_ptr<Scheduler> sched_;

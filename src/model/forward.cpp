@@ -28,7 +28,7 @@ void Forward::ensure(int64_t n) {
   cap_ = n;
 }
 
-const float* Forward::run(const Batch& b, KvCache& cache) {
+const float* Forward::run(const Batch& b, KvCache& cache, int n_layers) {
   const auto& h = m_.hp;
   const auto& W = m_.w;
   const int64_t n = b.size();
@@ -64,7 +64,8 @@ const float* Forward::run(const Batch& b, KvCache& cache) {
   for (int64_t i = 0; i < n; ++i)
     dequantize_row(W.token_embd.type, W.token_embd.row(b.token[i]), &x_[i * E], E);
 
-  for (int l = 0; l < h.n_layer; ++l) {
+  const int64_t layers = n_layers < 0 ? h.n_layer : std::min<int64_t>(n_layers, h.n_layer);
+  for (int l = 0; l < layers; ++l) {
     const LayerWeights& L = W.layers[l];
     // Attention block.
     pool_.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {

@@ -28,7 +28,9 @@ class Forward {
 
   // Runs the batch, storing its keys and values in `cache`. Returns n_out rows of n_vocab logits
   // (the tokens marked in batch.logits, in batch order); valid until the next call.
-  const float* run(const Batch& batch, KvCache& cache);
+  // n_layers < n_layer runs only the first n_layers blocks before the final norm and classifier:
+  // the model's own cheap draft (self-speculation by layer skipping).
+  const float* run(const Batch& batch, KvCache& cache, int n_layers = -1);
 
  private:
   void attention(int layer, const Batch& b, KvCache& cache);
