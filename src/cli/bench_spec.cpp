@@ -1,7 +1,7 @@
 // brisk bench spec: what speculative decoding buys. Decodes one prompt with and without it, for
-// each draft length and concurrency asked for, in one process: decode tokens/s (after the
-// prompt), the speedup over plain decoding measured next to it, acceptance, and whether the
-// greedy text stayed the same.
+// a proposer (prompt lookup or layer skipping) at each draft length and concurrency asked for, in
+// one process: decode tokens/s (after the prompt), the speedup over plain decoding measured next to
+// it, acceptance, and whether the greedy text stayed the same.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -54,7 +54,7 @@ RunResult run_once(const Model& m, ThreadPool& pool, const std::vector<int32_t>&
   ec.max_seqs = std::max(c, 1);
   ec.max_model_len = static_cast<int64_t>(prompt.size()) + a.n_predict + 1;
   SpecArgs sa = a.spec;
-  sa.method = draft > 0 ? "ngram" : "none";
+  sa.method = draft > 0 ? a.spec.method : "none";
   sa.draft_max = std::max(draft, 1);
   sa.draft_min = std::min(sa.draft_min, sa.draft_max);
   ec.spec = spec_config(sa);
@@ -123,8 +123,8 @@ int bench_spec(SpecBenchArgs& a) {
       const RunResult r = median_run(d);
       const EngineStats& st = r.stats;
       const bool same = a.temp > 0 ? true : r.outputs == base.outputs;
-      std::printf("%-12s %5d %6d %12.1f %7.2fx %9.1f%% %10.2f %6s\n", "ngram", c, d, r.tokens_per_s,
-                  base.tokens_per_s > 0 ? r.tokens_per_s / base.tokens_per_s : 0.0,
+      std::printf("%-12s %5d %6d %12.1f %7.2fx %9.1f%% %10.2f %6s\n", a.spec.method.c_str(), c, d,
+                  r.tokens_per_s, base.tokens_per_s > 0 ? r.tokens_per_s / base.tokens_per_s : 0.0,
                   st.spec_draft_tokens ? 100.0 * static_cast<double>(st.spec_accepted_tokens) /
                                              static_cast<double>(st.spec_draft_tokens)
                                        : 0.0,
@@ -167,6 +167,12 @@ void register_bench_spec(CLI::App& bench, Commands& c) {
       ->check(CLI::Range(0, 1024));
   s->add_option("--temp", a->temp, "Sampling temperature (0: greedy, and outputs are compared)")
       ->check(CLI::Range(0.0f, 10.0f));
+  a->spec.method = "ngram";
+  s->add_option("--spec", a->spec.method, "Proposer: ngram (prompt lookup) or layer-skip")
+      ->check(CLI::IsMember({"ngram", "layer-skip"}));
+  s->add_option("--spec-draft-layers", a->spec.draft_layers,
+                "Layer skipping: the first layers the draft runs (0: half the model's)")
+      ->check(CLI::Range(0, 4096));
   s->add_option("--draft-min", a->spec.draft_min, "Fewest speculative tokens worth verifying")
       ->check(CLI::Range(1, 64));
   s->add_option("--spec-ngram-max", a->spec.ngram_max,

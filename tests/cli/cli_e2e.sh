@@ -104,6 +104,9 @@ wait $pid 2>/dev/null
 rc=$?
 check "bench spec runs" '[ $rc -eq 0 ] && [ $(grep -c "^ngram" "$T/o") -eq 4 ] && [ $(grep -c "^none" "$T/o") -eq 2 ]'
 check "bench spec: the same greedy text" '! grep -q " NO$" "$T/o" && [ $(grep -c " yes$" "$T/o") -eq 4 ]'
+"$BRISK" bench spec -m "$M/stories260K.gguf" --spec layer-skip -n 24 --drafts 3 --concurrency 2 -r 1 -t 2 >"$T/o" 2>"$T/e"
+rc=$?
+check "bench spec --spec layer-skip: the same greedy text" '[ $rc -eq 0 ] && [ $(grep -c "^layer-skip .* yes$" "$T/o") -eq 1 ]'
 
 # Offline throughput through the batching engine: every request completes, the shared prefix hits
 # the cache, a tiny KV pool forces preemptions, and no block is left over (the command checks).
