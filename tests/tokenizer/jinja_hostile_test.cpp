@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/jinja/interpreter.h"
+#include "tokenizer/jinja/strings.h"
 
 namespace brisk {
 namespace {
@@ -135,6 +136,26 @@ TEST(JinjaHostile, HugeRangesListsAndStrings) {
       "{% set ns = namespace(s='xxxxxxxx') %}{% for i in range(20) %}"
       "{% set ns.s = ns.s ~ ns.s %}{% endfor %}"
       "{% for i in range(1000) %}{{ ns.s }}{% endfor %}");
+}
+
+// Searches run in 64 KiB windows (sanitizers check every byte memmem is handed, per call): a match
+// across a window's edge, at the very end, or absent must be found exactly as in one pass.
+TEST(JinjaHostile, SearchesFindMatchesAcrossWindowEdges) {
+  const size_t w = size_t{1} << 16;
+  for (size_t at : {size_t{0}, w - 3, w - 1, w, 2 * w - 5, 3 * w - 4}) {
+    std::string hay(3 * w, 'a');
+    hay.replace(at, 4, "wxyz");
+    EXPECT_EQ(jinja::find_in(hay, "wxyz"), at) << at;
+    EXPECT_EQ(jinja::find_in(hay, "wxyz", at), at) << at;
+    EXPECT_EQ(jinja::find_in(hay, "wxyz", at + 1), std::string::npos) << at;
+  }
+  const std::string long_needle(w + 10, 'b');
+  std::string hay = std::string(w - 7, 'a') + long_needle + "c";
+  EXPECT_EQ(jinja::find_in(hay, long_needle), w - 7);
+  EXPECT_EQ(jinja::find_in(hay, long_needle + "d"), std::string::npos);
+  EXPECT_EQ(jinja::find_in("abc", "abcd"), std::string::npos);
+  EXPECT_EQ(jinja::find_in("abc", "", 3), 3u);
+  EXPECT_EQ(jinja::find_in("abc", "c", 4), std::string::npos);
 }
 
 TEST(JinjaHostile, ArithmeticNeverWrapsOrTraps) {

@@ -240,9 +240,19 @@ int64_t utf16_length(const std::string& s) {
 size_t find_in(const std::string& hay, const std::string& needle, size_t from) {
   if (from > hay.size()) return std::string::npos;
   if (needle.empty()) return from;
-  // glibc's memmem is linear in the worst case (two-way search), std::string::find is not.
-  const void* at = memmem(hay.data() + from, hay.size() - from, needle.data(), needle.size());
-  return at ? static_cast<size_t>(static_cast<const char*>(at) - hay.data()) : std::string::npos;
+  // glibc's memmem is linear in the worst case (two-way search), std::string::find is not. It is
+  // given windows that overlap by the needle's length less one: sanitizers check the whole range
+  // memmem is handed on every call, which made replace() or split() over a long string quadratic.
+  const size_t window = std::max<size_t>(size_t{1} << 16, 2 * needle.size());
+  size_t at = from;
+  while (hay.size() - at >= needle.size()) {
+    const size_t len = std::min(window, hay.size() - at);
+    const void* p = memmem(hay.data() + at, len, needle.data(), needle.size());
+    if (p) return static_cast<size_t>(static_cast<const char*>(p) - hay.data());
+    if (len == hay.size() - at) break;
+    at += len - needle.size() + 1;
+  }
+  return std::string::npos;
 }
 
 std::vector<std::string> py_split(const std::string& s, const std::string* sep, int64_t maxsplit,
