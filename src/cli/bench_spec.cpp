@@ -170,20 +170,7 @@ void register_bench_spec(CLI::App& bench, Commands& c) {
   a->spec.method = "ngram";
   s->add_option("--spec", a->spec.method, "Proposer: ngram (prompt lookup) or layer-skip")
       ->check(CLI::IsMember({"ngram", "layer-skip"}));
-  s->add_option("--spec-draft-layers", a->spec.draft_layers,
-                "Layer skipping: the first layers the draft runs (0: half the model's)")
-      ->check(CLI::Range(0, 4096));
-  s->add_option("--draft-min", a->spec.draft_min, "Fewest speculative tokens worth verifying")
-      ->check(CLI::Range(1, 64));
-  s->add_option("--spec-ngram-max", a->spec.ngram_max,
-                "Prompt lookup: longest suffix of the sequence searched for (tried first)")
-      ->check(CLI::Range(1, 64));
-  s->add_option("--spec-ngram-min", a->spec.ngram_min,
-                "Prompt lookup: shortest suffix searched for")
-      ->check(CLI::Range(1, 64));
-  s->add_option("--spec-disable-batch-size", a->spec.disable_batch_size,
-                "No speculation in a step that decodes more sequences than this (0: never disable)")
-      ->check(CLI::Range(0, 1 << 20));
+  add_spec_tuning_options(*s, a->spec);
   s->callback([a, &c] { c.selected = [a] { return bench_spec(*a); }; });
 }
 

@@ -77,6 +77,10 @@ void add_spec_options(CLI::App& app, SpecArgs& a) {
   app.add_option("--draft-max,--draft,--spec-draft-n-max", a.draft_max,
                  "Speculative tokens proposed per step at most (adapts per sequence below this)")
       ->check(CLI::Range(1, 64));
+  add_spec_tuning_options(app, a);
+}
+
+void add_spec_tuning_options(CLI::App& app, SpecArgs& a) {
   app.add_option("--draft-min,--spec-draft-n-min", a.draft_min,
                  "Fewest speculative tokens worth verifying")
       ->check(CLI::Range(1, 64));

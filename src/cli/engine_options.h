@@ -18,6 +18,8 @@ struct SpecArgs {
   int disable_batch_size = 6;
 };
 void add_spec_options(CLI::App& app, SpecArgs& a);
+// All but --spec and --draft-max (for a command that chooses those itself, as bench spec does).
+void add_spec_tuning_options(CLI::App& app, SpecArgs& a);
 SpecConfig spec_config(const SpecArgs& a);
 // Lines for stderr: drafts verified, tokens accepted, mean accepted length, acceptance by position
 // ("" when nothing was proposed).

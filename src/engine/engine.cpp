@@ -157,7 +157,8 @@ RequestId Engine::submit(Request r, OutputFn fn) {
   req->fn = std::move(fn);
   if (req->r.logprobs > 20) fail("logprobs = {}: at most 20 alternatives", req->r.logprobs);
   // A request may lower the engine's draft length or turn speculation off, not raise it.
-  req->r.draft_max = std::min(req->r.draft_max, c_.spec.draft_max);
+  req->r.draft_max =
+      req->r.draft_max < 0 ? c_.spec.draft_max : std::min(req->r.draft_max, c_.spec.draft_max);
   const RequestId id = req->id;
   {
     std::lock_guard lk(inbox_mu_);
@@ -356,7 +357,7 @@ void Engine::propose() {
   for (Seq* sp : decoding) {
     Seq& s = *sp;
     const Request& r = s.req->r;
-    const int max = r.draft_max < 0 ? c_.spec.draft_max : r.draft_max;
+    const int max = r.draft_max;
     if (max == 0 || steps_ < s.pause_until) continue;
     if (s.gamma < 0) s.gamma = std::min(max, 3);  // grows while whole drafts are accepted
     // Positions past the model length, or tokens past max_tokens, would only be thrown away.
@@ -425,7 +426,7 @@ void Engine::verify(Seq& s, int64_t n_draft, const float* logits) {
   ++spec_drafts_;
   spec_draft_tokens_ += n_draft;
   spec_accepted_ += k;
-  const int max = s.req->r.draft_max < 0 ? c_.spec.draft_max : s.req->r.draft_max;
+  const int max = s.req->r.draft_max;
   if (k == n_draft)
     s.gamma = std::min(max, s.gamma + 2);
   else
