@@ -29,9 +29,9 @@ void add_model_options(CLI::App& app, ModelArgs& a, bool required) {
   app.add_flag(
       "--no-repack", a.no_repack,
       "Use the weights as the file stores them, mapped from it: faster loading and no "
-      "copy in memory, but slower kernels (by default Q4_0, Q8_0, Q4_K and Q6_K matrices are "
-      "interleaved 16 rows at a time on CPUs with AVX2, BF16 and F16 ones on CPUs with AVX-512 "
-      "BF16)");
+      "copy in memory, but slower kernels (by default Q4_0, Q8_0, Q4_K, Q6_K, BF16 and F16 "
+      "matrices are interleaved 16 rows at a time on CPUs with AVX2, F32 ones on CPUs with "
+      "AVX-512)");
 }
 
 std::string resolve_model(ModelArgs& a) {

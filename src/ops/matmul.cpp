@@ -18,6 +18,7 @@ Kernel own_kernel(Isa isa, DType t, bool interleaved) {
   if (interleaved)
     return t == DType::BF16  ? kernel_bf16_interleaved(isa)
            : t == DType::F16 ? kernel_f16_interleaved(isa)
+           : t == DType::F32 ? kernel_f32_interleaved(isa)
                              : kernel_interleaved(isa, t);
   switch (t) {
     case DType::F32:

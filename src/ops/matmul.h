@@ -51,10 +51,11 @@ Kernel kernel_f32(Isa isa);
 Kernel kernel_f16(Isa isa);
 Kernel kernel_bf16(Isa isa);
 Kernel kernel_quant(Isa isa, DType t);  // the GGUF quantized types
-// Rows interleaved 16 at a time at load (ops/repack.h): Q4_0, Q8_0, Q4_K, Q6_K; BF16; F16.
+// Rows interleaved 16 at a time at load (ops/repack.h): Q4_0, Q8_0, Q4_K, Q6_K; BF16; F16; F32.
 Kernel kernel_interleaved(Isa isa, DType t);
 Kernel kernel_bf16_interleaved(Isa isa);
 Kernel kernel_f16_interleaved(Isa isa);
+Kernel kernel_f32_interleaved(Isa isa);
 
 // Packs n rows of k floats as XFormat::F32Tiles or BF16Tiles (k even), `tile` tokens per tile: a
 // 4-byte unit u of token t (value u; for BF16Tiles values 2u and 2u+1 as two bf16, rounded as

@@ -48,6 +48,8 @@ void micro_avx2(const Args& a, int64_t r, int64_t t) {
     for (int j = 0; j < T; ++j) acc[i][j] = _mm256_setzero_ps();
   int64_t k0 = 0;
   for (; k0 + 8 <= a.k; k0 += 8) {
+    if (k0 % 16 == 0)
+      for (int i = 0; i < R; ++i) prefetch_ahead(w[i], k0, 16);
     __m256 wv[R];
     for (int i = 0; i < R; ++i) wv[i] = P::load8(w[i] + k0);
     for (int j = 0; j < T; ++j) {
@@ -93,6 +95,7 @@ void micro_avx512(const Args& a, int64_t r, int64_t t) {
     for (int j = 0; j < T; ++j) acc[i][j][0] = acc[i][j][1] = _mm512_setzero_ps();
   int64_t k0 = 0;
   for (; k0 + 32 <= a.k; k0 += 32) {
+    for (int i = 0; i < R; ++i) prefetch_ahead(w[i], k0, 32);
     step_avx512<P, R, T, 0, false>(acc, w, x, k0, 0);
     step_avx512<P, R, T, 1, false>(acc, w, x, k0 + 16, 0);
   }
@@ -225,6 +228,7 @@ struct WidenKernels {
     micro_generic<P, R, T>(a, r, t);
   }
   static constexpr MicroFn kGeneric[4][6] = BRISK_MICRO_TABLE(generic);
+  static constexpr MicroFn kGenericRow[8] = BRISK_MICRO_ONE_ROW8(generic);
 #if defined(__x86_64__)
   template <int R, int T>
   static void avx2(const Args& a, int64_t r, int64_t t) {
@@ -236,6 +240,8 @@ struct WidenKernels {
   }
   static constexpr MicroFn kAvx2[4][6] = BRISK_MICRO_TABLE(avx2);
   static constexpr MicroFn kAvx512[4][3] = BRISK_MICRO_TABLE3(avx512);
+  static constexpr MicroFn kAvx2Row[8] = BRISK_MICRO_ONE_ROW8(avx2);
+  static constexpr MicroFn kAvx512Row[8] = BRISK_MICRO_ONE_ROW8(avx512);
 #endif
 
   // {nullptr} where the policy has no kernel for the ISA (a type may bring its own instead).
@@ -244,13 +250,13 @@ struct WidenKernels {
 #if defined(__x86_64__)
       case Isa::Avx512:
         if constexpr (requires { P::load16(nullptr); })
-          return {tile_loop<3, kAvx512>, XFormat::F32};
+          return {tile_loop_rows<3, kAvx512, 8, kAvx512Row>, XFormat::F32};
         return {nullptr, XFormat::F32};
       case Isa::Avx2:
-        return {tile_loop<6, kAvx2>, XFormat::F32};
+        return {tile_loop_rows<6, kAvx2, 8, kAvx2Row>, XFormat::F32};
 #endif
       case Isa::Generic:
-        return {tile_loop<6, kGeneric>, XFormat::F32};
+        return {tile_loop_rows<6, kGeneric, 8, kGenericRow>, XFormat::F32};
       default:
         return {nullptr, XFormat::F32};
     }

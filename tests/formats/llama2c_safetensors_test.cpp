@@ -105,7 +105,7 @@ TEST(Llama2c, RejectsBadTokenizerFiles) {
 class HfDir : public ::testing::Test {
  protected:
   void SetUp() override {
-    src_ = Model::load(test::shared("models/stories260K/stories260K.gguf"));
+    src_ = Model::load(test::shared("models/stories260K/stories260K.gguf"), "", /*repack=*/false);
     test::export_hf(*src_, dir_.path(), DType::BF16);
   }
   std::unique_ptr<Model> src_;

@@ -299,7 +299,8 @@ TEST(RepackedMatmul, EveryTierGivesThePortableBits) {
 
 std::vector<Param> repacked_params() {
   std::vector<Param> v;
-  for (DType t : {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q6_K, DType::BF16, DType::F16})
+  for (DType t :
+       {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q6_K, DType::BF16, DType::F16, DType::F32})
     for (Isa i : test::available_isas()) v.push_back({t, i});
   return v;
 }
