@@ -28,6 +28,7 @@ uint64_t block_hash(uint64_t parent, std::span<const int32_t> tokens, uint64_t s
 BlockPool::BlockPool(int32_t n_blocks, int block_size)
     : block_size_(block_size),
       ref_(static_cast<size_t>(n_blocks), 0),
+      gen_(static_cast<size_t>(n_blocks), 0),
       meta_(static_cast<size_t>(n_blocks)) {
   if (n_blocks <= 0 || block_size <= 0)
     fail("KV block pool needs at least one block of at least one token");
@@ -49,6 +50,7 @@ BlockId BlockPool::allocate() {
     return -1;
   }
   ref_[static_cast<size_t>(b)] = 1;
+  ++gen_[static_cast<size_t>(b)];
   peak_in_use_ = std::max(peak_in_use_, n_in_use());
   return b;
 }

@@ -36,6 +36,9 @@ class BlockPool {
   // Drops one reference; a block nobody uses stays cached if it holds a published prefix.
   void release(BlockId b);
   int32_t ref_count(BlockId b) const { return ref_[static_cast<size_t>(b)]; }
+  // Bumped whenever b is handed out for new content: a cache that fills blocks on its own schedule
+  // (a draft model's) tells its rows of a block's current content from a former tenant's by it.
+  uint32_t generation(BlockId b) const { return gen_[static_cast<size_t>(b)]; }
 
   // The cached block with this content, with a reference taken; -1 if none.
   BlockId lookup(uint64_t hash, uint64_t parent, std::span<const int32_t> tokens);
@@ -67,6 +70,7 @@ class BlockPool {
 
   int block_size_;
   std::vector<int32_t> ref_;
+  std::vector<uint32_t> gen_;
   std::vector<Meta> meta_;
   std::vector<BlockId> free_;
   std::list<BlockId> lru_;  // cached blocks, least recently released first

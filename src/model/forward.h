@@ -27,7 +27,8 @@ class Forward {
   void set_observer(Observer o) { observer_ = std::move(o); }
 
   // Runs the batch, storing its keys and values in `cache`. Returns n_out rows of n_vocab logits
-  // (the tokens marked in batch.logits, in batch order); valid until the next call.
+  // (the tokens marked in batch.logits, in batch order; none marked: only the cache is filled);
+  // valid until the next call.
   // n_layers < n_layer runs only the first n_layers blocks before the final norm and classifier:
   // the model's own cheap draft (self-speculation by layer skipping).
   const float* run(const Batch& batch, KvCache& cache, int n_layers = -1);
