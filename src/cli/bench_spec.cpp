@@ -1,7 +1,8 @@
 // brisk bench spec: what speculative decoding buys. Decodes one prompt with and without it, for
-// a proposer (prompt lookup or layer skipping) at each draft length and concurrency asked for, in
-// one process: decode tokens/s (after the prompt), the speedup over plain decoding measured next to
-// it, acceptance, and whether the greedy text stayed the same.
+// a proposer (a draft model, prompt lookup or layer skipping) at each draft length and concurrency
+// asked for, in one process: decode tokens/s (after the prompt), the speedup over plain decoding
+// measured next to it, acceptance (over all repetitions), and whether the greedy text stayed the
+// same.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -53,8 +54,8 @@ RunResult run_once(const Model& m, ThreadPool& pool, const std::vector<int32_t>&
   EngineConfig ec;
   ec.max_seqs = std::max(c, 1);
   ec.max_model_len = static_cast<int64_t>(prompt.size()) + a.n_predict + 1;
-  SpecArgs sa = a.spec;
-  sa.method = draft > 0 ? a.spec.method : "none";
+  SpecArgs sa = a.spec;  // shares the loaded draft model
+  if (draft == 0) sa.method = "none", sa.draft_model.clear();
   sa.draft_max = std::max(draft, 1);
   sa.draft_min = std::min(sa.draft_min, sa.draft_max);
   ec.spec = spec_config(sa);
@@ -92,6 +93,9 @@ RunResult run_once(const Model& m, ThreadPool& pool, const std::vector<int32_t>&
 int bench_spec(SpecBenchArgs& a) {
   double load_s = 0;
   auto m = load_model(a.model, &load_s);
+  if (a.spec.method.empty()) a.spec.method = a.spec.draft_model.empty() ? "ngram" : "draft";
+  (void)spec_config(a.spec);  // checks the options, loads the draft model before any timing
+  if (a.spec.draft) check_draft_vocab(*m, *a.spec.draft);
   std::string text = a.prompt;
   if (!a.prompt_file.empty()) text = read_text_file(a.prompt_file, "prompt file");
   if (text.empty()) text = kQuotePrompt;
@@ -107,34 +111,48 @@ int bench_spec(SpecBenchArgs& a) {
   std::printf("%-12s %5s %6s %12s %8s %10s %10s %6s\n", "proposer", "seqs", "draft", "decode t/s",
               "speedup", "accepted", "per verif.", "same");
   for (int c : a.concurrency) {
-    std::vector<RunResult> runs;
-    auto median_run = [&](int draft) {
-      runs.clear();
-      for (int i = 0; i < a.reps; ++i) runs.push_back(run_once(*m, pool, prompt, a, c, draft));
-      std::sort(runs.begin(), runs.end(), [](const RunResult& x, const RunResult& y) {
-        return x.tokens_per_s < y.tokens_per_s;
-      });
-      return runs[runs.size() / 2];
+    // Each repetition runs plain decoding and every draft length back to back, so that a slow
+    // phase of the machine falls on all of them; a speedup is the median of the repetitions'
+    // ratios to the plain run next to them.
+    std::vector<int> settings = {0};
+    settings.insert(settings.end(), a.drafts.begin(), a.drafts.end());
+    std::vector<std::vector<RunResult>> runs(settings.size());
+    for (int i = 0; i < a.reps; ++i)
+      for (size_t k = 0; k < settings.size(); ++k)
+        runs[k].push_back(run_once(*m, pool, prompt, a, c, settings[k]));
+    auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
     };
-    const RunResult base = median_run(0);
-    std::printf("%-12s %5d %6s %12.1f %8s %10s %10s %6s\n", "none", c, "-", base.tokens_per_s,
-                "1.00x", "-", "-", "-");
-    for (int d : a.drafts) {
-      const RunResult r = median_run(d);
-      const EngineStats& st = r.stats;
-      const bool same = a.temp > 0 ? true : r.outputs == base.outputs;
-      std::printf("%-12s %5d %6d %12.1f %7.2fx %9.1f%% %10.2f %6s\n", a.spec.method.c_str(), c, d,
-                  r.tokens_per_s, base.tokens_per_s > 0 ? r.tokens_per_s / base.tokens_per_s : 0.0,
-                  st.spec_draft_tokens ? 100.0 * static_cast<double>(st.spec_accepted_tokens) /
-                                             static_cast<double>(st.spec_draft_tokens)
-                                       : 0.0,
-                  st.spec_drafts ? 1.0 + static_cast<double>(st.spec_accepted_tokens) /
-                                             static_cast<double>(st.spec_drafts)
-                                 : 1.0,
-                  a.temp > 0 ? "n/a"
-                  : same     ? "yes"
-                             : "NO");
-      if (!same) std::fprintf(stderr, "error: greedy output changed with draft %d\n", d);
+    auto rate = [&](size_t k) {
+      std::vector<double> v;
+      for (const RunResult& r : runs[k]) v.push_back(r.tokens_per_s);
+      return median(v);
+    };
+    std::printf("%-12s %5d %6s %12.1f %8s %10s %10s %6s\n", "none", c, "-", rate(0), "1.00x", "-",
+                "-", "-");
+    for (size_t k = 1; k < settings.size(); ++k) {
+      std::vector<double> ratios;
+      bool same = true;
+      int64_t drafts = 0, drafted = 0, accepted = 0;
+      for (int i = 0; i < a.reps; ++i) {
+        const RunResult& r = runs[k][static_cast<size_t>(i)];
+        const RunResult& b = runs[0][static_cast<size_t>(i)];
+        ratios.push_back(b.tokens_per_s > 0 ? r.tokens_per_s / b.tokens_per_s : 0.0);
+        same = same && r.outputs == b.outputs;
+        drafts += r.stats.spec_drafts, drafted += r.stats.spec_draft_tokens;
+        accepted += r.stats.spec_accepted_tokens;
+      }
+      if (a.temp > 0) same = true;
+      std::printf(
+          "%-12s %5d %6d %12.1f %7.2fx %9.1f%% %10.2f %6s\n", a.spec.method.c_str(), c, settings[k],
+          rate(k), median(ratios),
+          drafted ? 100.0 * static_cast<double>(accepted) / static_cast<double>(drafted) : 0.0,
+          drafts ? 1.0 + static_cast<double>(accepted) / static_cast<double>(drafts) : 1.0,
+          a.temp > 0 ? "n/a"
+          : same     ? "yes"
+                     : "NO");
+      if (!same) std::fprintf(stderr, "error: greedy output changed with draft %d\n", settings[k]);
     }
   }
   return 0;
@@ -167,9 +185,12 @@ void register_bench_spec(CLI::App& bench, Commands& c) {
       ->check(CLI::Range(0, 1024));
   s->add_option("--temp", a->temp, "Sampling temperature (0: greedy, and outputs are compared)")
       ->check(CLI::Range(0.0f, 10.0f));
-  a->spec.method = "ngram";
-  s->add_option("--spec", a->spec.method, "Proposer: ngram (prompt lookup) or layer-skip")
-      ->check(CLI::IsMember({"ngram", "layer-skip"}));
+  a->spec.method = "";
+  s->add_option("--spec", a->spec.method,
+                "Proposer: draft (a draft model, -md), ngram (prompt lookup) or layer-skip "
+                "(default: draft when -md is given, else ngram)")
+      ->check(CLI::IsMember({"draft", "ngram", "layer-skip"}));
+  add_draft_model_option(*s, a->spec);
   add_spec_tuning_options(*s, a->spec);
   s->callback([a, &c] { c.selected = [a] { return bench_spec(*a); }; });
 }

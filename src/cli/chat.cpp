@@ -65,8 +65,8 @@ int chat(ChatArgs& a) {
   ThreadPool pool(threads);
   // Each turn is a request for the whole conversation; the prefix cache keeps the blocks of what
   // earlier turns computed, so only the new tokens are processed.
-  EngineConfig ec = single_sequence_config(*model, n_ctx, a.n_batch, a.kv_dtype);
-  ec.spec = spec_config(a.spec);
+  const EngineConfig ec =
+      single_sequence_config(*model, n_ctx, a.n_batch, a.kv_dtype, spec_config(a.spec));
   Engine engine(*model, pool, ec);
 
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();

@@ -69,18 +69,31 @@ void add_engine_options(CLI::App& app, EngineArgs& a) {
 
 void add_spec_options(CLI::App& app, SpecArgs& a) {
   app.add_option("--spec", a.method,
-                 "Speculative decoding: none; ngram (prompt lookup: propose what followed the "
-                 "latest earlier occurrence of the last few tokens); or layer-skip (the model's "
-                 "own first layers draft greedily). Drafts are verified by the whole model in one "
-                 "pass; output is distributed exactly as without speculation")
-      ->check(CLI::IsMember({"none", "ngram", "layer-skip"}));
+                 "Speculative decoding: none; draft (a smaller model with the same vocabulary "
+                 "drafts, -md; the default when one is given); ngram (prompt lookup: propose "
+                 "what followed the latest earlier occurrence of the last few tokens); or "
+                 "layer-skip (the model's own first layers draft). Drafts are verified by the "
+                 "whole model in one pass; output is distributed exactly as without speculation")
+      ->check(CLI::IsMember({"none", "draft", "ngram", "layer-skip"}));
+  add_draft_model_option(app, a);
   app.add_option("--draft-max,--draft,--spec-draft-n-max", a.draft_max,
                  "Speculative tokens proposed per step at most (adapts per sequence below this)")
       ->check(CLI::Range(1, 64));
+
   add_spec_tuning_options(app, a);
 }
 
+void add_draft_model_option(CLI::App& app, SpecArgs& a) {
+  app.add_option("--model-draft,--draft-model", a.draft_model,
+                 "-md: a draft model for speculative decoding (GGUF, llama2.c or Hugging Face "
+                 "directory), smaller than -m and with its vocabulary; its KV cache takes its "
+                 "share of the KV memory");
+}
+
 void add_spec_tuning_options(CLI::App& app, SpecArgs& a) {
+  app.add_flag("--draft-fixed", a.fixed,
+               "Always propose --draft-max tokens, instead of choosing per sequence and step the "
+               "length expected to pay most (from the measured step times and acceptance)");
   app.add_option("--draft-min,--spec-draft-n-min", a.draft_min,
                  "Fewest speculative tokens worth verifying")
       ->check(CLI::Range(1, 64));
@@ -95,20 +108,30 @@ void add_spec_tuning_options(CLI::App& app, SpecArgs& a) {
       ->check(CLI::Range(0, 4096));
   app.add_option("--spec-disable-batch-size,--speculative-disable-by-batch-size",
                  a.disable_batch_size,
-                 "No speculation in a step that decodes more sequences than this: large batches "
-                 "are compute-bound and verifying guesses would slow them (0: never disable)")
+                 "No speculation in a step that decodes more sequences than this (0: no limit; "
+                 "speculation still switches itself off where its measured cost outweighs what "
+                 "the guesses are expected to save, as in large compute-bound batches)")
       ->check(CLI::Range(0, 1 << 20));
 }
 
-SpecConfig spec_config(const SpecArgs& a) {
+SpecConfig spec_config(SpecArgs& a) {
   SpecConfig c;
+  if (!a.draft_model.empty() && a.method == "none") a.method = "draft";
   c.method = parse_spec_method(a.method);
+  if (c.method == SpecMethod::DraftModel) {
+    if (a.draft_model.empty()) fail("--spec draft needs a draft model (-md FILE)");
+    if (!a.draft) a.draft = Model::load(a.draft_model);
+    c.draft_model = a.draft.get();
+  } else if (!a.draft_model.empty()) {
+    fail("a draft model (-md) was given but --spec is {}", a.method);
+  }
   c.draft_max = a.draft_max;
   c.draft_min = a.draft_min;
   c.ngram.n_max = a.ngram_max;
   c.ngram.n_min = a.ngram_min;
   c.draft_layers = a.draft_layers;
   c.disable_batch_size = a.disable_batch_size;
+  c.adaptive = !a.fixed;
   if (c.draft_min > c.draft_max)
     fail("--draft-min {} is above --draft-max {}", c.draft_min, c.draft_max);
   if (c.ngram.n_min > c.ngram.n_max)
@@ -142,7 +165,7 @@ KvType kv_type_for(const std::string& name, const Model& m) {
   return w == DType::F32 ? KvType::F32 : w == DType::BF16 ? KvType::BF16 : KvType::F16;
 }
 
-EngineConfig engine_config(const EngineArgs& a, const Model& m) {
+EngineConfig engine_config(EngineArgs& a, const Model& m) {
   EngineConfig c;
   if (!a.kv_cache_size.empty()) c.kv_cache_bytes = parse_size(a.kv_cache_size, "--kv-cache-size");
   c.kv_type = kv_type_for(a.kv_dtype, m);
@@ -158,11 +181,15 @@ EngineConfig engine_config(const EngineArgs& a, const Model& m) {
 
 std::string describe_kv(const Engine& e) {
   const auto& g = e.kv_geometry();
+  const KvGeometry* d = e.draft_kv_geometry();
   return fmt::format(
-      "KV cache: {} blocks of {} tokens = {} tokens in {:.1f} MiB ({}, {:.1f} KiB per token); "
+      "KV cache: {} blocks of {} tokens = {} tokens in {:.1f} MiB ({}, {:.1f} KiB per token{}); "
       "max model length {}",
       e.n_blocks(), g.block_size, e.capacity_tokens(), static_cast<double>(e.kv_bytes()) / 1048576,
       kv_type_name(g.type), static_cast<double>(g.bytes_per_block()) / g.block_size / 1024,
+      d ? fmt::format(" + {:.1f} KiB for the draft model",
+                      static_cast<double>(d->bytes_per_block()) / d->block_size / 1024)
+        : "",
       e.max_model_len());
 }
 

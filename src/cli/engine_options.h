@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
 
 #include "engine/engine.h"
@@ -11,16 +12,21 @@ namespace brisk::cli {
 
 // Speculative decoding (run, chat, serve, bench throughput).
 struct SpecArgs {
-  std::string method = "none";
+  std::string method = "none";         // "draft" whenever a draft model is named
+  std::string draft_model;             // -md
+  std::shared_ptr<const Model> draft;  // loaded by spec_config
   int draft_max = 8, draft_min = 1;
   int ngram_max = 4, ngram_min = 1;
   int draft_layers = 0;
-  int disable_batch_size = 6;
+  int disable_batch_size = 0;
+  bool fixed = false;
 };
 void add_spec_options(CLI::App& app, SpecArgs& a);
 // All but --spec and --draft-max (for a command that chooses those itself, as bench spec does).
 void add_spec_tuning_options(CLI::App& app, SpecArgs& a);
-SpecConfig spec_config(const SpecArgs& a);
+void add_draft_model_option(CLI::App& app, SpecArgs& a);  // -md
+// Loads the draft model (-md) the first time, keeping it in `a` for the engine's lifetime.
+SpecConfig spec_config(SpecArgs& a);
 // Lines for stderr: drafts verified, tokens accepted, mean accepted length, acceptance by position
 // ("" when nothing was proposed).
 std::string describe_spec(const EngineStats& st);
@@ -38,7 +44,7 @@ struct EngineArgs {
 };
 
 void add_engine_options(CLI::App& app, EngineArgs& a);
-EngineConfig engine_config(const EngineArgs& a, const Model& m);
+EngineConfig engine_config(EngineArgs& a, const Model& m);
 
 // --kv-cache-dtype: "auto" (the default everywhere) keeps the KV in the weights' own precision
 // where that is a float type (f32, bf16) and f16 otherwise, as vLLM's "auto" and llama.cpp's

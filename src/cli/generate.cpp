@@ -50,8 +50,9 @@ Generation generate(Engine& e, Request r, const std::function<void(const std::st
 }
 
 EngineConfig single_sequence_config(const Model& m, int64_t n_ctx, int64_t n_batch,
-                                    const std::string& kv_dtype) {
+                                    const std::string& kv_dtype, const SpecConfig& spec) {
   EngineConfig c;
+  c.spec = spec;
   c.max_seqs = 1;
   c.max_model_len = n_ctx;
   c.max_batched_tokens = n_batch;

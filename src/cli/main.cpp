@@ -10,10 +10,13 @@
 
 int main(int argc, char** argv) {
   brisk::cli::install_interrupt_handler();
-  // llama.cpp spells the hub option -hf; CLI11 allows only one-letter short options.
+  // llama.cpp spells the hub option -hf and the draft model -md; CLI11 allows only one-letter
+  // short options.
   std::vector<std::string> args(argv, argv + argc);
-  for (auto& a : args)
+  for (auto& a : args) {
     if (a == "-hf" || a == "-hfr") a = "--hf-repo";
+    if (a == "-md") a = "--model-draft";
+  }
   std::vector<char*> cargs;
   for (auto& a : args) cargs.push_back(a.data());
 

@@ -60,8 +60,8 @@ int run(RunArgs& a) {
   req.max_tokens = a.n_predict < 0 ? n_ctx - n_prompt : std::min(a.n_predict, n_ctx - n_prompt);
 
   ThreadPool pool(threads);
-  EngineConfig ec = single_sequence_config(*model, n_ctx, a.n_batch, a.kv_dtype);
-  ec.spec = spec_config(a.spec);
+  const EngineConfig ec =
+      single_sequence_config(*model, n_ctx, a.n_batch, a.kv_dtype, spec_config(a.spec));
   Engine engine(*model, pool, ec);
   if (a.verbose) std::fprintf(stderr, "%s\n", describe_kv(engine).c_str());
 

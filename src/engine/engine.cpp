@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 #include "core/error.h"
 
@@ -40,27 +41,56 @@ SpecMethod parse_spec_method(const std::string& name) {
   if (name == "none") return SpecMethod::None;
   if (name == "ngram") return SpecMethod::Ngram;
   if (name == "layer-skip") return SpecMethod::LayerSkip;
-  fail("speculative method '{}' is unknown (none, ngram, layer-skip)", name);
+  if (name == "draft") return SpecMethod::DraftModel;
+  fail("speculative method '{}' is unknown (none, ngram, layer-skip, draft)", name);
+}
+
+void check_draft_vocab(const Model& target, const Model& draft) {
+  const Vocab& a = target.tokenizer->vocab();
+  const Vocab& b = draft.tokenizer->vocab();
+  const std::string& name = draft.file.path;
+  if (a.model != b.model)
+    fail("draft model {}: its tokenizer is '{}' but the target's is '{}'", name, b.model, a.model);
+  const int64_t na = std::min<int64_t>(a.size(), target.hp.n_vocab);
+  const int64_t nb = std::min<int64_t>(b.size(), draft.hp.n_vocab);
+  if (std::abs(na - nb) > 128)
+    fail(
+        "draft model {}: its vocabulary has {} tokens and the target's {}; they must be the same "
+        "vocabulary (at most 128 padding ids apart)",
+        name, nb, na);
+  if (a.bos != b.bos || a.eos != b.eos)
+    fail("draft model {}: BOS/EOS are {}/{} there but {}/{} in the target", name, b.bos, b.eos,
+         a.bos, a.eos);
+  for (int64_t i = 0; i < std::min(na, nb); ++i)
+    if (a.tokens[static_cast<size_t>(i)] != b.tokens[static_cast<size_t>(i)])
+      fail("draft model {}: token {} is '{}' there but '{}' in the target", name, i,
+           b.tokens[static_cast<size_t>(i)], a.tokens[static_cast<size_t>(i)]);
+}
+
+// A draft's sampler has the target's settings and a random stream of its own: drawing proposals
+// and judging them from one stream would correlate them.
+SamplingParams draft_sampling(SamplingParams p) {
+  p.seed = p.seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+  return p;
 }
 
 struct Engine::Seq : SchedSeq {
   Seq(Req* r, int idx, const Tokenizer& tok, const SamplingParams& sp)
-      : req(r), index(idx), sampler(sp), dec(tok), stop() {}
+      : req(r), index(idx), sampler(sp), draft_sampler(draft_sampling(sp)), dec(tok), stop() {}
   Req* req;
   int index;
   int64_t n_prompt = 0, n_generated = 0;
   Sampler sampler;
+  Sampler draft_sampler;              // draws a model drafter's proposals
+  std::vector<Distribution> draft_q;  // and their distributions, for verification
   StreamDecoder dec;
   StopMatcher stop;
   bool done = false;
   bool forked = false;  // children of an n > 1 request were created from it
   double scheduled_at = 0;
   TokenLogprobs logprobs;
-  // Speculation: draft length now (adapts to acceptance), verifications in a row that accepted
-  // nothing, and the step before which this sequence proposes nothing (backing off).
-  int gamma = -1;
-  int misses = 0;
-  int64_t pause_until = 0;
+  DraftPolicy::Seq spec;          // its acceptance so far, for the draft length
+  int64_t n_draft_computed = -1;  // a draft model's cache: see DraftTask
 };
 
 struct Engine::Req {
@@ -87,8 +117,10 @@ KvGeometry kv_geometry_for(const Model& m, const EngineConfig& c) {
 }
 
 uint64_t kv_bytes_for_tokens(const Model& m, const EngineConfig& c, int64_t tokens) {
-  return kv_geometry_for(m, c).bytes_per_block() *
-         static_cast<uint64_t>((tokens + c.block_size - 1) / c.block_size);
+  uint64_t block = kv_geometry_for(m, c).bytes_per_block();
+  if (c.spec.method == SpecMethod::DraftModel && c.spec.draft_model)
+    block += kv_geometry_for(*c.spec.draft_model, c).bytes_per_block();
+  return block * static_cast<uint64_t>((tokens + c.block_size - 1) / c.block_size);
 }
 
 Engine::Engine(const Model& m, ThreadPool& pool, const EngineConfig& c)
@@ -105,14 +137,17 @@ Engine::Engine(const Model& m, ThreadPool& pool, const EngineConfig& c)
     if (c.spec.draft_layers < 0 || c.spec.draft_layers >= m.hp.n_layer)
       fail("layer skipping: {} draft layers of {} (the draft must skip at least one)",
            c.spec.draft_layers, m.hp.n_layer);
-    draft_layers_ = c.spec.draft_layers > 0
-                        ? c.spec.draft_layers
-                        : static_cast<int>(std::max<int64_t>(1, m.hp.n_layer / 2));
+  }
+  const Model* draft = c.spec.method == SpecMethod::DraftModel ? c.spec.draft_model : nullptr;
+  if (c.spec.method == SpecMethod::DraftModel) {
+    if (!draft) fail("speculative decoding with a draft model needs the draft model");
+    check_draft_vocab(m, *draft);
   }
   spec_accepted_per_pos_.assign(static_cast<size_t>(c.spec.draft_max), 0);
   if (c.block_size < 1 || c.block_size > 1024)
     fail("block size {} is not in 1..1024", c.block_size);
   geom_ = kv_geometry_for(m, c);
+  if (draft) draft_geom_ = kv_geometry_for(*draft, c);
   int64_t model_len =
       c.max_model_len > 0 ? c.max_model_len : (m.hp.n_ctx_train > 0 ? m.hp.n_ctx_train : 4096);
   uint64_t budget = c.kv_cache_bytes;
@@ -120,13 +155,25 @@ Engine::Engine(const Model& m, ThreadPool& pool, const EngineConfig& c)
     budget = std::min<uint64_t>(
         kv_bytes_for_tokens(m, c, model_len) * static_cast<uint64_t>(std::max(c.max_seqs, 1)),
         uint64_t{2} << 30);
-  n_blocks_ = geom_.blocks_for(budget);
+  // A block holds its positions in both caches.
+  const uint64_t block_bytes =
+      geom_.bytes_per_block() + (draft_geom_ ? draft_geom_->bytes_per_block() : 0);
+  n_blocks_ = static_cast<int32_t>(std::min<uint64_t>(budget / block_bytes, INT32_MAX));
   if (n_blocks_ < 1)
-    fail("a KV cache of {} bytes holds no block ({} bytes each)", budget, geom_.bytes_per_block());
+    fail("a KV cache of {} bytes holds no block ({} bytes each)", budget, block_bytes);
   max_len_ = std::min<int64_t>(model_len, capacity_tokens());
   bm_ = std::make_unique<BlockManager>(n_blocks_, c.block_size, model_salt(m, geom_),
                                        c.prefix_caching);
   cache_ = std::make_unique<PagedKvCache>(geom_, *bm_);
+  if (c.spec.method == SpecMethod::LayerSkip)
+    drafter_ = std::make_unique<ModelDrafter>(
+        forward_, *cache_,
+        c.spec.draft_layers > 0 ? c.spec.draft_layers
+                                : static_cast<int>(std::max<int64_t>(1, m.hp.n_layer / 2)),
+        m.hp.n_vocab);
+  if (draft)
+    drafter_ = std::make_unique<ModelDrafter>(*draft, std::min(m.hp.n_vocab, draft->hp.n_vocab),
+                                              pool, *draft_geom_, *bm_);
   sched_ = std::make_unique<Scheduler>(
       SchedulerConfig{c.max_batched_tokens, c.max_seqs, c.prefill_while_decoding}, *bm_);
 }
@@ -156,6 +203,9 @@ RequestId Engine::submit(Request r, OutputFn fn) {
   req->r = std::move(r);
   req->fn = std::move(fn);
   if (req->r.logprobs > 20) fail("logprobs = {}: at most 20 alternatives", req->r.logprobs);
+  if (req->r.proposer && *req->r.proposer != SpecMethod::None &&
+      *req->r.proposer != SpecMethod::Ngram && *req->r.proposer != c_.spec.method)
+    fail("the request asks for a proposer (draft model or layer skip) this engine does not run");
   // A request may lower the engine's draft length or turn speculation off, not raise it.
   req->r.draft_max =
       req->r.draft_max < 0 ? c_.spec.draft_max : std::min(req->r.draft_max, c_.spec.draft_max);
@@ -278,6 +328,7 @@ void Engine::fork_children(Seq& parent, const float* logits) {
     c->n_computed = parent.n_computed;
     c->n_prompt = parent.n_prompt;
     c->n_cached = parent.n_cached;
+    c->n_draft_computed = parent.n_draft_computed;
     c->scheduled_at = parent.scheduled_at;
     c->forked = true;
     c->stop = StopMatcher(r->r.stop);
@@ -297,11 +348,14 @@ void Engine::fork_children(Seq& parent, const float* logits) {
 bool Engine::step() {
   take_inbox();
   if (sched_->idle()) return false;
-  if (c_.spec.method != SpecMethod::None) propose();
+  propose();
   const StepPlan plan = sched_->schedule();
   peak_running_ = std::max(peak_running_, sched_->n_running());
-  for (const auto& [src, dst] : plan.copies) cache_->copy_block(src, dst);
-  if (c_.spec.method == SpecMethod::LayerSkip) draft_layer_skip(plan);
+  for (const auto& [src, dst] : plan.copies) {
+    cache_->copy_block(src, dst);
+    if (drafter_ && drafter_->own_cache()) drafter_->own_cache()->copy_block(src, dst);
+  }
+  if (drafter_) draft(plan);
   if (!plan.chunks.empty()) {
     batch_.clear();
     const double t_plan = now();
@@ -317,7 +371,15 @@ bool Engine::step() {
     }
     const double t0 = now();
     const float* logits = forward_.run(batch_, *cache_);
-    forward_seconds_ += now() - t0;
+    const double dt = now() - t0;
+    forward_seconds_ += dt;
+    // Decode-only steps teach the draft policies what a step of so many tokens costs.
+    if (std::all_of(plan.chunks.begin(), plan.chunks.end(), [](const ScheduledChunk& ch) {
+          return ch.logits && ch.count == 1 + ch.n_draft;
+        })) {
+      ngram_policy_.decode_step(batch_.size(), dt);
+      model_policy_.decode_step(batch_.size(), dt);
+    }
     sched_->computed(plan);
     int64_t row = 0;
     for (const auto& ch : plan.chunks) {
@@ -341,7 +403,11 @@ bool Engine::step() {
   return true;
 }
 
-// Drafts for the sequences about to decode, unless so many decode that the step is compute-bound.
+SpecMethod Engine::proposer(const Seq& s) const {
+  return s.req->r.proposer.value_or(c_.spec.method);
+}
+
+// Drafts for the sequences about to decode: as many tokens as the draft policy expects to pay.
 void Engine::propose() {
   std::vector<Seq*> decoding;
   for (auto& [id, r] : reqs_)
@@ -354,53 +420,55 @@ void Engine::propose() {
   if (c_.spec.disable_batch_size > 0 &&
       decoding.size() > static_cast<size_t>(c_.spec.disable_batch_size))
     return;
+  double ngram_seconds = 0;
+  int64_t ngram_tokens = 0;
   for (Seq* sp : decoding) {
     Seq& s = *sp;
     const Request& r = s.req->r;
-    const int max = r.draft_max;
-    if (max == 0 || steps_ < s.pause_until) continue;
-    if (s.gamma < 0) s.gamma = std::min(max, 3);  // grows while whole drafts are accepted
+    const SpecMethod method = proposer(s);
+    if (method == SpecMethod::None) continue;
+    const bool model = method != SpecMethod::Ngram;
+    int64_t g = c_.spec.adaptive ? (model ? model_policy_ : ngram_policy_)
+                                       .choose(s.spec, r.draft_max,
+                                               static_cast<int64_t>(decoding.size()), steps_)
+                                 : r.draft_max;
     // Positions past the model length, or tokens past max_tokens, would only be thrown away.
-    int64_t g = std::min<int64_t>(s.gamma, max_len_ - static_cast<int64_t>(s.tokens.size()));
+    g = std::min<int64_t>(g, max_len_ - static_cast<int64_t>(s.tokens.size()));
     if (r.max_tokens > 0) g = std::min(g, r.max_tokens - s.n_generated - 1);
     if (g < c_.spec.draft_min) continue;
-    if (c_.spec.method == SpecMethod::LayerSkip)
+    s.draft_q.clear();
+    if (model) {
       // Placeholders: the scheduler only needs the length; the tokens are drafted after it ran.
       s.draft.assign(static_cast<size_t>(g), s.tokens.back());
-    else
+    } else {
+      const double t0 = now();
       s.draft = ngram_propose(s.tokens, c_.spec.ngram, static_cast<int>(g));
-    if (static_cast<int>(s.draft.size()) < c_.spec.draft_min) s.draft.clear();
+      ngram_seconds += now() - t0;
+      if (static_cast<int>(s.draft.size()) < c_.spec.draft_min) s.draft.clear();
+      ngram_tokens += static_cast<int64_t>(s.draft.size());
+    }
   }
+  ngram_policy_.drafted(ngram_tokens, ngram_seconds);
 }
 
-// Layer skipping: each draft token is the greedy choice of the model's first layers, one position
-// at a time for all drafting sequences together. Their keys and values land where the verification
-// pass writes the full model's before reading any, so only the tokens matter.
-void Engine::draft_layer_skip(const StepPlan& plan) {
-  std::vector<Seq*> ds;
-  size_t longest = 0;
-  for (const auto& ch : plan.chunks)
-    if (ch.n_draft > 0) {
-      ds.push_back(static_cast<Seq*>(ch.seq));
-      longest = std::max(longest, ds.back()->draft.size());
-    }
-  const int64_t V = m_.hp.n_vocab;
-  const double t0 = now();
-  for (size_t j = 0; j < longest; ++j) {
-    batch_.clear();
-    for (Seq* s : ds)
-      if (j < s->draft.size())
-        batch_.add(j == 0 ? s->tokens.back() : s->draft[j - 1],
-                   static_cast<int64_t>(s->tokens.size() - 1 + j), s->id, true);
-    const float* lg = forward_.run(batch_, *cache_, draft_layers_);
-    int64_t row = 0;
-    for (Seq* s : ds)
-      if (j < s->draft.size()) {
-        const float* r = lg + row++ * V;
-        s->draft[j] = static_cast<int32_t>(std::max_element(r, r + V) - r);
-      }
+// A model drafter's round: the sequences given a draft in this step by it.
+void Engine::draft(const StepPlan& plan) {
+  for (SchedSeq* p : plan.preempted) static_cast<Seq*>(p)->n_draft_computed = -1;
+  draft_tasks_.clear();
+  for (const auto& ch : plan.chunks) {
+    Seq& s = static_cast<Seq&>(*ch.seq);
+    if (ch.n_draft == 0 || proposer(s) == SpecMethod::Ngram) continue;
+    s.draft_sampler.follow(s.sampler);
+    draft_tasks_.push_back({&s, &s.draft_sampler, &s.draft_q, &s.n_draft_computed});
   }
-  forward_seconds_ += now() - t0;
+  if (draft_tasks_.empty()) return;
+  const double t0 = drafter_->seconds();
+  drafter_->run(draft_tasks_);
+  const double dt = drafter_->seconds() - t0;
+  forward_seconds_ += dt;
+  int64_t drafted = 0;
+  for (const DraftTask& t : draft_tasks_) drafted += static_cast<int64_t>(t.seq->draft.size());
+  model_policy_.drafted(drafted, dt);
 }
 
 // Samples each position of a decode chunk that carried a draft, in order, as plain decoding would,
@@ -413,9 +481,12 @@ void Engine::verify(Seq& s, int64_t n_draft, const float* logits) {
   int64_t k = 0;
   for (int64_t i = 0; i <= n_draft; ++i) {
     const float* row = logits + i * V;
-    const int32_t tok = i < n_draft
-                            ? s.sampler.sample_verified(row, V, draft[static_cast<size_t>(i)])
-                            : s.sampler.sample(row, V);
+    static const Distribution kOneHot;  // a deterministic proposer's
+    const auto at = static_cast<size_t>(i);
+    const int32_t tok =
+        i < n_draft ? s.sampler.sample_verified(row, V, draft[at],
+                                                at < s.draft_q.size() ? s.draft_q[at] : kOneHot)
+                    : s.sampler.sample(row, V);
     s.sampler.accept(tok);
     const bool hit = i < n_draft && tok == draft[static_cast<size_t>(i)];
     if (hit) ++spec_accepted_per_pos_[static_cast<size_t>(i)];
@@ -426,15 +497,11 @@ void Engine::verify(Seq& s, int64_t n_draft, const float* logits) {
   ++spec_drafts_;
   spec_draft_tokens_ += n_draft;
   spec_accepted_ += k;
-  const int max = s.req->r.draft_max;
-  if (k == n_draft)
-    s.gamma = std::min(max, s.gamma + 2);
-  else
-    s.gamma = std::max<int>(c_.spec.draft_min, static_cast<int>(k) + 1);
-  // Guesses that keep missing back off exponentially to plain decoding (2, 4, ... 64 steps).
-  s.misses = k == 0 ? s.misses + 1 : 0;
-  if (s.misses > 0) s.pause_until = steps_ + (int64_t{1} << std::min(s.misses, 6));
-  if (!s.done) sched_->accept_draft(&s, k);
+  if (s.done) return;
+  (proposer(s) == SpecMethod::Ngram ? ngram_policy_ : model_policy_)
+      .verified(s.spec, static_cast<int>(n_draft), static_cast<int>(k));
+  sched_->accept_draft(&s, k);
+  s.n_draft_computed = std::min(s.n_draft_computed, s.n_computed);  // the rest guessed wrong
 }
 
 void Engine::run_until_idle() {
@@ -468,6 +535,10 @@ EngineStats Engine::stats() const {
   st.spec_accepted_tokens = spec_accepted_;
   st.spec_accepted_per_pos = spec_accepted_per_pos_;
   return st;
+}
+
+uint64_t Engine::kv_bytes() const {
+  return cache_->bytes() + (drafter_ && drafter_->own_cache() ? drafter_->own_cache()->bytes() : 0);
 }
 
 void Engine::check() const {

@@ -10,11 +10,14 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "engine/draft_policy.h"
+#include "engine/model_drafter.h"
 #include "engine/ngram_proposer.h"
 #include "engine/sampler.h"
 #include "engine/scheduler.h"
@@ -31,20 +34,31 @@ using RequestId = uint64_t;
 // Speculative decoding: a proposer guesses tokens that one forward pass then verifies together
 // with the sequence's next token; the output is distributed exactly as without it (greedy output
 // is the same, token for token).
-enum class SpecMethod { None, Ngram, LayerSkip };
+enum class SpecMethod { None, Ngram, LayerSkip, DraftModel };
 struct SpecConfig {
   SpecMethod method = SpecMethod::None;
+  // DraftModel: a smaller model with the target's vocabulary (outlives the engine). Its KV lives
+  // in a second paged cache over the same block tables, taking its share of the KV memory.
+  const Model* draft_model = nullptr;
   int draft_max = 8;  // tokens proposed per step at most (γ; per request: Request::draft_max)
+  // Draft lengths chosen per sequence and step from measured costs and acceptance (see
+  // engine/draft_policy.h); false: always draft_max (reproducible, for tests and comparisons).
+  bool adaptive = true;
   int draft_min = 1;  // fewer proposed tokens than this are not worth verifying
   NgramConfig ngram;
   // Layer skipping: the draft is the model's own first draft_layers blocks plus its final norm and
   // classifier (0: half the blocks), drafting greedily.
   int draft_layers = 0;
-  // No drafts in a step that decodes more sequences than this: a large batch is compute-bound,
-  // and verifying guesses would slow every sequence in it (0: no limit).
-  int disable_batch_size = 6;
+  // No drafts in a step that decodes more sequences than this (0: no limit). Without a limit the
+  // draft policy still switches speculation off where a step is compute-bound (see
+  // engine/draft_policy.h); this is a hard cap beside it.
+  int disable_batch_size = 0;
 };
-SpecMethod parse_spec_method(const std::string& name);  // none | ngram | layer-skip
+SpecMethod parse_spec_method(const std::string& name);  // none | ngram | layer-skip | draft
+// Throws unless the draft's token ids mean what the target's do: the same tokenizer family, the
+// same text for every id both hold (their sizes may differ by padding of up to 128 ids), the same
+// BOS and EOS.
+void check_draft_vocab(const Model& target, const Model& draft);
 
 struct EngineConfig {
   uint64_t kv_cache_bytes = 0;  // 0: enough for max_seqs full-length sequences, at most 2 GiB
@@ -59,7 +73,7 @@ struct EngineConfig {
 };
 
 // The KV pool's shape for this model and configuration, and the bytes that hold `tokens`
-// positions of one sequence (whole blocks).
+// positions of one sequence (whole blocks; with a draft model, in both caches).
 KvGeometry kv_geometry_for(const Model& m, const EngineConfig& c);
 uint64_t kv_bytes_for_tokens(const Model& m, const EngineConfig& c, int64_t tokens);
 
@@ -73,6 +87,9 @@ struct Request {
   bool ignore_eos = false;
   int logprobs = -1;   // -1: none; k >= 0: each token's log-probability and the k most likely
   int draft_max = -1;  // speculative tokens per step: -1 the engine's, 0 none, at most the engine's
+  // The proposer for this request: the engine's (unset), none, prompt lookup, or the engine's own
+  // model proposer by name (a request cannot ask for a model the engine has not loaded).
+  std::optional<SpecMethod> proposer;
 };
 
 enum class FinishReason { None, Stop, Length, Abort };
@@ -134,7 +151,8 @@ class Engine {
   const KvGeometry& kv_geometry() const { return geom_; }
   int32_t n_blocks() const { return n_blocks_; }
   int64_t capacity_tokens() const { return static_cast<int64_t>(n_blocks_) * geom_.block_size; }
-  uint64_t kv_bytes() const { return cache_->bytes(); }
+  uint64_t kv_bytes() const;  // both caches' with a draft model
+  const KvGeometry* draft_kv_geometry() const { return draft_geom_ ? &*draft_geom_ : nullptr; }
   int64_t max_model_len() const { return max_len_; }
   const Model& model() const { return m_; }
   // Throws unless block accounting is exact (free + in use + cached = total, ref counts match).
@@ -149,7 +167,8 @@ class Engine {
   Output output(const Seq& s, int32_t tok, std::string text, FinishReason r) const;
   void fork_children(Seq& parent, const float* logits);
   void propose();
-  void draft_layer_skip(const StepPlan& plan);
+  void draft(const StepPlan& plan);
+  SpecMethod proposer(const Seq& s) const;
   void verify(Seq& s, int64_t n_draft, const float* logits);
 
   const Model& m_;
@@ -158,12 +177,15 @@ class Engine {
   KvGeometry geom_;
   int32_t n_blocks_;
   int64_t max_len_;
-  int draft_layers_ = 0;
+  std::optional<KvGeometry> draft_geom_;
   std::unique_ptr<BlockManager> bm_;
   std::unique_ptr<PagedKvCache> cache_;
   std::unique_ptr<Scheduler> sched_;
   Forward forward_;
   Batch batch_;
+  std::unique_ptr<ModelDrafter> drafter_;  // layer skipping or a draft model
+  std::vector<DraftTask> draft_tasks_;
+  DraftPolicy ngram_policy_, model_policy_;  // acceptance and costs differ by proposer
 
   std::unordered_map<RequestId, std::unique_ptr<Req>> reqs_;
   std::vector<int32_t> free_ids_;

@@ -107,14 +107,53 @@ int32_t Sampler::sample(const float* logits, int64_t n_vocab) {
   return p_.temperature <= 0.0f ? cands_[0].id : draw(n, -1);
 }
 
-int32_t Sampler::sample_verified(const float* logits, int64_t n_vocab, int32_t draft) {
+int32_t Sampler::sample_verified(const float* logits, int64_t n_vocab, int32_t draft,
+                                 const Distribution& q) {
   const size_t n = distribution(logits, n_vocab);
   if (p_.temperature <= 0.0f) return cands_[0].id;
   double p_draft = 0;
   for (size_t i = 0; i < n; ++i)
     if (cands_[i].id == draft) p_draft = cands_[i].p;
-  if (p_draft > 0 && uniform() < p_draft) return draft;
-  return draw(n, draft);
+  if (q.empty()) {
+    if (p_draft > 0 && uniform() < p_draft) return draft;
+    return draw(n, draft);
+  }
+  double q_draft = 0;
+  for (const auto& [t, pr] : q)
+    if (t == draft) q_draft = pr;
+  if (uniform() * q_draft < p_draft) return draft;  // u < p/q without dividing by q
+  // Rejected: draw from the residual max(0, p - q), which lives on p's candidates.
+  q_dense_.resize(static_cast<size_t>(std::max<int64_t>(n_vocab, 0)), 0.0f);
+  for (const auto& [t, pr] : q)
+    if (t >= 0 && t < n_vocab) q_dense_[static_cast<size_t>(t)] = pr;
+  double total = 0;
+  for (size_t i = 0; i < n; ++i)
+    total += std::max(0.0, static_cast<double>(cands_[i].p) - q_dense_[cands_[i].id]);
+  int32_t tok = -1;
+  if (total > 0) {
+    const double r = uniform() * total;
+    double cum = 0;
+    for (size_t i = 0; i < n && tok < 0; ++i) {
+      const double w = std::max(0.0, static_cast<double>(cands_[i].p) - q_dense_[cands_[i].id]);
+      cum += w;
+      if (w > 0 && r < cum) tok = cands_[i].id;
+    }
+    for (size_t i = n; tok < 0 && i-- > 0;)
+      if (cands_[i].p > q_dense_[cands_[i].id]) tok = cands_[i].id;  // r rounded up to the total
+  }
+  for (const auto& [t, pr] : q)
+    if (t >= 0 && t < n_vocab) q_dense_[static_cast<size_t>(t)] = 0.0f;
+  // p <= q everywhere only when p equals q up to rounding: the draft was then as good as p.
+  return tok >= 0 ? tok : draw(n, -1);
+}
+
+int32_t Sampler::propose(const float* logits, int64_t n_vocab, Distribution& q) {
+  const size_t n = distribution(logits, n_vocab);
+  q.clear();
+  if (p_.temperature <= 0.0f) return cands_[0].id;
+  q.reserve(n);
+  for (size_t i = 0; i < n; ++i) q.emplace_back(cands_[i].id, cands_[i].p);
+  return draw(n, -1);
 }
 
 TokenLogprobs token_logprobs(const float* logits, int64_t n_vocab, int32_t token, int top) {

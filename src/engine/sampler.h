@@ -31,18 +31,29 @@ struct TokenLogprobs {
 };
 TokenLogprobs token_logprobs(const float* logits, int64_t n_vocab, int32_t token, int top);
 
+// A proposal's distribution q over tokens: (token, probability) pairs. Empty: all the mass on the
+// proposed token (a deterministic proposer, or a greedy draft).
+using Distribution = std::vector<std::pair<int32_t, float>>;
+
 class Sampler {
  public:
   explicit Sampler(const SamplingParams& p);
   // Picks a token from n_vocab logits (not modified).
   int32_t sample(const float* logits, int64_t n_vocab);
-  // The token of a position a proposer guessed `draft` for, distributed exactly as sample() draws
-  // it. The proposer picks deterministically (its q is one-hot), so the speculative rule (accept
-  // with min(1, p/q), else draw from max(0, p - q) normalized) becomes: keep the draft with
-  // probability p(draft), else draw from p without it. Greedy: the same argmax as sample().
-  int32_t sample_verified(const float* logits, int64_t n_vocab, int32_t draft);
+  // The token of a position a proposer guessed `draft` for (drawn from q), distributed exactly as
+  // sample() draws it: keep the draft with probability min(1, p/q), else draw from max(0, p - q)
+  // normalized. For a one-hot q (empty) that is: keep it with probability p(draft), else draw
+  // from p without it. Greedy: the same argmax as sample().
+  int32_t sample_verified(const float* logits, int64_t n_vocab, int32_t draft,
+                          const Distribution& q = {});
+  // A draft model's proposal: a token drawn from this sampler's distribution of the draft's
+  // logits (the same settings as the target's, so p and q are shaped alike), and that
+  // distribution in q (left empty when greedy: the argmax, all the mass on it).
+  int32_t propose(const float* logits, int64_t n_vocab, Distribution& q);
   // Records a token (prompt or generated) for the penalties.
   void accept(int32_t token);
+  // Takes o's recent tokens for the penalties (a draft's sampler, before it proposes).
+  void follow(const Sampler& o) { history_ = o.history_; }
   const SamplingParams& params() const { return p_; }
 
  private:
@@ -61,6 +72,7 @@ class Sampler {
     float p;
   };
   std::vector<Cand> cands_;
+  std::vector<float> q_dense_;  // q scattered by token for verification; all zeros between calls
 };
 
 }  // namespace brisk

@@ -31,6 +31,14 @@ KP="And God said, Let there be light: and there was light. And God saw the light
 "$BRISK" run -m "$K" -p "$KP" -n 200 --temp 0 -t 1 --spec ngram --draft-max 6 >"$T/k1" 2>"$T/e"
 check "run --spec ngram: the same greedy text" 'cmp -s "$T/k0" "$T/k1"'
 check "run --spec ngram: acceptance on stderr" 'grep -q "speculation: *[0-9]* drafts, [1-9][0-9]* of [0-9]* tokens accepted" "$T/e"'
+# A draft model (-md, llama.cpp's spelling), likewise; one with another vocabulary is refused.
+KD="$SHARED/models/kjv-pair/draft.gguf"
+"$BRISK" run -m "$K" -md "$KD" -p "$KP" -n 200 --temp 0 -t 1 >"$T/k2" 2>"$T/e"
+check "run -md: the same greedy text" 'cmp -s "$T/k0" "$T/k2"'
+check "run -md: acceptance on stderr" 'grep -q "speculation: *[0-9]* drafts, [1-9][0-9]* of [0-9]* tokens accepted" "$T/e"'
+"$BRISK" run -m "$M/stories260K.gguf" -md "$KD" -p "Once" -n 4 >"$T/o" 2>"$T/e"
+rc=$?
+check "run -md with another vocabulary: refused by name" '[ $rc -ne 0 ] && grep -q "draft.gguf.*vocabulary" "$T/e" && [ $(wc -l <"$T/e") -le 2 ]'
 
 printf 'Once upon a time' >"$T/prompt.txt"
 "$BRISK" run -m "$M/stories260K.bin" -z "$M/tok512.bin" -f "$T/prompt.txt" -n 60 --temp 0 -t 1 >"$T/o" 2>/dev/null
@@ -107,6 +115,9 @@ check "bench spec: the same greedy text" '! grep -q " NO$" "$T/o" && [ $(grep -c
 "$BRISK" bench spec -m "$M/stories260K.gguf" --spec layer-skip -n 24 --drafts 3 --concurrency 2 -r 1 -t 2 >"$T/o" 2>"$T/e"
 rc=$?
 check "bench spec --spec layer-skip: the same greedy text" '[ $rc -eq 0 ] && [ $(grep -c "^layer-skip .* yes$" "$T/o") -eq 1 ]'
+"$BRISK" bench spec -m "$K" -md "$KD" -p "And God said" -n 24 --drafts 3 --concurrency 1,2 -r 1 -t 2 --draft-fixed >"$T/o" 2>"$T/e"
+rc=$?
+check "bench spec -md: the same greedy text" '[ $rc -eq 0 ] && [ $(grep -c "^draft .* yes$" "$T/o") -eq 2 ]'
 
 # Offline throughput through the batching engine: every request completes, the shared prefix hits
 # the cache, a tiny KV pool forces preemptions, and no block is left over (the command checks).

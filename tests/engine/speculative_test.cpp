@@ -1,5 +1,6 @@
 // Speculative decoding's parts: prompt lookup's proposals, and the verification rule, whose tokens
-// must be distributed exactly as plain sampling's (a chi-square test). The engine-level promise,
+// must be distributed exactly as plain sampling's (chi-square tests), for deterministic proposers
+// and for a draft model's sampled ones. The engine-level promise,
 // greedy output unchanged token for token in any batch, is in engine_test.cpp.
 #include <gtest/gtest.h>
 
@@ -83,6 +84,65 @@ TEST(SpeculativeSampling, VerifiedTokensFollowTheTargetDistribution) {
     EXPECT_LT(chi2, kCritical[cells - 1]) << "draft " << draft << ": chi-square " << chi2;
     EXPECT_EQ(b[3], 0) << "a token top-k removes was drawn";
   }
+}
+
+// A draft model's proposals: drawn from q (the draft's logits under the same settings), kept with
+// probability min(1, p/q), else replaced by a draw from max(0, p - q). The tokens must follow p
+// whatever q is: close to p, far from it, or putting mass where p has none (top-k cuts token 3
+// from p but not from q). Same false-alarm rate as above.
+TEST(SpeculativeSampling, DraftModelProposalsVerifiedFollowTheTargetDistribution) {
+  const double kCritical[] = {0, 15.14, 18.42, 21.11, 23.51, 25.74};
+  const std::vector<float> p_logits = {1.0f, 3.0f, 2.5f, -1.0f, 0.0f, 2.9f};
+  const std::vector<std::vector<float>> q_logits = {
+      {1.1f, 2.9f, 2.4f, -1.0f, 0.1f, 3.0f},  // a good draft
+      {3.0f, 0.0f, 1.0f, 2.8f, 2.0f, 0.5f},   // a poor one
+      {0.0f, 0.0f, 0.0f, 9.0f, 0.0f, 0.0f}};  // sure of a token p cannot have
+  SamplingParams p;
+  p.temperature = 0.9f;
+  p.top_k = 5, p.top_p = 0.97f, p.min_p = 0.02f;
+  constexpr int kDraws = 60000;
+  for (size_t d = 0; d < q_logits.size(); ++d) {
+    p.seed = 11 + d;
+    Sampler plain(p);
+    p.seed += 1000;
+    Sampler target(p);
+    p.seed += 1000;
+    Sampler draft(p);
+    std::map<int32_t, int> a, b;
+    int kept = 0;
+    Distribution q;
+    for (int i = 0; i < kDraws; ++i) {
+      ++a[plain.sample(p_logits.data(), 6)];
+      const int32_t x = draft.propose(q_logits[d].data(), 6, q);
+      const int32_t t = target.sample_verified(p_logits.data(), 6, x, q);
+      kept += t == x;
+      ++b[t];
+    }
+    double chi2 = 0;
+    int cells = 0;
+    for (int32_t t = 0; t < 6; ++t) {
+      const double x = a[t], y = b[t];
+      if (x + y == 0) continue;
+      chi2 += (x - y) * (x - y) / (x + y);
+      ++cells;
+    }
+    ASSERT_GE(cells, 2);
+    EXPECT_LT(chi2, kCritical[cells - 1]) << "draft " << d << ": chi-square " << chi2;
+    EXPECT_EQ(b[3], 0) << "a token top-k removes from p was drawn";
+    if (d == 0) {
+      EXPECT_GT(kept, kDraws * 9 / 10) << "a draft close to p is kept nearly always";
+    }
+  }
+}
+
+TEST(SpeculativeSampling, GreedyProposalsAreTheArgmaxWithoutADistribution) {
+  SamplingParams p;
+  p.temperature = 0;
+  Sampler s(p);
+  Distribution q = {{1, 0.5f}};
+  const std::vector<float> l = {1.0f, 3.0f, 2.5f};
+  EXPECT_EQ(s.propose(l.data(), 3, q), 1);
+  EXPECT_TRUE(q.empty());
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 // within the grace period, ends the rest cleanly and exits 0.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, runGreedy, metrics, waitIdle } from './harness.mjs';
+import { startServer, runGreedy, metrics, waitIdle, STORIES } from './harness.mjs';
 
 // Streams one completion; returns its text, finish reason, usage and whether it ended with [DONE].
 async function stream(base, body, { signal, onChunk } = {}) {
@@ -75,7 +75,7 @@ test('256 concurrent streams: each text equals the prompt alone, metrics add up'
 });
 
 test('prompt lookup (--spec ngram): every stream equals the prompt alone, and the spec metrics count', async () => {
-  const srv = await startServer(['--spec', 'ngram', '--spec-disable-batch-size', '0']);
+  const srv = await startServer(['--spec', 'ngram', '--draft-fixed']);
   try {
     const want = prompts.map((p) => runGreedy(p, 64));
     const results = await Promise.all(Array.from({ length: 32 }, (_, i) =>
@@ -89,6 +89,22 @@ test('prompt lookup (--spec ngram): every stream equals the prompt alone, and th
     assert.ok(drafts > 0 && proposed >= drafts, `${drafts} drafts of ${proposed} tokens`);
     assert.ok(accepted >= 0 && accepted <= proposed);
     assert.equal(m.get('vllm:spec_decode_num_accepted_tokens_per_pos_total', 'position="0"') >= 0, true);
+  } finally {
+    assert.equal((await srv.stop()).code, 0);
+  }
+});
+
+test('a draft model (-md): every stream equals the prompt alone; its own weights as the draft guess every token', async () => {
+  const srv = await startServer(['-md', STORIES, '--draft-max', '4', '--draft-fixed']);
+  try {
+    const want = prompts.map((p) => runGreedy(p, 40));
+    const results = await Promise.all(Array.from({ length: 16 }, (_, i) =>
+      stream(srv.url, { prompt: prompts[i], max_tokens: 40, temperature: 0 })));
+    results.forEach((r, i) => assert.equal(r.text, want[i], `request ${i}`));
+    const m = await waitIdle(srv.url);
+    const proposed = m.get('vllm:spec_decode_num_draft_tokens_total');
+    const accepted = m.get('vllm:spec_decode_num_accepted_tokens_total');
+    assert.ok(proposed > 0 && accepted > 0.9 * proposed, `${accepted} of ${proposed} accepted`);
   } finally {
     assert.equal((await srv.stop()).code, 0);
   }
