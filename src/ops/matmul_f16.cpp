@@ -23,10 +23,9 @@ struct F16W {
 using Widen = WidenKernels<F16W>;
 
 // Rows interleaved in groups of 16 at load (ops/repack.h): a 32-byte column holds value k of 16
-// rows, so one conversion serves up to kMaxT tokens and each FMA, with the token's activation
+// rows, so one conversion serves up to 12 tokens and each FMA, with the token's activation
 // broadcast from memory, advances 16 outputs; nothing is summed across lanes. Two accumulators
 // per output (even and odd k, added at the end); the order depends only on k.
-constexpr int kMaxT = kInterleavedMaxT;
 
 #if defined(__x86_64__)
 // Units are floats: acc[j] += w * (token j's value), the FMA broadcasting it from memory.
@@ -41,11 +40,6 @@ struct F16Values {
     return _mm512_fmadd_ps(w, _mm512_set1_ps(reinterpret_cast<const float*>(x)[J]), acc);
   }
 };
-template <int T>
-void interleaved_avx512(const Args& a, int64_t r, int64_t t) {
-  interleaved_tiles<F16Values, T>(a, r, t);
-}
-
 // 256-bit: a column's 16 values are 32 bytes, half a column one VCVTPH2PS.
 struct F16Halves {
   BRISK_INLINE(BRISK_ISA_AVX2) static __m256 one(const uint8_t* g, int64_t k, int h) {
@@ -57,32 +51,15 @@ struct F16Halves {
     w1 = one(g, k + 1, h);
   }
 };
-template <int T>
-void interleaved_256(const Args& a, int64_t r, int64_t t) {
-  interleaved_avx2<F16Halves, T>(a, r, t);
-}
-#endif
-
-template <int T>
-void generic_i(const Args& a, int64_t r, int64_t t) {
-  interleaved_generic<F16W, 1, T>(a, r, t);
-}
-constexpr MicroFn kGenericI[kMaxT] = BRISK_T12(generic_i);
-#if defined(__x86_64__)
-constexpr MicroFn kAvx512I[kMaxT] = BRISK_T12(interleaved_avx512);
-constexpr MicroFn kAvx2I[kInterleaved256MaxT] = {interleaved_256<1>, interleaved_256<2>};
+#else
+struct F16Values {};
+struct F16Halves {};
 #endif
 
 }  // namespace
 
 Kernel kernel_f16_interleaved(Isa isa) {
-#if defined(__x86_64__)
-  if (isa == Isa::Avx512) return {group_loop<kMaxT, kAvx512I>, XFormat::F32Tiles, 0, kMaxT, 4};
-  if (isa == Isa::Avx2)
-    return {group_loop<kInterleaved256MaxT, kAvx2I>, XFormat::F32, 0, kInterleaved256MaxT, 4};
-#endif
-  if (isa == Isa::Generic) return {group_loop<kMaxT, kGenericI>, XFormat::F32, 0, kMaxT, 4};
-  return {nullptr, XFormat::F32};
+  return InterleavedValues<F16W, F16Values, F16Halves>::pick(isa);
 }
 
 Kernel kernel_f16(Isa isa) {

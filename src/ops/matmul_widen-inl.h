@@ -220,6 +220,39 @@ void interleaved_tiles(const Args& a, int64_t r, int64_t t) {
   { fn<1>, fn<2>, fn<3>, fn<4>, fn<5>, fn<6>, fn<7>, fn<8>, fn<9>, fn<10>, fn<11>, fn<12> }
 static_assert(kInterleavedMaxT == 12, "BRISK_T12 lists the tile sizes");
 
+// The kernels for interleaved rows of one value per 4-byte lane or less (F16, F32): P the scalar
+// policy, V the 512-bit unit policy (interleaved_tiles), H the 256-bit one (interleaved_avx2); V
+// and H are read on x86 only.
+template <class P, class V, class H>
+struct InterleavedValues {
+  template <int T>
+  static void generic(const Args& a, int64_t r, int64_t t) {
+    interleaved_generic<P, 1, T>(a, r, t);
+  }
+  static constexpr MicroFn kGeneric[kInterleavedMaxT] = BRISK_T12(generic);
+#if defined(__x86_64__)
+  template <int T>
+  static void avx512(const Args& a, int64_t r, int64_t t) {
+    interleaved_tiles<V, T>(a, r, t);
+  }
+  template <int T>
+  static void avx2(const Args& a, int64_t r, int64_t t) {
+    interleaved_avx2<H, T>(a, r, t);
+  }
+  static constexpr MicroFn kAvx512[kInterleavedMaxT] = BRISK_T12(avx512);
+  static constexpr MicroFn kAvx2[kInterleaved256MaxT] = {avx2<1>, avx2<2>};
+#endif
+  static Kernel pick(Isa isa) {
+    constexpr int kMaxT = kInterleavedMaxT, k256 = kInterleaved256MaxT;
+#if defined(__x86_64__)
+    if (isa == Isa::Avx512) return {group_loop<kMaxT, kAvx512>, XFormat::F32Tiles, 0, kMaxT, 4};
+    if (isa == Isa::Avx2) return {group_loop<k256, kAvx2>, XFormat::F32, 0, k256, 4};
+#endif
+    if (isa == Isa::Generic) return {group_loop<kMaxT, kGeneric>, XFormat::F32, 0, kMaxT, 4};
+    return {nullptr, XFormat::F32};
+  }
+};
+
 // Tables of every tile size's instantiation for one policy, and the kernel for an ISA.
 template <class P>
 struct WidenKernels {

@@ -12,6 +12,20 @@
 namespace brisk {
 namespace {
 
+// Two-sample chi-square statistic over tokens 0..n-1 of two equally sized samples, and the number
+// of cells either sample reached.
+std::pair<double, int> chi_square(std::map<int32_t, int>& a, std::map<int32_t, int>& b, int n) {
+  double chi2 = 0;
+  int cells = 0;
+  for (int32_t t = 0; t < n; ++t) {
+    const double x = a[t], y = b[t];
+    if (x + y == 0) continue;
+    chi2 += (x - y) * (x - y) / (x + y);
+    ++cells;
+  }
+  return {chi2, cells};
+}
+
 TEST(NgramProposer, ProposesWhatFollowedTheLatestLongestMatch) {
   NgramConfig c;
   c.n_max = 3, c.n_min = 1;
@@ -72,14 +86,7 @@ TEST(SpeculativeSampling, VerifiedTokensFollowTheTargetDistribution) {
       ++a[plain.sample(l.data(), 6)];
       ++b[verified.sample_verified(l.data(), 6, draft)];
     }
-    double chi2 = 0;
-    int cells = 0;
-    for (int32_t t = 0; t < 6; ++t) {
-      const double x = a[t], y = b[t];
-      if (x + y == 0) continue;
-      chi2 += (x - y) * (x - y) / (x + y);
-      ++cells;
-    }
+    const auto [chi2, cells] = chi_square(a, b, 6);
     ASSERT_GE(cells, 2);
     EXPECT_LT(chi2, kCritical[cells - 1]) << "draft " << draft << ": chi-square " << chi2;
     EXPECT_EQ(b[3], 0) << "a token top-k removes was drawn";
@@ -118,14 +125,7 @@ TEST(SpeculativeSampling, DraftModelProposalsVerifiedFollowTheTargetDistribution
       kept += t == x;
       ++b[t];
     }
-    double chi2 = 0;
-    int cells = 0;
-    for (int32_t t = 0; t < 6; ++t) {
-      const double x = a[t], y = b[t];
-      if (x + y == 0) continue;
-      chi2 += (x - y) * (x - y) / (x + y);
-      ++cells;
-    }
+    const auto [chi2, cells] = chi_square(a, b, 6);
     ASSERT_GE(cells, 2);
     EXPECT_LT(chi2, kCritical[cells - 1]) << "draft " << d << ": chi-square " << chi2;
     EXPECT_EQ(b[3], 0) << "a token top-k removes from p was drawn";
