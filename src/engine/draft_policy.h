@@ -3,19 +3,38 @@
 // ai is the chance that draft token i is accepted once the ones before it were (this sequence's
 // recent rate, drawn towards the engine's); it costs the step's growth from b to b(1 + g) tokens
 // (b sequences decoding, each drafting alike) and b g drafted tokens, against the plain step of b
-// tokens. Both costs are measured as the engine runs: the forward time of decode steps as a line
-// in their size (fitted to the recent steps, whose sizes vary with the drafts), and the proposer's
+// tokens. The costs are measured as the engine runs: the forward time of decode steps as a line in
+// their size (fitted to the recent steps, whose sizes vary with the drafts), and the proposer's
 // time per drafted token. So a draft shrinks when guesses are poor or drafting is dear, and
 // speculation switches itself off where it would not beat plain decoding: for good in large
 // compute-bound batches, whose extra tokens cost as much as the others (until the batch shrinks),
 // and for poor guesses with a probe of one token now and then, backing off while probes keep
-// failing.
+// failing, and only while a probe costs little beside the time since the last one (a draft model
+// must first compute the KV of every token it has not seen).
 #pragma once
 
 #include <array>
 #include <cstdint>
 
 namespace brisk {
+
+// y against x by exponentially weighted least squares, the slope drawn towards a prior while the
+// recent x vary too little.
+class LineFit {
+ public:
+  explicit LineFit(double decay) : decay_(decay) {}
+  void add(double x, double y);
+  bool empty() const { return w_ <= 0; }
+  double mean_x() const { return wx_ / w_; }
+  double mean_y() const { return wy_ / w_; }
+  double variance_x() const;
+  double slope(double prior) const;  // >= 0
+  double raw_slope() const;          // the least-squares slope alone (x must vary)
+  double at(double x, double prior_slope) const;
+
+ private:
+  double decay_, w_ = 0, wx_ = 0, wxx_ = 0, wy_ = 0, wxy_ = 0;
+};
 
 class DraftPolicy {
  public:
@@ -27,15 +46,20 @@ class DraftPolicy {
     int64_t next_probe = 0;  // the step from which a switched-off sequence may probe
     int probe_wait = 8;
   };
+  DraftPolicy();
 
-  // The draft length for s this step (0: none), at most max, with n_decoding sequences decoding.
-  int choose(Seq& s, int max, int64_t n_decoding, int64_t step) const;
+  // The draft length for s this step (0: none), at most max, with n_decoding sequences decoding;
+  // lag: tokens the proposer would first have to catch up with (a draft model's KV).
+  int choose(Seq& s, int max, int64_t n_decoding, int64_t step, int64_t lag = 0) const;
   // A verification of `drafted` tokens kept the first `accepted`.
   void verified(Seq& s, int drafted, int accepted);
   // A step that only decoded: its forward pass computed `tokens` tokens in `seconds`.
   void decode_step(int64_t tokens, double seconds);
   // The proposer took `seconds` to draft `tokens` tokens.
   void drafted(int64_t tokens, double seconds);
+  // A draft model's first pass of a round computed `rows` positions (its catch-up and the first
+  // draft position of each sequence) in `seconds`.
+  void first_pass(int64_t rows, double seconds);
 
   // The model's view, for statistics and tests: the forward time of a decode step of `tokens`
   // tokens, the proposer's time per token, and the speedup a draft of g tokens is expected to give
@@ -47,9 +71,11 @@ class DraftPolicy {
  private:
   double speedup(int g, const double* accept, int64_t n) const;
   double accept_rate(const Seq& s, int i) const;
+  double catch_up_seconds(int64_t lag) const;
 
-  // Exponentially weighted least squares of decode steps' forward seconds against their tokens.
-  double w_ = 0, wn_ = 0, wnn_ = 0, wt_ = 0, wnt_ = 0;
+  LineFit steps_;                                // decode steps: forward seconds against tokens
+  double measured_slope_ = 0, measured_at_ = 0;  // the last slope fitted with spread, and where
+  LineFit first_passes_;  // a draft model's first passes: seconds against rows
   double draft_per_token_ = 0;
   bool draft_seen_ = false;
   // Every sequence's drafts: the prior of a sequence that has drafted little.

@@ -428,9 +428,12 @@ void Engine::propose() {
     const SpecMethod method = proposer(s);
     if (method == SpecMethod::None) continue;
     const bool model = method != SpecMethod::Ngram;
+    // A draft model must first compute the KV of the tokens it has not seen.
+    const int64_t lag =
+        model && draft_geom_ ? s.n_computed - std::max<int64_t>(s.n_draft_computed, 0) : 0;
     int64_t g = c_.spec.adaptive ? (model ? model_policy_ : ngram_policy_)
                                        .choose(s.spec, r.draft_max,
-                                               static_cast<int64_t>(decoding.size()), steps_)
+                                               static_cast<int64_t>(decoding.size()), steps_, lag)
                                  : r.draft_max;
     // Positions past the model length, or tokens past max_tokens, would only be thrown away.
     g = std::min<int64_t>(g, max_len_ - static_cast<int64_t>(s.tokens.size()));
@@ -469,6 +472,8 @@ void Engine::draft(const StepPlan& plan) {
   int64_t drafted = 0;
   for (const DraftTask& t : draft_tasks_) drafted += static_cast<int64_t>(t.seq->draft.size());
   model_policy_.drafted(drafted, dt);
+  if (draft_geom_)
+    model_policy_.first_pass(drafter_->first_pass_rows(), drafter_->first_pass_seconds());
 }
 
 // Samples each position of a decode chunk that carried a draft, in order, as plain decoding would,

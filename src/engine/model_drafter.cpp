@@ -96,8 +96,11 @@ void ModelDrafter::run(std::span<DraftTask> tasks) {
     t.q->resize(s.draft.size());
     longest = std::max(longest, s.draft.size());
   }
+  first_rows_ = batch_.size();
   for (size_t j = 0; j < longest; ++j) {
+    const double tj = now();
     const float* lg = forward_.run(batch_, cache_, n_layers_);
+    if (j == 0) first_seconds_ = now() - tj;
     int64_t row = 0;
     for (DraftTask& t : tasks) {
       if (j >= t.seq->draft.size()) continue;

@@ -53,6 +53,9 @@ class ModelDrafter {
   double seconds() const { return seconds_; }
   // Draft positions computed to catch up (verified tokens the draft had not seen), in all.
   int64_t caught_up() const { return caught_up_; }
+  // The last round's first pass: its rows (catch-up and first draft positions) and seconds.
+  int64_t first_pass_rows() const { return first_rows_; }
+  double first_pass_seconds() const { return first_seconds_; }
 
  private:
   int32_t draft_token(int32_t t) const;
@@ -71,8 +74,8 @@ class ModelDrafter {
   // A draft model's: per block, 1 + the generation whose rows are all in its cache (0: none).
   std::vector<uint64_t> marks_;
   std::unordered_set<int64_t> claimed_;  // rows of shared blocks computed in this round
-  double seconds_ = 0;
-  int64_t caught_up_ = 0;
+  double seconds_ = 0, first_seconds_ = 0;
+  int64_t caught_up_ = 0, first_rows_ = 0;
 };
 
 }  // namespace brisk

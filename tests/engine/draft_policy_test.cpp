@@ -20,12 +20,13 @@ void accept(DraftPolicy& p, DraftPolicy::Seq& s, int rounds, int drafted, int ac
   for (int i = 0; i < rounds; ++i) p.verified(s, drafted, accepted);
 }
 
-TEST(DraftPolicy, DraftsThreeTokensBeforeAnyStepIsTimed) {
+TEST(DraftPolicy, DraftsNothingBeforeAPlainStepIsTimed) {
   DraftPolicy p;
   DraftPolicy::Seq s;
-  EXPECT_EQ(p.choose(s, 8, 1, 0), 3);
-  EXPECT_EQ(p.choose(s, 2, 1, 0), 2);
-  EXPECT_EQ(p.choose(s, 0, 1, 0), 0);
+  EXPECT_EQ(p.choose(s, 8, 1, 0), 0);
+  p.decode_step(1, 0.01);
+  EXPECT_GT(p.choose(s, 8, 1, 1), 0);  // the prior: extra tokens nearly free at first
+  EXPECT_EQ(p.choose(s, 0, 1, 2), 0);
 }
 
 TEST(DraftPolicy, FitsTheStepCost) {
@@ -78,6 +79,9 @@ TEST(DraftPolicy, OffWithoutProbesWhereStepsAreComputeBound) {
   accept(p, s, 30, 3, 3);  // even with every guess right
   EXPECT_LT(p.expected_speedup(1, 1.0, 32), 1.0);
   for (int64_t step = 0; step < 200; ++step) EXPECT_EQ(p.choose(s, 8, 32, step), 0);
+  // Plain steps alone (nothing drafted: no spread in size) do not make it forget the slope.
+  for (int i = 0; i < 300; ++i) p.decode_step(32, 0.0321);
+  for (int64_t step = 200; step < 300; ++step) EXPECT_EQ(p.choose(s, 8, 32, step), 0);
   // Where steps are memory-bound, the same sequence speculates.
   DraftPolicy q;
   teach(q, 0.010, 0.0002, 9);
@@ -90,7 +94,7 @@ TEST(DraftPolicy, OffWhenTheProposerCostsAsMuchAsItSaves) {
   p.drafted(10, 0.08);  // each drafted token costs 0.8 of a step (layer skipping, most layers)
   DraftPolicy::Seq s;
   accept(p, s, 30, 2, 0);
-  // Probes of one token, backing off: after 8, 16, 32, then every 64 steps.
+  // Probes of one token, backing off, and as dear as 0.8 of a step: only every 64 steps.
   int drafts = 0;
   for (int64_t step = 0; step < 200; ++step) {
     const int g = p.choose(s, 8, 1, step);
@@ -98,8 +102,25 @@ TEST(DraftPolicy, OffWhenTheProposerCostsAsMuchAsItSaves) {
     drafts += g;
     if (g) p.verified(s, g, 0);
   }
-  EXPECT_GE(drafts, 4);
-  EXPECT_LE(drafts, 7);
+  EXPECT_GE(drafts, 2);
+  EXPECT_LE(drafts, 3);
+}
+
+TEST(DraftPolicy, ProbesOnlyWhileADraftModelsCatchUpIsCheap) {
+  DraftPolicy p;
+  teach(p, 0.010, 0.0005, 9);
+  p.drafted(10, 0.001);
+  for (int rows = 1; rows <= 200; rows += 7) p.first_pass(rows, 0.0003 + 0.0001 * rows);
+  DraftPolicy::Seq near, far;
+  accept(p, near, 30, 2, 0);
+  accept(p, far, 30, 2, 0);
+  int near_drafts = 0, far_drafts = 0;
+  for (int64_t step = 0; step < 200; ++step) {
+    near_drafts += p.choose(near, 8, 1, step, 4);   // a few tokens behind: 0.4 ms to catch up
+    far_drafts += p.choose(far, 8, 1, step, 2000);  // far behind: 200 ms, more than it could save
+  }
+  EXPECT_GE(near_drafts, 3);
+  EXPECT_EQ(far_drafts, 0);
 }
 
 }  // namespace
