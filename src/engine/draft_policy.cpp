@@ -11,7 +11,7 @@ namespace {
 constexpr double kSeqDecay = 0.95, kPoolDecay = 0.995, kFitDecay = 0.97;
 constexpr double kPriorWeight = 2;  // drafts the pooled rate counts as in a sequence's estimate
 constexpr double kMinGain = 1.02;   // a draft must promise at least this speedup
-constexpr double kOptimism = 0.5;   // upper confidence bonus of a position tried once
+constexpr double kOptimism = 0.3;   // upper confidence bonus of a position never tried
 constexpr int kMaxProbeWait = 64;
 constexpr double kProbeBudget = 0.02;  // of the time since the last probe
 // Spread the fits need before their slope is trusted over the prior (squared units of x), and
@@ -82,12 +82,16 @@ double DraftPolicy::accept_rate(const Seq& s, int i) const {
   return std::min(1.0, own + kOptimism / std::sqrt(1 + s.tried[i] + pool_tried_[i]));
 }
 
+double DraftPolicy::draft_cost() const {
+  return draft_seen_ ? draft_per_token_ : draft_prior_ * step_seconds(1);
+}
+
 double DraftPolicy::speedup(int g, const double* accept, int64_t n) const {
   const double plain = step_seconds(n);
   if (g <= 0 || plain <= 0) return 1;
   double tokens = 1, run = 1;
   for (int i = 0; i < g; ++i) tokens += (run *= accept[i]);
-  const double spec = step_seconds(n * (1 + g)) + static_cast<double>(n * g) * draft_per_token_;
+  const double spec = step_seconds(n * (1 + g)) + static_cast<double>(n * g) * draft_cost();
   return tokens * plain / spec;
 }
 
@@ -118,7 +122,7 @@ int DraftPolicy::choose(Seq& s, int max, int64_t n_decoding, int64_t step, int64
     // the steps since the last probe.
     const double per_seq = step_seconds(n) / static_cast<double>(n);
     const double probe =
-        catch_up_seconds(lag) + (step_seconds(2 * n) - step_seconds(n)) / n + draft_per_token_;
+        catch_up_seconds(lag) + (step_seconds(2 * n) - step_seconds(n)) / n + draft_cost();
     const bool affordable = probe <= kProbeBudget * s.probe_wait * per_seq;
     s.next_probe = step + s.probe_wait;
     s.probe_wait = std::min(kMaxProbeWait, 2 * s.probe_wait);

@@ -57,6 +57,9 @@ class DraftPolicy {
   void decode_step(int64_t tokens, double seconds);
   // The proposer took `seconds` to draft `tokens` tokens.
   void drafted(int64_t tokens, double seconds);
+  // Before the proposer is timed, a drafted token is taken to cost this share of a one-token step
+  // (a model drafter: its weights' share of the target's).
+  void set_draft_cost_prior(double share_of_step) { draft_prior_ = share_of_step; }
   // A draft model's first pass of a round computed `rows` positions (its catch-up and the first
   // draft position of each sequence) in `seconds`.
   void first_pass(int64_t rows, double seconds);
@@ -76,8 +79,9 @@ class DraftPolicy {
   LineFit steps_;                                // decode steps: forward seconds against tokens
   double measured_slope_ = 0, measured_at_ = 0;  // the last slope fitted with spread, and where
   LineFit first_passes_;  // a draft model's first passes: seconds against rows
-  double draft_per_token_ = 0;
+  double draft_per_token_ = 0, draft_prior_ = 0;
   bool draft_seen_ = false;
+  double draft_cost() const;
   // Every sequence's drafts: the prior of a sequence that has drafted little.
   std::array<double, kPositions> pool_tried_{}, pool_accepted_{};
 };
