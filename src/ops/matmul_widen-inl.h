@@ -243,8 +243,9 @@ struct InterleavedValues {
   static constexpr MicroFn kAvx2[kInterleaved256MaxT] = {avx2<1>, avx2<2>};
 #endif
   static Kernel pick(Isa isa) {
-    constexpr int kMaxT = kInterleavedMaxT, k256 = kInterleaved256MaxT;
+    constexpr int kMaxT = kInterleavedMaxT;
 #if defined(__x86_64__)
+    constexpr int k256 = kInterleaved256MaxT;
     if (isa == Isa::Avx512) return {group_loop<kMaxT, kAvx512>, XFormat::F32Tiles, 0, kMaxT, 4};
     if (isa == Isa::Avx2) return {group_loop<k256, kAvx2>, XFormat::F32, 0, k256, 4};
 #endif
