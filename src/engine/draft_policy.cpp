@@ -49,14 +49,18 @@ DraftPolicy::DraftPolicy() : steps_(kFitDecay), first_passes_(kFitDecay) {}
 
 // The prior slope of decode steps: the last slope measured with enough spread, where the steps
 // are as large as then or up to 4 times smaller (so a batch found compute-bound stays off until it
-// shrinks while nothing is drafted to vary the step sizes); else a shape: a step of n tokens costs
-// t(1 + n/8) / (1 + n̄/8), the first tokens riding on the weight reads almost free and a large
-// batch paying its average per token.
+// shrinks while nothing is drafted to vary the step sizes); else the slope from them to the last
+// step with prompt tokens, if that was larger (an upper bound: its attention is dearer); else a
+// shape: a step of n tokens costs t(1 + n/8) / (1 + n̄/8), the first tokens riding on the weight
+// reads almost free and a large batch paying its average per token.
 double DraftPolicy::step_seconds(int64_t tokens) const {
   if (steps_.empty()) return 0;
-  const double mn = steps_.mean_x();
-  const double prior =
-      measured_at_ > 0 && mn * 4 >= measured_at_ ? measured_slope_ : steps_.mean_y() / (mn + 8);
+  const double mn = steps_.mean_x(), mt = steps_.mean_y();
+  double prior = mt / (mn + 8);
+  if (measured_at_ > 0 && mn * 4 >= measured_at_)
+    prior = measured_slope_;
+  else if (prompt_tokens_ >= mn + 2)
+    prior = std::max(0.0, (prompt_seconds_ - mt) / (prompt_tokens_ - mn));
   return steps_.at(static_cast<double>(tokens), prior);
 }
 
@@ -155,6 +159,11 @@ void DraftPolicy::decode_step(int64_t tokens, double seconds) {
     measured_slope_ = steps_.raw_slope();
     measured_at_ = steps_.mean_x();
   }
+}
+
+void DraftPolicy::prompt_step(int64_t tokens, double seconds) {
+  prompt_tokens_ = static_cast<double>(tokens);
+  prompt_seconds_ = seconds;
 }
 
 void DraftPolicy::drafted(int64_t tokens, double seconds) {

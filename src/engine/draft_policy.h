@@ -53,8 +53,11 @@ class DraftPolicy {
   int choose(Seq& s, int max, int64_t n_decoding, int64_t step, int64_t lag = 0) const;
   // A verification of `drafted` tokens kept the first `accepted`.
   void verified(Seq& s, int drafted, int accepted);
-  // A step that only decoded: its forward pass computed `tokens` tokens in `seconds`.
+  // A step that only decoded computed `tokens` tokens in `seconds`.
   void decode_step(int64_t tokens, double seconds);
+  // A step that computed prompt tokens too (its attention costs more per token than a decode
+  // step's: it only informs the prior while decode steps vary too little in size).
+  void prompt_step(int64_t tokens, double seconds);
   // The proposer took `seconds` to draft `tokens` tokens.
   void drafted(int64_t tokens, double seconds);
   // Before the proposer is timed, a drafted token is taken to cost this share of a one-token step
@@ -76,8 +79,9 @@ class DraftPolicy {
   double accept_rate(const Seq& s, int i) const;
   double catch_up_seconds(int64_t lag) const;
 
-  LineFit steps_;                                // decode steps: forward seconds against tokens
-  double measured_slope_ = 0, measured_at_ = 0;  // the last slope fitted with spread, and where
+  LineFit steps_;                                  // decode steps: forward seconds against tokens
+  double measured_slope_ = 0, measured_at_ = 0;    // the last slope fitted with spread, and where
+  double prompt_tokens_ = 0, prompt_seconds_ = 0;  // the last step with prompt tokens
   LineFit first_passes_;  // a draft model's first passes: seconds against rows
   double draft_per_token_ = 0, draft_prior_ = 0;
   bool draft_seen_ = false;

@@ -360,6 +360,8 @@ void Engine::fork_children(Seq& parent, const float* logits) {
 bool Engine::step() {
   take_inbox();
   if (sched_->idle()) return false;
+  const double t_step = now();
+  proposer_seconds_ = 0;
   propose();
   const StepPlan plan = sched_->schedule();
   peak_running_ = std::max(peak_running_, sched_->n_running());
@@ -383,15 +385,7 @@ bool Engine::step() {
     }
     const double t0 = now();
     const float* logits = forward_.run(batch_, *cache_);
-    const double dt = now() - t0;
-    forward_seconds_ += dt;
-    // Decode-only steps teach the draft policies what a step of so many tokens costs.
-    if (std::all_of(plan.chunks.begin(), plan.chunks.end(), [](const ScheduledChunk& ch) {
-          return ch.logits && ch.count == 1 + ch.n_draft;
-        })) {
-      ngram_policy_.decode_step(batch_.size(), dt);
-      model_policy_.decode_step(batch_.size(), dt);
-    }
+    forward_seconds_ += now() - t0;
     sched_->computed(plan);
     int64_t row = 0;
     for (const auto& ch : plan.chunks) {
@@ -407,6 +401,19 @@ bool Engine::step() {
       const int32_t tok = s.sampler.sample(lg, m_.hp.n_vocab);
       s.sampler.accept(tok);
       emit_token(s, tok, lg);
+    }
+    // Decode-only steps teach the draft policies what a step of so many tokens costs: all of it
+    // but the proposer's time (scheduling, sampling and verifying included; on a small model
+    // they are a good part of a step).
+    const double dt = now() - t_step - proposer_seconds_;
+    if (std::all_of(plan.chunks.begin(), plan.chunks.end(), [](const ScheduledChunk& ch) {
+          return ch.logits && ch.count == 1 + ch.n_draft;
+        })) {
+      ngram_policy_.decode_step(batch_.size(), dt);
+      model_policy_.decode_step(batch_.size(), dt);
+    } else {
+      ngram_policy_.prompt_step(batch_.size(), dt);
+      model_policy_.prompt_step(batch_.size(), dt);
     }
   }
   ++steps_;
@@ -464,6 +471,7 @@ void Engine::propose() {
     }
   }
   ngram_policy_.drafted(ngram_tokens, ngram_seconds);
+  proposer_seconds_ += ngram_seconds;
 }
 
 // A model drafter's round: the sequences given a draft in this step by it.
@@ -481,6 +489,7 @@ void Engine::draft(const StepPlan& plan) {
   drafter_->run(draft_tasks_);
   const double dt = drafter_->seconds() - t0;
   forward_seconds_ += dt;
+  proposer_seconds_ += dt;
   int64_t drafted = 0;
   for (const DraftTask& t : draft_tasks_) drafted += static_cast<int64_t>(t.seq->draft.size());
   model_policy_.drafted(drafted, dt);

@@ -186,6 +186,7 @@ class Engine {
   std::unique_ptr<ModelDrafter> drafter_;  // layer skipping or a draft model
   std::vector<DraftTask> draft_tasks_;
   DraftPolicy ngram_policy_, model_policy_;  // acceptance and costs differ by proposer
+  double proposer_seconds_ = 0;              // in this step
 
   std::unordered_map<RequestId, std::unique_ptr<Req>> reqs_;
   std::vector<int32_t> free_ids_;

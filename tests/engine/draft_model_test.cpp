@@ -90,8 +90,8 @@ TEST(DraftModel, GreedyOutputIsUnchangedForConcurrentRequestsWithMixedProposers)
       for (int j = 0; j < reqs[i].n; ++j)
         EXPECT_EQ(got[i][static_cast<size_t>(j)], want[i][0])
             << "request " << i << " completion " << j << (adaptive ? ", adaptive" : ", fixed");
+    // (Adaptive, a batch this large is compute-bound and the policy may well draft nothing.)
     const EngineStats st = e.stats();
-    EXPECT_GT(st.spec_accepted_tokens, 0);
     if (!adaptive) {
       // The reference decoder's figures for this pair: 44% of drafted tokens at 3 per step, 23%
       // at 8 (prompt lookup, a quarter of the requests here, guesses worse on these prompts). A
