@@ -73,9 +73,8 @@ const float* Forward::run(const Batch& b, KvCache& cache, int n_layers) {
         rmsnorm(&x_[i * E], L.attn_norm.data(), &xn_[i * E], E, h.rms_eps);
     });
     observe(l, Site::AttnIn, xn_, n, E);
-    matmul(L.wq, xn_.data(), E, n, q_.data(), Q, pool_);
-    matmul(L.wk, xn_.data(), E, n, k_.data(), KV, pool_);
-    matmul(L.wv, xn_.data(), E, n, v_.data(), KV, pool_);
+    const MatmulOut qkv[] = {{&L.wq, q_.data(), Q}, {&L.wk, k_.data(), KV}, {&L.wv, v_.data(), KV}};
+    matmul_shared(qkv, xn_.data(), E, n, pool_);
     pool_.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
       for (int64_t i = t0; i < t1; ++i) {
         float* q = &q_[i * Q];
@@ -124,8 +123,8 @@ const float* Forward::run(const Batch& b, KvCache& cache, int n_layers) {
         rmsnorm(&x_[i * E], L.ffn_norm.data(), &xn_[i * E], E, h.rms_eps);
     });
     observe(l, Site::FfnIn, xn_, n, E);
-    matmul(L.ffn_gate, xn_.data(), E, n, gate_.data(), F, pool_);
-    matmul(L.ffn_up, xn_.data(), E, n, up_.data(), F, pool_);
+    const MatmulOut gate_up[] = {{&L.ffn_gate, gate_.data(), F}, {&L.ffn_up, up_.data(), F}};
+    matmul_shared(gate_up, xn_.data(), E, n, pool_);
     pool_.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
       silu_mul(&gate_[t0 * F], &up_[t0 * F], &gate_[t0 * F], (t1 - t0) * F);
     });

@@ -70,14 +70,32 @@ class Dispatch {
 
 }  // namespace
 
-void matmul_isa(Isa isa, const Tensor& w, const float* x, int64_t ldx, int64_t n, float* y,
-                int64_t ldy, ThreadPool& pool) {
-  if (n <= 0) return;
-  const int64_t k = w.cols(), rows = w.rows();
-  const Kernel& kern = Dispatch::get().at(isa, w.type, w.interleaved);
-  Args a{static_cast<const uint8_t*>(w.data), w.row_bytes(), k, nullptr, 0, y, ldy};
+namespace {
+
+// Activations as a kernel reads them (XFormat), in this thread's buffers.
+struct Prepared {
+  XFormat format = XFormat::F32;
+  int q8_offset = 0;
+  int64_t k = 0, x_tile = 1;
+  const uint8_t* x = nullptr;
+  uint64_t x_stride = 0;
+  bool serves(const Kernel& kern, int64_t k_, int64_t n) const {
+    if (x == nullptr || kern.x_format != format || k_ != k) return false;
+    if (format == XFormat::Q8) return kern.q8_offset == q8_offset;
+    if (format == XFormat::F32Tiles || format == XFormat::BF16Tiles)
+      return std::min<int64_t>(kern.tile_t, n) == x_tile;
+    return true;
+  }
+};
+
+Prepared prepare(Isa isa, const Kernel& kern, int64_t k, const float* x, int64_t ldx, int64_t n,
+                 ThreadPool& pool) {
   thread_local std::vector<uint16_t> xb;
   thread_local std::vector<uint8_t> xq;
+  Prepared p;
+  p.format = kern.x_format;
+  p.q8_offset = kern.q8_offset;
+  p.k = k;
   if (kern.x_format == XFormat::BF16) {
     // Padded so kernels may read whole 32-element steps, plus one cache line so rows do not all map
     // to the same L1 set when k is a power of two.
@@ -90,15 +108,15 @@ void matmul_isa(Isa isa, const Tensor& w, const float* x, int64_t ldx, int64_t n
         std::fill(dst + t * kp + k, dst + (t + 1) * kp, 0);
       }
     });
-    a.x = reinterpret_cast<const uint8_t*>(xb.data());
-    a.x_stride = static_cast<uint64_t>(kp) * 2;
+    p.x = reinterpret_cast<const uint8_t*>(xb.data());
+    p.x_stride = static_cast<uint64_t>(kp) * 2;
   } else if (kern.x_format == XFormat::F32Tiles || kern.x_format == XFormat::BF16Tiles) {
     const int64_t units = kern.x_format == XFormat::F32Tiles ? k : k / 2;
-    a.x_tile = std::min<int64_t>(kern.tile_t, n);
-    a.x_stride = static_cast<uint64_t>(units * a.x_tile * 4);
-    xq.resize(static_cast<size_t>((n + a.x_tile - 1) / a.x_tile) * a.x_stride);
-    pack_tiles(isa, kern.x_format, x, ldx, k, n, a.x_tile, xq.data(), pool);
-    a.x = xq.data();
+    p.x_tile = std::min<int64_t>(kern.tile_t, n);
+    p.x_stride = static_cast<uint64_t>(units * p.x_tile * 4);
+    xq.resize(static_cast<size_t>((n + p.x_tile - 1) / p.x_tile) * p.x_stride);
+    pack_tiles(isa, kern.x_format, x, ldx, k, n, p.x_tile, xq.data(), pool);
+    p.x = xq.data();
   } else if (kern.x_format == XFormat::Q8) {
     const Q8Layout L(k);
     xq.resize(static_cast<size_t>(n) * L.stride);
@@ -108,12 +126,19 @@ void matmul_isa(Isa isa, const Tensor& w, const float* x, int64_t ldx, int64_t n
         quantize_activation_row(x + t * ldx, k, dst + static_cast<size_t>(t) * L.stride,
                                 kern.q8_offset);
     });
-    a.x = xq.data();
-    a.x_stride = L.stride;
+    p.x = xq.data();
+    p.x_stride = L.stride;
   } else {
-    a.x = reinterpret_cast<const uint8_t*>(x);
-    a.x_stride = static_cast<uint64_t>(ldx) * 4;
+    p.x = reinterpret_cast<const uint8_t*>(x);
+    p.x_stride = static_cast<uint64_t>(ldx) * 4;
   }
+  return p;
+}
+
+void run(const Kernel& kern, const Tensor& w, const Prepared& p, int64_t n, float* y, int64_t ldy,
+         ThreadPool& pool) {
+  const int64_t k = w.cols(), rows = w.rows();
+  Args a{static_cast<const uint8_t*>(w.data), w.row_bytes(), k, p.x, p.x_stride, y, ldy, p.x_tile};
   // Token blocks keep the activations a thread streams over in L2 (about 256 KiB). Rows go to the
   // threads in chunks of about 1 MiB of weights, claimed in order, whole 16-row grains, at least
   // eight chunks per thread so the work stays balanced.
@@ -128,6 +153,31 @@ void matmul_isa(Isa isa, const Tensor& w, const float* x, int64_t ldx, int64_t n
   pool.parallel_chunks(rows, chunk, [&](int64_t r0, int64_t r1) {
     for (int64_t t0 = 0; t0 < n; t0 += tb) kern.tile(a, r0, r1, t0, std::min(n, t0 + tb));
   });
+}
+
+}  // namespace
+
+void matmul_isa(Isa isa, const Tensor& w, const float* x, int64_t ldx, int64_t n, float* y,
+                int64_t ldy, ThreadPool& pool) {
+  if (n <= 0) return;
+  const Kernel& kern = Dispatch::get().at(isa, w.type, w.interleaved);
+  run(kern, w, prepare(isa, kern, w.cols(), x, ldx, n, pool), n, y, ldy, pool);
+}
+
+void matmul_shared_isa(Isa isa, std::span<const MatmulOut> outs, const float* x, int64_t ldx,
+                       int64_t n, ThreadPool& pool) {
+  if (n <= 0) return;
+  Prepared p;
+  for (const MatmulOut& o : outs) {
+    const Kernel& kern = Dispatch::get().at(isa, o.w->type, o.w->interleaved);
+    if (!p.serves(kern, o.w->cols(), n)) p = prepare(isa, kern, o.w->cols(), x, ldx, n, pool);
+    run(kern, *o.w, p, n, o.y, o.ldy, pool);
+  }
+}
+
+void matmul_shared(std::span<const MatmulOut> outs, const float* x, int64_t ldx, int64_t n,
+                   ThreadPool& pool) {
+  matmul_shared_isa(best_isa(), outs, x, ldx, n, pool);
 }
 
 void matmul(const Tensor& w, const float* x, int64_t ldx, int64_t n, float* y, int64_t ldy,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "core/tensor.h"
 #include "core/thread_pool.h"
@@ -16,6 +17,19 @@ void matmul(const Tensor& w, const float* x, int64_t ldx, int64_t n, float* y, i
             ThreadPool& pool);
 void matmul_isa(Isa isa, const Tensor& w, const float* x, int64_t ldx, int64_t n, float* y,
                 int64_t ldy, ThreadPool& pool);
+
+// Several matrices applied to the same activations (q, k and v; gate and up): the activations are
+// prepared (quantized, rounded, packed) once for the matrices whose kernels read them alike, in
+// order. Each result is the same bits as matmul's.
+struct MatmulOut {
+  const Tensor* w;
+  float* y;
+  int64_t ldy;
+};
+void matmul_shared(std::span<const MatmulOut> outs, const float* x, int64_t ldx, int64_t n,
+                   ThreadPool& pool);
+void matmul_shared_isa(Isa isa, std::span<const MatmulOut> outs, const float* x, int64_t ldx,
+                       int64_t n, ThreadPool& pool);
 
 namespace matmul_detail {
 

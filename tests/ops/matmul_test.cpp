@@ -314,6 +314,38 @@ INSTANTIATE_TEST_SUITE_P(TypesAndIsas, RepackedMatmul, ::testing::ValuesIn(repac
 // Tiled activations hold each float as given, or (BF16Tiles) exactly f32_to_bf16 of each value
 // (round to nearest even, NaN kept quiet), at the documented place, for any tile size and row
 // length, on every ISA's packer.
+// Matrices sharing their activations (q/k/v, gate/up) give each matmul's bits, whatever mix of
+// types and layouts they are (activations prepared once per run of matrices that read them alike:
+// here Q4_K and Q4_0 differ in their offsets, F32 reads the rows as given).
+TEST(Matmul, SharedActivationsGiveEachMatmulsBits) {
+  ThreadPool pool(2);
+  const int64_t cols = 512;
+  std::vector<Weights> ws;
+  ws.push_back(make_weights(DType::Q4_K, 48, cols, 1));
+  ws.push_back(repacked(make_weights(DType::Q4_K, 32, cols, 2)));
+  ws.push_back(make_weights(DType::Q6_K, 16, cols, 3));
+  ws.push_back(make_weights(DType::Q4_0, 32, cols, 4));
+  ws.push_back(make_weights(DType::F32, 16, cols, 5));
+  ws.push_back(make_weights(DType::Q4_0, 32, cols, 6));
+  for (Isa isa : test::available_isas())
+    for (int64_t n : {1, 3, 17}) {
+      const auto x = test::random_floats(static_cast<size_t>(n * cols), static_cast<uint64_t>(n));
+      std::vector<std::vector<float>> alone, shared;
+      std::vector<MatmulOut> outs;
+      for (const Weights& w : ws) {
+        alone.emplace_back(static_cast<size_t>(n * w.t.rows()));
+        shared.emplace_back(alone.back().size());
+        matmul_isa(isa, w.t, x.data(), cols, n, alone.back().data(), w.t.rows(), pool);
+      }
+      for (size_t i = 0; i < ws.size(); ++i)
+        outs.push_back({&ws[i].t, shared[i].data(), ws[i].t.rows()});
+      matmul_shared_isa(isa, outs, x.data(), cols, n, pool);
+      for (size_t i = 0; i < ws.size(); ++i)
+        ASSERT_EQ(std::memcmp(alone[i].data(), shared[i].data(), alone[i].size() * 4), 0)
+            << dtype_name(ws[i].t.type) << " " << isa_name(isa) << " n=" << n;
+    }
+}
+
 TEST(Matmul, PackedTilesHoldEachValueWhereDocumented) {
   ThreadPool pool(2);
   for (Isa isa : test::available_isas())
