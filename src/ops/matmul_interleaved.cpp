@@ -122,7 +122,8 @@ inline void prefetch_column_after_next(const uint8_t* g, int64_t c, int64_t n_co
         _mm_prefetch(reinterpret_cast<const char*>(g + (c + 2) * gb + o), _MM_HINT_T0);
 }
 
-// The activation rows of a micro-tile's tokens.
+// The activation rows of a micro-tile's tokens (the 256-bit kernels' few: their pointers fit
+// registers).
 template <int T>
 struct Tokens {
   const int8_t* qx[T];
@@ -139,6 +140,25 @@ struct Tokens {
       ms[j] = reinterpret_cast<const float*>(xr + L.ms_off);
     }
   }
+};
+
+// The activation rows of a micro-tile's tokens, walked one after another from one pointer: 16
+// tokens' row pointers do not fit the general registers, and reloading them from the stack cost
+// three loads per token and column beside the eight the dot products need.
+struct TokenRows {
+  const uint8_t* first;
+  uint64_t stride;
+  uint64_t dxv, hs, ms;  // byte offsets in a row (see Q8Layout)
+  TokenRows(const Args& a, int64_t t) : first(a.x + t * a.x_stride), stride(a.x_stride) {
+    const Q8Layout L(a.k);
+    dxv = L.dxv_off, hs = L.hs_off, ms = L.ms_off;
+  }
+  static const int8_t* qx(const uint8_t* row) { return reinterpret_cast<const int8_t*>(row); }
+  const int32_t* hsum(const uint8_t* row) const {
+    return reinterpret_cast<const int32_t*>(row + hs);
+  }
+  const float* dx(const uint8_t* row) const { return reinterpret_cast<const float*>(row + dxv); }
+  const float* msum(const uint8_t* row) const { return reinterpret_cast<const float*>(row + ms); }
 };
 
 // 4 nibble vectors at p: u[2q] = low nibbles of vector q, u[2q+1] = its high nibbles.
@@ -167,7 +187,7 @@ void dot32(const __m512i (&u)[8], const int8_t* xb, __m512i& s0, __m512i& s1) {
 // One block column (16 rows) into the tokens' accumulators; b0: the column's first block of 32.
 template <class P, int T>
 BRISK_INLINE(BRISK_ISA_AVX512VNNI)
-void column(const uint8_t* col, int64_t b0, const Tokens<T>& x, __m512 (&acc)[T]) {
+void column(const uint8_t* col, int64_t b0, const TokenRows& x, __m512 (&acc)[T]) {
   constexpr DType kT = P::kType;
   const __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(col)));
   if constexpr (kT == DType::Q4_0 || kT == DType::Q8_0) {
@@ -178,11 +198,13 @@ void column(const uint8_t* col, int64_t b0, const Tokens<T>& x, __m512 (&acc)[T]
       const __m512i f = _mm512_set1_epi8(static_cast<char>(0x80));
       for (int m = 0; m < 8; ++m) u[m] = _mm512_xor_si512(_mm512_loadu_si512(col + 32 + 64 * m), f);
     }
+    const uint8_t* row = x.first;
 #pragma GCC unroll 16
-    for (int j = 0; j < T; ++j) {
-      __m512i s0 = _mm512_set1_epi32(x.hs[j][2 * b0]), s1 = _mm512_set1_epi32(x.hs[j][2 * b0 + 1]);
-      dot32<T>(u, x.qx[j] + b0 * 32, s0, s1);
-      const __m512 d = _mm512_mul_ps(dv, _mm512_set1_ps(*block_scale(x.dx[j], b0)));
+    for (int j = 0; j < T; ++j, row += x.stride) {
+      const int32_t* hs = x.hsum(row);
+      __m512i s0 = _mm512_set1_epi32(hs[2 * b0]), s1 = _mm512_set1_epi32(hs[2 * b0 + 1]);
+      dot32<T>(u, TokenRows::qx(row) + b0 * 32, s0, s1);
+      const __m512 d = _mm512_mul_ps(dv, _mm512_set1_ps(*block_scale(x.dx(row), b0)));
       acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1)), d, acc[j]);
     }
   } else if constexpr (kT == DType::Q4_K) {
@@ -206,13 +228,14 @@ void column(const uint8_t* col, int64_t b0, const Tokens<T>& x, __m512 (&acc)[T]
       const __m512 wm = _mm512_mul_ps(mv, _mm512_cvtepi32_ps(mn));
       __m512i u[8];
       nibbles(col + 256 + 256 * jb, u);
+      const uint8_t* row = x.first;
 #pragma GCC unroll 16
-      for (int j = 0; j < T; ++j) {
+      for (int j = 0; j < T; ++j, row += x.stride) {
         __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
-        dot32<T>(u, x.qx[j] + b * 32, s0, s1);
-        const __m512 d = _mm512_mul_ps(ws, _mm512_set1_ps(*block_scale(x.dx[j], b)));
+        dot32<T>(u, TokenRows::qx(row) + b * 32, s0, s1);
+        const __m512 d = _mm512_mul_ps(ws, _mm512_set1_ps(*block_scale(x.dx(row), b)));
         acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1)), d, acc[j]);
-        acc[j] = _mm512_fmadd_ps(wm, _mm512_set1_ps(x.ms[j][b]), acc[j]);
+        acc[j] = _mm512_fmadd_ps(wm, _mm512_set1_ps(x.msum(row)[b]), acc[j]);
       }
     }
   } else {  // Q6_K
@@ -235,13 +258,15 @@ void column(const uint8_t* col, int64_t b0, const Tokens<T>& x, __m512 (&acc)[T]
         u[4 * h + 3] =
             _mm512_or_si512(u[4 * h + 3], _mm512_and_si512(_mm512_srli_epi16(hv, 2), m30));
       }
+      const uint8_t* row = x.first;
 #pragma GCC unroll 16
-      for (int j = 0; j < T; ++j) {
-        __m512i s0 = _mm512_set1_epi32(x.hs[j][2 * b]), s1 = _mm512_set1_epi32(x.hs[j][2 * b + 1]);
-        dot32<T>(u, x.qx[j] + b * 32, s0, s1);
+      for (int j = 0; j < T; ++j, row += x.stride) {
+        const int32_t* hs = x.hsum(row);
+        __m512i s0 = _mm512_set1_epi32(hs[2 * b]), s1 = _mm512_set1_epi32(hs[2 * b + 1]);
+        dot32<T>(u, TokenRows::qx(row) + b * 32, s0, s1);
         const __m512i isum =
             _mm512_add_epi32(_mm512_mullo_epi32(s0, sa), _mm512_mullo_epi32(s1, sb));
-        const __m512 d = _mm512_mul_ps(dv, _mm512_set1_ps(*block_scale(x.dx[j], b)));
+        const __m512 d = _mm512_mul_ps(dv, _mm512_set1_ps(*block_scale(x.dx(row), b)));
         acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), d, acc[j]);
       }
     }
@@ -254,7 +279,7 @@ void interleaved_vnni(const Args& a, int64_t r, int64_t t) {
   constexpr int kBlock = P::kType == DType::Q4_K || P::kType == DType::Q6_K ? 256 : 32;
   const uint64_t gb = group_block_bytes(P::kType);
   const uint8_t* g = a.w + r * a.w_stride;
-  const Tokens<T> x(a, t);
+  const TokenRows x(a, t);
   __m512 acc[T];
   for (int j = 0; j < T; ++j) acc[j] = _mm512_setzero_ps();
   const int64_t n_col = a.k / kBlock;
