@@ -165,27 +165,24 @@ Engine::Engine(const Model& m, ThreadPool& pool, const EngineConfig& c)
   bm_ = std::make_unique<BlockManager>(n_blocks_, c.block_size, model_salt(m, geom_),
                                        c.prefix_caching);
   cache_ = std::make_unique<PagedKvCache>(geom_, *bm_);
-  if (c.spec.method == SpecMethod::LayerSkip)
-    drafter_ = std::make_unique<ModelDrafter>(
-        forward_, *cache_,
-        c.spec.draft_layers > 0 ? c.spec.draft_layers
-                                : static_cast<int>(std::max<int64_t>(1, m.hp.n_layer / 2)),
-        m.hp.n_vocab);
-  if (draft)
+  // Each proposer's drafted token costs, before it is timed, the share of the weights it reads.
+  if (c.spec.method == SpecMethod::LayerSkip) {
+    const int layers = c.spec.draft_layers > 0
+                           ? c.spec.draft_layers
+                           : static_cast<int>(std::max<int64_t>(1, m.hp.n_layer / 2));
+    drafter_ = std::make_unique<ModelDrafter>(forward_, *cache_, layers, m.hp.n_vocab);
+    model_policy_.set_draft_cost_prior(layers / static_cast<double>(m.hp.n_layer));
+  }
+  if (draft) {
     drafter_ = std::make_unique<ModelDrafter>(*draft, std::min(m.hp.n_vocab, draft->hp.n_vocab),
                                               pool, *draft_geom_, *bm_);
-  // What a drafted token costs before it is timed: the share of the weights the drafter reads.
-  auto weight_bytes = [](const Model& x) {
-    uint64_t b = 0;
-    for (const Tensor& t : x.file.tensors) b += t.nbytes;
-    return static_cast<double>(std::max<uint64_t>(b, 1));
-  };
-  if (c.spec.method == SpecMethod::LayerSkip)
-    model_policy_.set_draft_cost_prior(
-        static_cast<double>(c.spec.draft_layers > 0 ? c.spec.draft_layers
-                                                    : std::max<int64_t>(1, m.hp.n_layer / 2)) /
-        static_cast<double>(m.hp.n_layer));
-  if (draft) model_policy_.set_draft_cost_prior(weight_bytes(*draft) / weight_bytes(m));
+    auto weight_bytes = [](const Model& x) {
+      uint64_t b = 0;
+      for (const Tensor& t : x.file.tensors) b += t.nbytes;
+      return static_cast<double>(std::max<uint64_t>(b, 1));
+    };
+    model_policy_.set_draft_cost_prior(weight_bytes(*draft) / weight_bytes(m));
+  }
   sched_ = std::make_unique<Scheduler>(
       SchedulerConfig{c.max_batched_tokens, c.max_seqs, c.prefill_while_decoding}, *bm_);
 }
