@@ -81,7 +81,7 @@ struct Prepared {
   uint64_t x_stride = 0;
   bool serves(const Kernel& kern, int64_t k_, int64_t n) const {
     if (x == nullptr || kern.x_format != format || k_ != k) return false;
-    if (format == XFormat::Q8) return kern.q8_offset == q8_offset;
+    if (format == XFormat::Q8 || format == XFormat::Q8Tiles) return kern.q8_offset == q8_offset;
     if (format == XFormat::F32Tiles || format == XFormat::BF16Tiles)
       return std::min<int64_t>(kern.tile_t, n) == x_tile;
     return true;
@@ -128,6 +128,17 @@ Prepared prepare(Isa isa, const Kernel& kern, int64_t k, const float* x, int64_t
     });
     p.x = xq.data();
     p.x_stride = L.stride;
+  } else if (kern.x_format == XFormat::Q8Tiles) {
+    const int64_t tiles = (n + Q8Tiles::kTile - 1) / Q8Tiles::kTile;
+    xq.resize(static_cast<size_t>(tiles) * Q8Tiles::tile_bytes(k));
+    uint8_t* dst = xq.data();
+    pool.parallel_for(tiles, 1, [&](int64_t b0, int64_t b1) {
+      quantize_activation_tiles(isa, x, ldx, k, n, b0 * Q8Tiles::kTile,
+                                std::min(n, b1 * Q8Tiles::kTile), kern.q8_offset, dst);
+    });
+    p.x = xq.data();
+    p.x_stride = Q8Tiles::tile_bytes(k);
+    p.x_tile = Q8Tiles::kTile;
   } else {
     p.x = reinterpret_cast<const uint8_t*>(x);
     p.x_stride = static_cast<uint64_t>(ldx) * 4;

@@ -39,17 +39,18 @@ struct Args {
   uint64_t w_stride;  // bytes between weight rows
   int64_t k;          // row length
   const uint8_t* x;   // activations, as the kernel asked for them (see XFormat)
-  uint64_t x_stride;  // bytes between activation rows (F32Tiles, BF16Tiles: between tiles)
+  uint64_t x_stride;  // bytes between activation rows (the tiled formats: between tiles)
   float* y;
   int64_t ldy;
-  int64_t x_tile = 1;  // F32Tiles, BF16Tiles: tokens per tile
+  int64_t x_tile = 1;  // the tiled formats: tokens per tile
 };
 using TileFn = void (*)(const Args&, int64_t r0, int64_t r1, int64_t t0, int64_t t1);
 // F32: the rows as given. BF16: rows rounded to bf16, zero-padded to whole 32-value steps. Q8: see
 // matmul_q8.h. F32Tiles / BF16Tiles: tokens in tiles of Args::x_tile whose values (BF16Tiles: pairs
 // of values rounded to bf16) are interleaved token by token (pack_tiles), so a kernel broadcasting
-// one token's value after another's reads one stream at fixed offsets.
-enum class XFormat { F32, BF16, Q8, F32Tiles, BF16Tiles };
+// one token's value after another's reads one stream at fixed offsets. Q8Tiles: the Q8 values in
+// tiles of 16 tokens (matmul_q8.h); x_stride is the bytes between tiles.
+enum class XFormat { F32, BF16, Q8, F32Tiles, BF16Tiles, Q8Tiles };
 struct Kernel {
   TileFn tile = nullptr;
   XFormat x_format = XFormat::F32;

@@ -142,28 +142,39 @@ struct Tokens {
   }
 };
 
-// The activation rows of a micro-tile's tokens, walked one after another from one pointer: 16
-// tokens' row pointers do not fit the general registers, and reloading them from the stack cost
-// three loads per token and column beside the eight the dot products need.
-struct TokenRows {
-  const uint8_t* first;
-  uint64_t stride;
-  uint64_t dxv, hs, ms;  // byte offsets in a row (see Q8Layout)
-  TokenRows(const Args& a, int64_t t) : first(a.x + t * a.x_stride), stride(a.x_stride) {
-    const Q8Layout L(a.k);
-    dxv = L.dxv_off, hs = L.hs_off, ms = L.ms_off;
+// A micro-tile's T tokens: their tile of activations (XFormat::Q8Tiles; T is the tile's width,
+// since the tile loop steps whole tiles of 16 and only the last is narrower), every field of
+// block b at a fixed offset from one pointer.
+template <int T>
+struct TileBlocks {
+  using L = Q8Tiles;
+  const uint8_t* tile;
+  TileBlocks(const Args& a, int64_t t)
+      : tile(a.x + static_cast<uint64_t>(t / L::kTile) * a.x_stride) {}
+  const uint8_t* block(int64_t b) const {
+    return tile + static_cast<uint64_t>(b) * L::block_bytes(T);
   }
-  static const int8_t* qx(const uint8_t* row) { return reinterpret_cast<const int8_t*>(row); }
-  const int32_t* hsum(const uint8_t* row) const {
-    return reinterpret_cast<const int32_t*>(row + hs);
+  static const int8_t* qs(const uint8_t* blk, int j) {
+    return reinterpret_cast<const int8_t*>(blk) + 32 * j;
   }
-  const float* dx(const uint8_t* row) const { return reinterpret_cast<const float*>(row + dxv); }
-  const float* msum(const uint8_t* row) const { return reinterpret_cast<const float*>(row + ms); }
+  static const int32_t* hs(const uint8_t* blk, int j) {
+    return reinterpret_cast<const int32_t*>(blk + L::hs_off(T)) + 2 * j;
+  }
+  static int32_t hb(const uint8_t* blk, int j) {
+    return reinterpret_cast<const int32_t*>(blk + L::hb_off(T))[j];
+  }
+  static float dx(const uint8_t* blk, int j) {
+    return reinterpret_cast<const float*>(blk + L::dx_off(T))[j];
+  }
+  static float ms(const uint8_t* blk, int j) {
+    return reinterpret_cast<const float*>(blk + L::ms_off(T))[j];
+  }
 };
 
 // 4 nibble vectors at p: u[2q] = low nibbles of vector q, u[2q+1] = its high nibbles.
 BRISK_INLINE(BRISK_ISA_AVX512VNNI) void nibbles(const uint8_t* p, __m512i (&u)[8]) {
   const __m512i m = _mm512_set1_epi8(0x0F);
+#pragma GCC unroll 4
   for (int q = 0; q < 4; ++q) {
     const __m512i v = _mm512_loadu_si512(p + 64 * q);
     u[2 * q] = _mm512_and_si512(v, m);
@@ -171,12 +182,19 @@ BRISK_INLINE(BRISK_ISA_AVX512VNNI) void nibbles(const uint8_t* p, __m512i (&u)[8
   }
 }
 
-// The integer sums of block b for token j: s0 over values 0..15 (u[0..3]), s1 over 16..31, each
-// from its own starting value; two chains of four are shorter than one of eight, measurably faster
-// even with many tokens in flight.
-template <int T>
+// s + the integer dot product of one token's 32 activation bytes at xb with the 16 rows' values
+// u, in one chain: with many tokens in flight the chains overlap, and one chain needs no second
+// starting value nor an add (faster than two chains of four).
 BRISK_INLINE(BRISK_ISA_AVX512VNNI)
-void dot32(const __m512i (&u)[8], const int8_t* xb, __m512i& s0, __m512i& s1) {
+__m512i dot32(const __m512i (&u)[8], const int8_t* xb, __m512i s) {
+#pragma GCC unroll 8
+  for (int m = 0; m < 8; ++m) s = dpbusd_bcast(s, u[m], xb + 4 * m);
+  return s;
+}
+
+// The same as two chains, values 0..15 into s0 and 16..31 into s1 (Q6_K scales them apart).
+BRISK_INLINE(BRISK_ISA_AVX512VNNI)
+void dot32_halves(const __m512i (&u)[8], const int8_t* xb, __m512i& s0, __m512i& s1) {
 #pragma GCC unroll 4
   for (int m = 0; m < 4; ++m) {
     s0 = dpbusd_bcast(s0, u[m], xb + 4 * m);
@@ -187,7 +205,8 @@ void dot32(const __m512i (&u)[8], const int8_t* xb, __m512i& s0, __m512i& s1) {
 // One block column (16 rows) into the tokens' accumulators; b0: the column's first block of 32.
 template <class P, int T>
 BRISK_INLINE(BRISK_ISA_AVX512VNNI)
-void column(const uint8_t* col, int64_t b0, const TokenRows& x, __m512 (&acc)[T]) {
+void column(const uint8_t* col, int64_t b0, const TileBlocks<T>& x, __m512 (&acc)[T]) {
+  using X = TileBlocks<T>;
   constexpr DType kT = P::kType;
   const __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(col)));
   if constexpr (kT == DType::Q4_0 || kT == DType::Q8_0) {
@@ -196,23 +215,21 @@ void column(const uint8_t* col, int64_t b0, const TokenRows& x, __m512 (&acc)[T]
       nibbles(col + 32, u);
     } else {
       const __m512i f = _mm512_set1_epi8(static_cast<char>(0x80));
+#pragma GCC unroll 8
       for (int m = 0; m < 8; ++m) u[m] = _mm512_xor_si512(_mm512_loadu_si512(col + 32 + 64 * m), f);
     }
-    const uint8_t* row = x.first;
+    const uint8_t* blk = x.block(b0);
 #pragma GCC unroll 16
-    for (int j = 0; j < T; ++j, row += x.stride) {
-      const int32_t* hs = x.hsum(row);
-      __m512i s0 = _mm512_set1_epi32(hs[2 * b0]), s1 = _mm512_set1_epi32(hs[2 * b0 + 1]);
-      dot32<T>(u, TokenRows::qx(row) + b0 * 32, s0, s1);
-      const __m512 d = _mm512_mul_ps(dv, _mm512_set1_ps(*block_scale(x.dx(row), b0)));
-      acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1)), d, acc[j]);
+    for (int j = 0; j < T; ++j) {
+      const __m512i s = dot32(u, X::qs(blk, j), _mm512_set1_epi32(X::hb(blk, j)));
+      const __m512 d = _mm512_mul_ps(dv, _mm512_set1_ps(X::dx(blk, j)));
+      acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), d, acc[j]);
     }
   } else if constexpr (kT == DType::Q4_K) {
     const __m512 mv =
         _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + 32)));
     const __m512i m15 = _mm512_set1_epi32(15), m3 = _mm512_set1_epi32(3);
     for (int jb = 0; jb < 8; ++jb) {
-      const int64_t b = b0 + jb;
       const __m512i lo = _mm512_cvtepu8_epi32(
           _mm_loadu_si128(reinterpret_cast<const __m128i*>(col + 64 + 16 * jb)));
       const __m512i hi = _mm512_srli_epi32(
@@ -228,20 +245,18 @@ void column(const uint8_t* col, int64_t b0, const TokenRows& x, __m512 (&acc)[T]
       const __m512 wm = _mm512_mul_ps(mv, _mm512_cvtepi32_ps(mn));
       __m512i u[8];
       nibbles(col + 256 + 256 * jb, u);
-      const uint8_t* row = x.first;
+      const uint8_t* blk = x.block(b0 + jb);
 #pragma GCC unroll 16
-      for (int j = 0; j < T; ++j, row += x.stride) {
-        __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
-        dot32<T>(u, TokenRows::qx(row) + b * 32, s0, s1);
-        const __m512 d = _mm512_mul_ps(ws, _mm512_set1_ps(*block_scale(x.dx(row), b)));
-        acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1)), d, acc[j]);
-        acc[j] = _mm512_fmadd_ps(wm, _mm512_set1_ps(x.msum(row)[b]), acc[j]);
+      for (int j = 0; j < T; ++j) {
+        const __m512i s = dot32(u, X::qs(blk, j), _mm512_setzero_si512());
+        const __m512 d = _mm512_mul_ps(ws, _mm512_set1_ps(X::dx(blk, j)));
+        acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), d, acc[j]);
+        acc[j] = _mm512_fmadd_ps(wm, _mm512_set1_ps(X::ms(blk, j)), acc[j]);
       }
     }
   } else {  // Q6_K
     const __m512i m30 = _mm512_set1_epi8(0x30);
     for (int jb = 0; jb < 8; ++jb) {
-      const int64_t b = b0 + jb;
       const __m512i sa = _mm512_cvtepi8_epi32(
           _mm_loadu_si128(reinterpret_cast<const __m128i*>(col + 32 + 32 * jb)));
       const __m512i sb = _mm512_cvtepi8_epi32(
@@ -249,6 +264,7 @@ void column(const uint8_t* col, int64_t b0, const TokenRows& x, __m512 (&acc)[T]
       const uint8_t* vals = col + 288 + 384 * jb;
       __m512i u[8];
       nibbles(vals, u);
+#pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
         const __m512i hv = _mm512_loadu_si512(vals + 256 + 64 * h);
         u[4 * h] = _mm512_or_si512(u[4 * h], _mm512_and_si512(_mm512_slli_epi16(hv, 4), m30));
@@ -258,15 +274,15 @@ void column(const uint8_t* col, int64_t b0, const TokenRows& x, __m512 (&acc)[T]
         u[4 * h + 3] =
             _mm512_or_si512(u[4 * h + 3], _mm512_and_si512(_mm512_srli_epi16(hv, 2), m30));
       }
-      const uint8_t* row = x.first;
+      const uint8_t* blk = x.block(b0 + jb);
 #pragma GCC unroll 16
-      for (int j = 0; j < T; ++j, row += x.stride) {
-        const int32_t* hs = x.hsum(row);
-        __m512i s0 = _mm512_set1_epi32(hs[2 * b]), s1 = _mm512_set1_epi32(hs[2 * b + 1]);
-        dot32<T>(u, TokenRows::qx(row) + b * 32, s0, s1);
+      for (int j = 0; j < T; ++j) {
+        const int32_t* hs = X::hs(blk, j);
+        __m512i s0 = _mm512_set1_epi32(hs[0]), s1 = _mm512_set1_epi32(hs[1]);
+        dot32_halves(u, X::qs(blk, j), s0, s1);
         const __m512i isum =
             _mm512_add_epi32(_mm512_mullo_epi32(s0, sa), _mm512_mullo_epi32(s1, sb));
-        const __m512 d = _mm512_mul_ps(dv, _mm512_set1_ps(*block_scale(x.dx(row), b)));
+        const __m512 d = _mm512_mul_ps(dv, _mm512_set1_ps(X::dx(blk, j)));
         acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), d, acc[j]);
       }
     }
@@ -279,14 +295,16 @@ void interleaved_vnni(const Args& a, int64_t r, int64_t t) {
   constexpr int kBlock = P::kType == DType::Q4_K || P::kType == DType::Q6_K ? 256 : 32;
   const uint64_t gb = group_block_bytes(P::kType);
   const uint8_t* g = a.w + r * a.w_stride;
-  const TokenRows x(a, t);
+  const TileBlocks<T> x(a, t);
   __m512 acc[T];
+#pragma GCC unroll 16
   for (int j = 0; j < T; ++j) acc[j] = _mm512_setzero_ps();
   const int64_t n_col = a.k / kBlock;
   for (int64_t c = 0; c < n_col; ++c) {
     if constexpr (T == 1) prefetch_column_after_next<P::kType>(g, c, n_col, gb);
     column<P, T>(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), x, acc);
   }
+#pragma GCC unroll 16
   for (int j = 0; j < T; ++j) _mm512_storeu_ps(a.y + (t + j) * a.ldy + r, acc[j]);
 }
 
@@ -309,7 +327,7 @@ namespace avxvnni {
     fn<1>, fn<2>, fn<3>, fn<4>, fn<5>, fn<6>, fn<7>, fn<8>, fn<9>, fn<10>, fn<11>, fn<12>, fn<13>, \
         fn<14>, fn<15>, fn<16>                                                                     \
   }
-static_assert(kMaxT == 16);
+static_assert(kMaxT == 16 && Q8Tiles::kTile == kMaxT);
 
 template <class P>
 struct InterleavedKernels {
@@ -338,7 +356,8 @@ struct InterleavedKernels {
 #endif
   static Kernel pick(Isa isa) {
 #if defined(__x86_64__)
-    if (isa == Isa::Avx512) return {group_loop<kMaxT, kVnni>, XFormat::Q8, P::kOffset, kMaxT, 1};
+    if (isa == Isa::Avx512)
+      return {group_loop<kMaxT, kVnni>, XFormat::Q8Tiles, P::kOffset, kMaxT, 2};
     if (isa == Isa::Avx2Vnni)
       return {group_loop<kMaxT256, kAvxVnni>, XFormat::Q8, P::kOffset, kMaxT256, 1};
     if (isa == Isa::Avx2)

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "ops/cpu.h"
+
 namespace brisk::matmul_detail {
 
 // One activation row of k elements (a multiple of 32):
@@ -33,5 +35,29 @@ struct Q8Layout {
 
 // Quantizes one row into the layout (dst: stride bytes); ls and hs are filled when offset is not 0.
 void quantize_activation_row(const float* x, int64_t k, uint8_t* dst, int offset = 0);
+
+// The same quantization in tiles of up to 16 tokens (XFormat::Q8Tiles), for the 512-bit kernels of
+// interleaved rows: a micro-kernel broadcasts one token's bytes after another's, and with every
+// token's data for a block side by side it addresses them all from one pointer at fixed offsets.
+// Tile i holds tokens [16i, 16i + w), w = min(16, n - 16i), at byte i * tile_bytes(k); its block b
+// (of 32 values) at b * block_bytes(w):
+//   qs:  int8[w][32]    the values
+//   hs:  int32[w][2]    per 16 values: -offset * their sum
+//   hb:  int32[w]       -offset * the sum of the block's 32 values
+//   dx:  float[w]       the block's scale
+//   ms:  float[w]       -scale * the sum of its values
+struct Q8Tiles {
+  static constexpr int kTile = 16;
+  static constexpr uint64_t block_bytes(int64_t w) { return static_cast<uint64_t>(w) * 52; }
+  static constexpr uint64_t tile_bytes(int64_t k) { return block_bytes(kTile) * (k / 32); }
+  static constexpr uint64_t hs_off(int64_t w) { return static_cast<uint64_t>(w) * 32; }
+  static constexpr uint64_t hb_off(int64_t w) { return static_cast<uint64_t>(w) * 40; }
+  static constexpr uint64_t dx_off(int64_t w) { return static_cast<uint64_t>(w) * 44; }
+  static constexpr uint64_t ms_off(int64_t w) { return static_cast<uint64_t>(w) * 48; }
+};
+// Rows [t0, t1) of the n rows at x (stride ldx) into their tiles at dst (k a multiple of 32);
+// every value and scale is the same bits as quantize_activation_row's, on every tier.
+void quantize_activation_tiles(Isa isa, const float* x, int64_t ldx, int64_t k, int64_t n,
+                               int64_t t0, int64_t t1, int offset, uint8_t* dst);
 
 }  // namespace brisk::matmul_detail

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/quant.h"
 #include "ops/matmul.h"
+#include "ops/matmul_q8.h"
 #include "ops/ref/ref_ops.h"
 #include "ops/repack.h"
 #include "support/test_util.h"
@@ -280,21 +281,22 @@ TEST_P(RepackedMatmul, ResultIndependentOfBatchSizeAndThreads) {
 // each tier's output equals the portable one bit for bit.
 TEST(RepackedMatmul, EveryTierGivesThePortableBits) {
   ThreadPool pool(2);
-  for (DType type : {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
-    const int64_t rows = 48, cols = 768, n = 7;
-    const auto w = repacked(make_weights(type, rows, cols, 5));
-    const auto x = test::random_floats(static_cast<size_t>(n * cols), 9);
-    std::vector<float> y(static_cast<size_t>(n * rows)), other(y.size());
-    matmul_isa(Isa::Generic, w.t, x.data(), cols, n, y.data(), rows, pool);
-    auto expect_same = [&](const char* what) {
-      for (size_t i = 0; i < y.size(); ++i)
-        ASSERT_EQ(y[i], other[i]) << dtype_name(type) << " " << what << " at " << i;
-    };
-    for (Isa isa : test::available_isas()) {
-      matmul_isa(isa, w.t, x.data(), cols, n, other.data(), rows, pool);
-      expect_same(isa_name(isa));
+  for (DType type : {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q6_K})
+    for (int64_t n : {7, 37}) {  // one partial tile of tokens; two whole ones and a partial one
+      const int64_t rows = 48, cols = 768;
+      const auto w = repacked(make_weights(type, rows, cols, 5));
+      const auto x = test::random_floats(static_cast<size_t>(n * cols), 9);
+      std::vector<float> y(static_cast<size_t>(n * rows)), other(y.size());
+      matmul_isa(Isa::Generic, w.t, x.data(), cols, n, y.data(), rows, pool);
+      auto expect_same = [&](const char* what) {
+        for (size_t i = 0; i < y.size(); ++i)
+          ASSERT_EQ(y[i], other[i]) << dtype_name(type) << " " << what << " at " << i;
+      };
+      for (Isa isa : test::available_isas()) {
+        matmul_isa(isa, w.t, x.data(), cols, n, other.data(), rows, pool);
+        expect_same(isa_name(isa));
+      }
     }
-  }
 }
 
 std::vector<Param> repacked_params() {
@@ -311,9 +313,6 @@ INSTANTIATE_TEST_SUITE_P(TypesAndIsas, RepackedMatmul, ::testing::ValuesIn(repac
                                   isa_name(pinfo.param.isa);
                          });
 
-// Tiled activations hold each float as given, or (BF16Tiles) exactly f32_to_bf16 of each value
-// (round to nearest even, NaN kept quiet), at the documented place, for any tile size and row
-// length, on every ISA's packer.
 // Matrices sharing their activations (q/k/v, gate/up) give each matmul's bits, whatever mix of
 // types and layouts they are (activations prepared once per run of matrices that read them alike:
 // here Q4_K and Q4_0 differ in their offsets, F32 reads the rows as given).
@@ -346,6 +345,9 @@ TEST(Matmul, SharedActivationsGiveEachMatmulsBits) {
     }
 }
 
+// Tiled activations hold each float as given, or (BF16Tiles) exactly f32_to_bf16 of each value
+// (round to nearest even, NaN kept quiet), at the documented place, for any tile size and row
+// length, on every ISA's packer.
 TEST(Matmul, PackedTilesHoldEachValueWhereDocumented) {
   ThreadPool pool(2);
   for (Isa isa : test::available_isas())
@@ -387,6 +389,63 @@ TEST(Matmul, PackedTilesHoldEachValueWhereDocumented) {
                 }
               }
           }
+}
+
+// Q8 activation tiles (XFormat::Q8Tiles) hold quantize_activation_row's values, scales and sums at
+// the documented places, on every tier's quantizer, for whole and partial tiles.
+TEST(Matmul, Q8TilesHoldTheRowQuantization) {
+  using matmul_detail::Q8Layout;
+  using matmul_detail::Q8Tiles;
+  for (Isa isa : test::available_isas())
+    for (int64_t k : {32, 96, 2048})
+      for (int64_t n : {1, 5, 16, 17, 40})
+        for (int offset : {0, 8, 128}) {
+          auto x = test::random_floats(static_cast<size_t>(n * (k + 3)),
+                                       static_cast<uint64_t>(k * 7 + n));
+          for (int64_t i = 0; i < k; ++i) x[static_cast<size_t>(i)] = 0;  // a zero row
+          const int64_t tiles = (n + Q8Tiles::kTile - 1) / Q8Tiles::kTile;
+          std::vector<uint8_t> tiled(tiles * Q8Tiles::tile_bytes(k), 0xee);
+          // In two calls, as threads split the tiles.
+          matmul_detail::quantize_activation_tiles(isa, x.data(), k + 3, k, n, 0,
+                                                   std::min<int64_t>(n, 16), offset, tiled.data());
+          matmul_detail::quantize_activation_tiles(
+              isa, x.data(), k + 3, k, n, std::min<int64_t>(n, 16), n, offset, tiled.data());
+          const Q8Layout L(k);
+          std::vector<uint8_t> row(L.stride);
+          for (int64_t t = 0; t < n; ++t) {
+            matmul_detail::quantize_activation_row(x.data() + t * (k + 3), k, row.data(), offset);
+            const int64_t first = t / 16 * 16, j = t - first, w = std::min<int64_t>(16, n - first);
+            for (int64_t b = 0; b < k / 32; ++b) {
+              const uint8_t* blk =
+                  tiled.data() + first / 16 * Q8Tiles::tile_bytes(k) + b * Q8Tiles::block_bytes(w);
+              auto field = [&](uint64_t off, int64_t i) {
+                int32_t v;
+                std::memcpy(&v, blk + off + 4 * i, 4);
+                return v;
+              };
+              auto row_field = [&](uint64_t off, int64_t i) {
+                int32_t v;
+                std::memcpy(&v, row.data() + off + 4 * i, 4);
+                return v;
+              };
+              const std::string at = std::string(isa_name(isa)) + " k " + std::to_string(k) +
+                                     " n " + std::to_string(n) + " t " + std::to_string(t) + " b " +
+                                     std::to_string(b);
+              ASSERT_EQ(std::memcmp(blk + 32 * j, row.data() + 32 * b, 32), 0) << at;
+              ASSERT_EQ(field(Q8Tiles::dx_off(w), j), row_field(L.dxv_off, b / 2 * 16 + b % 2 * 8))
+                  << at;
+              ASSERT_EQ(field(Q8Tiles::ms_off(w), j), row_field(L.ms_off, b)) << at;
+              if (offset != 0) {
+                for (int h = 0; h < 2; ++h)
+                  ASSERT_EQ(field(Q8Tiles::hs_off(w), 2 * j + h), row_field(L.hs_off, 2 * b + h))
+                      << at;
+                ASSERT_EQ(field(Q8Tiles::hb_off(w), j),
+                          row_field(L.hs_off, 2 * b) + row_field(L.hs_off, 2 * b + 1))
+                    << at;
+              }
+            }
+          }
+        }
 }
 
 TEST(Matmul, RefusesTypesWithoutKernelsByName) {
