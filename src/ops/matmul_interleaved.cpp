@@ -3,7 +3,8 @@
 // with 4 broadcast activation bytes advances 16 rows at once; 32 values take 8 of them, after which
 // one conversion and one multiply-add per token fold the integer sums into the 16 outputs, scaled
 // by (weight scale * activation scale). Offsets (Q4_0: 8, Q8_0: 128, Q6_K: 32) are folded in by
-// starting each half-block's integer sum from the activations' -offset * sum; Q4_K's minimums
+// starting each block's integer sum (Q6_K: each half-block's) from the activations' -offset * sum
+// of its values; Q4_K's minimums
 // take one more multiply-add with the activations' -scale * sum. Per output, for each block of 32
 // in order:
 //   Q4_0, Q8_0  acc += float(sum (u - offset) x) * (d * dx)
