@@ -176,12 +176,9 @@ Engine::Engine(const Model& m, ThreadPool& pool, const EngineConfig& c)
   if (draft) {
     drafter_ = std::make_unique<ModelDrafter>(*draft, std::min(m.hp.n_vocab, draft->hp.n_vocab),
                                               pool, *draft_geom_, *bm_);
-    auto weight_bytes = [](const Model& x) {
-      uint64_t b = 0;
-      for (const Tensor& t : x.file.tensors) b += t.nbytes;
-      return static_cast<double>(std::max<uint64_t>(b, 1));
-    };
-    model_policy_.set_draft_cost_prior(weight_bytes(*draft) / weight_bytes(m));
+    model_policy_.set_draft_cost_prior(
+        static_cast<double>(draft->w.matrix_bytes()) /
+        static_cast<double>(std::max<uint64_t>(m.w.matrix_bytes(), 1)));
   }
   sched_ = std::make_unique<Scheduler>(
       SchedulerConfig{c.max_batched_tokens, c.max_seqs, c.prefill_while_decoding}, *bm_);

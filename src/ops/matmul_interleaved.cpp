@@ -4,9 +4,8 @@
 // one conversion and one multiply-add per token fold the integer sums into the 16 outputs, scaled
 // by (weight scale * activation scale). Offsets (Q4_0: 8, Q8_0: 128, Q6_K: 32) are folded in by
 // starting each block's integer sum (Q6_K: each half-block's) from the activations' -offset * sum
-// of its values; Q4_K's minimums
-// take one more multiply-add with the activations' -scale * sum. Per output, for each block of 32
-// in order:
+// of its values; Q4_K's minimums take one more multiply-add with the activations' -scale * sum.
+// Per output, for each block of 32 in order:
 //   Q4_0, Q8_0  acc += float(sum (u - offset) x) * (d * dx)
 //   Q4_K        acc += float(sum u x) * (d * sc * dx);  acc += (dmin * min) * (-dx * sum x)
 //   Q6_K        acc += float(sc0 * sum_0..15 (u - 32) x + sc1 * sum_16..31 (u - 32) x) * (d * dx)

@@ -69,31 +69,32 @@ void quantize_activation_row(const float* x, int64_t k, uint8_t* dst, int offset
 
 namespace {
 
-// Where the token's block b lands in its tile.
-struct TileSlot {
-  int8_t* q;
-  int32_t* hs;
-  int32_t* hb;
-  float* dx;
-  float* ms;
-  TileSlot(uint8_t* dst, int64_t k, int64_t n, int64_t t, int64_t b) {
+// Where token t's blocks land in its tile: the tile and the token's place in it found once per
+// token, each block's fields at fixed offsets from there.
+struct TileSlots {
+  uint8_t* tile;
+  int64_t j, w;
+  TileSlots(uint8_t* dst, int64_t k, int64_t n, int64_t t) {
     using T = Q8Tiles;
-    const int64_t first = t / T::kTile * T::kTile, j = t - first;
-    const int64_t w = std::min<int64_t>(T::kTile, n - first);
-    uint8_t* blk = dst + static_cast<uint64_t>(first / T::kTile) * T::tile_bytes(k) +
-                   static_cast<uint64_t>(b) * T::block_bytes(w);
-    q = reinterpret_cast<int8_t*>(blk) + j * 32;
-    hs = reinterpret_cast<int32_t*>(blk + T::hs_off(w)) + 2 * j;
-    hb = reinterpret_cast<int32_t*>(blk + T::hb_off(w)) + j;
-    dx = reinterpret_cast<float*>(blk + T::dx_off(w)) + j;
-    ms = reinterpret_cast<float*>(blk + T::ms_off(w)) + j;
+    const int64_t first = t / T::kTile * T::kTile;
+    tile = dst + static_cast<uint64_t>(first / T::kTile) * T::tile_bytes(k);
+    j = t - first;
+    w = std::min<int64_t>(T::kTile, n - first);
   }
-  void sums(float d, int s0, int s1, int offset) const {
+  uint8_t* block(int64_t b) const {
+    return tile + static_cast<uint64_t>(b) * Q8Tiles::block_bytes(w);
+  }
+  int8_t* q(int64_t b) const { return reinterpret_cast<int8_t*>(block(b)) + j * 32; }
+  // The block's scale and the sums of its values 0..15 (s0) and 16..31 (s1).
+  void sums(int64_t b, float d, int s0, int s1, int offset) const {
+    using T = Q8Tiles;
+    uint8_t* blk = block(b);
+    auto* hs = reinterpret_cast<int32_t*>(blk + T::hs_off(w)) + 2 * j;
     hs[0] = -offset * s0;
     hs[1] = -offset * s1;
-    *hb = -offset * (s0 + s1);
-    *dx = d;
-    *ms = -(d * static_cast<float>(s0 + s1));
+    reinterpret_cast<int32_t*>(blk + T::hb_off(w))[j] = -offset * (s0 + s1);
+    reinterpret_cast<float*>(blk + T::dx_off(w))[j] = d;
+    reinterpret_cast<float*>(blk + T::ms_off(w))[j] = -(d * static_cast<float>(s0 + s1));
   }
 };
 
@@ -104,7 +105,8 @@ BRISK_TARGET(BRISK_ISA_AVX512)
 void quantize_tiles_avx512(const float* x, int64_t ldx, int64_t k, int64_t n, int64_t t0,
                            int64_t t1, int offset, uint8_t* dst) {
   const __m512 abs_mask = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fffffff));
-  for (int64_t t = t0; t < t1; ++t)
+  for (int64_t t = t0; t < t1; ++t) {
+    const TileSlots slots(dst, k, n, t);
     for (int64_t b = 0; b < k / 32; ++b) {
       const float* xb = x + t * ldx + b * 32;
       const __m512 v0 = _mm512_loadu_ps(xb), v1 = _mm512_loadu_ps(xb + 16);
@@ -114,11 +116,12 @@ void quantize_tiles_avx512(const float* x, int64_t ldx, int64_t k, int64_t n, in
       const __m512 id = _mm512_set1_ps(d > 0 ? 1.0f / d : 0.0f);
       const __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(v0, id));
       const __m512i q1 = _mm512_cvtps_epi32(_mm512_mul_ps(v1, id));
-      const TileSlot slot(dst, k, n, t, b);
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(slot.q), _mm512_cvtepi32_epi8(q0));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(slot.q + 16), _mm512_cvtepi32_epi8(q1));
-      slot.sums(d, _mm512_reduce_add_epi32(q0), _mm512_reduce_add_epi32(q1), offset);
+      int8_t* q = slots.q(b);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(q), _mm512_cvtepi32_epi8(q0));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(q + 16), _mm512_cvtepi32_epi8(q1));
+      slots.sums(b, d, _mm512_reduce_add_epi32(q0), _mm512_reduce_add_epi32(q1), offset);
     }
+  }
 }
 #endif
 
@@ -129,12 +132,14 @@ void quantize_activation_tiles([[maybe_unused]] Isa isa, const float* x, int64_t
 #if defined(__x86_64__)
   if (isa >= Isa::Avx512) return quantize_tiles_avx512(x, ldx, k, n, t0, t1, offset, dst);
 #endif
-  for (int64_t t = t0; t < t1; ++t)
+  for (int64_t t = t0; t < t1; ++t) {
+    const TileSlots slots(dst, k, n, t);
     for (int64_t b = 0; b < k / 32; ++b) {
-      const TileSlot slot(dst, k, n, t, b);
-      const float d = quantize_block(x + t * ldx + b * 32, slot.q);
-      slot.sums(d, sum_bytes(slot.q, 16), sum_bytes(slot.q + 16, 16), offset);
+      int8_t* q = slots.q(b);
+      const float d = quantize_block(x + t * ldx + b * 32, q);
+      slots.sums(b, d, sum_bytes(q, 16), sum_bytes(q + 16, 16), offset);
     }
+  }
 }
 
 namespace {
