@@ -4,6 +4,7 @@
 // cache: a causal prompt (FLOP/s) and one decode token (bytes of K/V read per second).
 #include <benchmark/benchmark.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -119,12 +120,17 @@ BENCHMARK_CAPTURE(BM_Matmul, q4_0_avx2, DType::Q4_0, Isa::Avx2)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, f16_interleaved_avx2, DType::F16, Isa::Avx2, true)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, bf16_interleaved_avx2, DType::BF16, Isa::Avx2, true)->Apply(Shapes);
 
-// TinyLlama's attention (32 query heads, 4 KV heads of 64) over an f32 cache of `keys` positions:
-// `n` tokens at the last positions (n == keys: a causal prompt), in groups of 8 tokens per KV head
-// as the forward pass runs them.
+// Attention over an f32 cache of `keys` positions: `n` tokens at the last positions (n == keys: a
+// causal prompt), in groups of 8 tokens per KV head as the forward pass runs them. Heads: TinyLlama's
+// (32 query heads, 4 KV heads of 64) unless the last three arguments give query heads, KV heads and
+// head size (stories260K: 8, 4, 8).
 void BM_Attention(benchmark::State& st) {
   const int64_t keys = st.range(0), n = st.range(1), threads = st.range(2);
-  const int n_head = 32, n_kv = 4, hd = 64, q_dim = n_head * hd, kv_dim = n_kv * hd;
+  const bool custom = st.range(3) > 0;
+  const int n_head = custom ? static_cast<int>(st.range(3)) : 32;
+  const int n_kv = custom ? static_cast<int>(st.range(4)) : 4;
+  const int hd = custom ? static_cast<int>(st.range(5)) : 64;
+  const int q_dim = n_head * hd, kv_dim = n_kv * hd;
   std::vector<float> k(static_cast<size_t>(keys * kv_dim)), v(k.size());
   for (size_t i = 0; i < k.size(); ++i) {
     k[i] = static_cast<float>((i * 2654435761u) >> 20 & 255) / 256.0f - 0.5f;
@@ -134,7 +140,7 @@ void BM_Attention(benchmark::State& st) {
   for (size_t i = 0; i < q.size(); ++i)
     q[i] = static_cast<float>((i * 2246822519u) >> 22 & 255) / 64.0f - 2.0f;
   const KvSpan span{k.data(), v.data(), 0, keys};
-  const AttnShape shape{n_head, n_kv, hd, kv_dim, 0.125f};
+  const AttnShape shape{n_head, n_kv, hd, kv_dim, 1.0f / std::sqrt(static_cast<float>(hd))};
   std::vector<AttnQuery> qs;
   for (int64_t i = 0; i < n; ++i)
     qs.push_back({&q[static_cast<size_t>(i * q_dim)], &out[static_cast<size_t>(i * q_dim)],
@@ -158,10 +164,11 @@ void BM_Attention(benchmark::State& st) {
                                               benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_Attention)
-    ->Args({512, 512, 1})
-    ->Args({512, 512, 2})
-    ->Args({4096, 1, 1})
-    ->Args({4096, 1, 2})
+    ->Args({512, 512, 1, 0, 0, 0})
+    ->Args({512, 512, 2, 0, 0, 0})
+    ->Args({4096, 1, 1, 0, 0, 0})
+    ->Args({4096, 1, 2, 0, 0, 0})
+    ->Args({256, 1, 1, 8, 4, 8})
     ->UseRealTime();
 
 }  // namespace

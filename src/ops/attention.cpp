@@ -28,6 +28,24 @@ inline void gather(const AttnShape& s, int kv_head, const KvSpan* spans, size_t 
                    size_t& span, int64_t p0, int n, ChunkRows& c) {
   constexpr size_t eb = T == KvType::F32 ? 4 : T == KvType::Q8 ? 1 : 2;
   const int64_t koff = static_cast<int64_t>(kv_head) * s.head_dim;
+  while (span + 1 < n_spans && p0 >= spans[span].pos0 + spans[span].n) ++span;
+  if (const KvSpan& sp = spans[span]; p0 + n <= sp.pos0 + sp.n) {
+    // The whole chunk lies in one span (always so when blocks hold a multiple of 16 positions).
+    const int64_t r0 = p0 - sp.pos0;
+    const size_t off = static_cast<size_t>(r0 * s.kv_stride + koff) * eb;
+    const size_t step = static_cast<size_t>(s.kv_stride) * eb;
+    for (int j = 0; j < n; ++j) {
+      c.k[j] = static_cast<const char*>(sp.k) + off + j * step;
+      c.v[j] = static_cast<const char*>(sp.v) + off + j * step;
+    }
+    if constexpr (T == KvType::Q8)
+      for (int j = 0; j < n; ++j) {
+        const int64_t si = (r0 + j) * s.n_head_kv + kv_head;
+        c.ks[j] = sp.k_scale[si];
+        c.vs[j] = sp.v_scale[si];
+      }
+    return;
+  }
   for (int j = 0; j < n; ++j) {
     const int64_t pos = p0 + j;
     while (span + 1 < n_spans && pos >= spans[span].pos0 + spans[span].n) ++span;
@@ -67,11 +85,15 @@ GenericFn generic_kernel([[maybe_unused]] bool wide) {
 
 #if defined(__x86_64__)
 
-// Widen 16 stored elements to floats.
+// Widen 16 stored elements to floats; `at` with a mask reads only the lanes it sets (and zeroes
+// the others), so a row's tail past a head size that is not a multiple of 16 is never read.
 struct LoadF32 {
   static constexpr KvType kType = KvType::F32;
   BRISK_TARGET(BRISK_ISA_AVX512) static __m512 at(const void* p, int i) {
     return _mm512_loadu_ps(static_cast<const float*>(p) + i);
+  }
+  BRISK_TARGET(BRISK_ISA_AVX512) static __m512 at(const void* p, int i, __mmask16 m) {
+    return _mm512_maskz_loadu_ps(m, static_cast<const float*>(p) + i);
   }
 };
 struct LoadF16 {
@@ -80,12 +102,19 @@ struct LoadF16 {
     return _mm512_cvtph_ps(
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(p) + i)));
   }
+  BRISK_TARGET(BRISK_ISA_AVX512) static __m512 at(const void* p, int i, __mmask16 m) {
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, static_cast<const uint16_t*>(p) + i));
+  }
 };
 struct LoadBF16 {
   static constexpr KvType kType = KvType::BF16;
   BRISK_TARGET(BRISK_ISA_AVX512) static __m512 at(const void* p, int i) {
     const __m256i h =
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(p) + i));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  }
+  BRISK_TARGET(BRISK_ISA_AVX512) static __m512 at(const void* p, int i, __mmask16 m) {
+    const __m256i h = _mm256_maskz_loadu_epi16(m, static_cast<const uint16_t*>(p) + i);
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
   }
 };
@@ -96,6 +125,29 @@ struct LoadQ8 {
         _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const int8_t*>(p) + i));
     return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b));
   }
+  BRISK_TARGET(BRISK_ISA_AVX512) static __m512 at(const void* p, int i, __mmask16 m) {
+    const __m128i b = _mm_maskz_loadu_epi8(m, static_cast<const int8_t*>(p) + i);
+    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b));
+  }
+};
+
+// A head of HD floats as VP vectors of 16 lanes; the last one holds kTail lanes when HD is not a
+// multiple of 16, and is read with that mask.
+template <int HD>
+struct HeadVecs {
+  static constexpr int VP = (HD + 15) / 16;
+  static constexpr int kTail = HD - 16 * (VP - 1);
+  static constexpr __mmask16 mask(int b) {
+    return b == VP - 1 ? static_cast<__mmask16>((1u << kTail) - 1) : static_cast<__mmask16>(0xffff);
+  }
+  template <class Load>
+  BRISK_TARGET(BRISK_ISA_AVX512)
+  static __m512 load(const void* p, int b) {
+    if constexpr (kTail == 16)
+      return Load::at(p, 16 * b);
+    else
+      return b == VP - 1 ? Load::at(p, 16 * b, mask(b)) : Load::at(p, 16 * b);
+  }
 };
 
 // A chunk's keys transposed (kt[d] holds dimension d of its 16 keys, so a query's 16 scores come
@@ -103,24 +155,67 @@ struct LoadQ8 {
 template <int HD>
 struct alignas(64) Chunk {
   float kt[HD][16];
-  float v[kAttnChunk][HD];
+  float v[kAttnChunk][16 * HeadVecs<HD>::VP];
   const float* vrow[kAttnChunk];
 };
+
+// Rows i and i + 8 of a chunk (8 elements each, widened) side by side in one vector; zero past n.
+template <class Load>
+BRISK_TARGET(BRISK_ISA_AVX512)
+inline __m512 row_pair(const void* const* rows, int i, int n) {
+  const __m256 lo =
+      i < n ? _mm512_castps512_ps256(Load::at(rows[i], 0, 0xff)) : _mm256_setzero_ps();
+  const __m256 hi =
+      i + 8 < n ? _mm512_castps512_ps256(Load::at(rows[i + 8], 0, 0xff)) : _mm256_setzero_ps();
+  return _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
+}
+
+// Head size 8: a full 16x16 transpose would be half padding, so rows i and i + 8 share a vector
+// and one 8x8 transpose per half gives kt[d] (dimension d of the 16 keys, in key order). Values
+// stay paired: v[i] holds rows i and i + 8, so one multiply-add covers two keys and each head keeps
+// two partial accumulators (keys 0-7 and 8-15 of every chunk), added at the end.
+template <class Load, int HD>
+BRISK_TARGET(BRISK_ISA_AVX512)
+void load_chunk8(const ChunkRows& c, int n, Chunk<HD>& ch) {
+  __m512 r[8], t[8], u[8];
+  for (int i = 0; i < 8; ++i) r[i] = row_pair<Load>(c.k, i, n);
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int g = 0; g < 8; g += 4) {  // dims (0, 4), (1, 5), (2, 6), (3, 7) of rows g..g+3
+    u[g] = _mm512_shuffle_ps(t[g], t[g + 2], 0x44);
+    u[g + 1] = _mm512_shuffle_ps(t[g], t[g + 2], 0xee);
+    u[g + 2] = _mm512_shuffle_ps(t[g + 1], t[g + 3], 0x44);
+    u[g + 3] = _mm512_shuffle_ps(t[g + 1], t[g + 3], 0xee);
+  }
+  const __m512i lo = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27);
+  const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(4));
+  for (int d = 0; d < 4; ++d) {
+    _mm512_store_ps(ch.kt[d], _mm512_permutex2var_ps(u[d], lo, u[d + 4]));
+    _mm512_store_ps(ch.kt[d + 4], _mm512_permutex2var_ps(u[d], hi, u[d + 4]));
+  }
+  for (int i = 0; i < 8; ++i) _mm512_store_ps(ch.v[i], row_pair<Load>(c.v, i, n));
+}
 
 template <int HD, class Load>
 BRISK_TARGET(BRISK_ISA_AVX512)
 void load_chunk(const ChunkRows& c, int n, Chunk<HD>& ch) {
-  for (int b = 0; b < HD / 16; ++b) {
+  if constexpr (HD == 8) return load_chunk8<Load>(c, n, ch);
+  using HV = HeadVecs<HD>;
+  for (int b = 0; b < HV::VP; ++b) {
     __m512 r[16], t[16];
-    for (int j = 0; j < 16; ++j) r[j] = j < n ? Load::at(c.k[j], 16 * b) : _mm512_setzero_ps();
+    for (int j = 0; j < 16; ++j)
+      r[j] = j < n ? HV::template load<Load>(c.k[j], b) : _mm512_setzero_ps();
     transpose16(r, t);
-    for (int i = 0; i < 16; ++i) _mm512_store_ps(ch.kt[16 * b + i], t[i]);
+    for (int i = 0; i < 16 && 16 * b + i < HD; ++i) _mm512_store_ps(ch.kt[16 * b + i], t[i]);
   }
   for (int j = 0; j < n; ++j) {
     if constexpr (Load::kType == KvType::F32) {
       ch.vrow[j] = static_cast<const float*>(c.v[j]);  // read in place
     } else {
-      for (int b = 0; b < HD / 16; ++b) _mm512_store_ps(&ch.v[j][16 * b], Load::at(c.v[j], 16 * b));
+      for (int b = 0; b < HV::VP; ++b)
+        _mm512_store_ps(&ch.v[j][16 * b], HV::template load<Load>(c.v[j], b));
       ch.vrow[j] = ch.v[j];
     }
   }
@@ -129,7 +224,7 @@ void load_chunk(const ChunkRows& c, int n, Chunk<HD>& ch) {
 // A query head's running state: output accumulator, lane-wise softmax sum, running maximum.
 template <int HD>
 struct alignas(64) HeadState {
-  float acc[HD];
+  float acc[16 * HeadVecs<HD>::VP];  // the lanes past HD stay zero
   float l[16];
   float m;
 };
@@ -140,7 +235,8 @@ template <int HD, bool Q8, int H>
 BRISK_TARGET(BRISK_ISA_AVX512)
 inline void attend_chunk(const float* const* q, const Chunk<HD>& ch, int n, __m512 kscale,
                          __m512 vscale, HeadState<HD>* const* st) {
-  constexpr int V = HD / 16;
+  using HV = HeadVecs<HD>;
+  constexpr int V = HV::VP;
   __m512 s4[H][4];
   for (int h = 0; h < H; ++h)
     for (int i = 0; i < 4; ++i) s4[h][i] = _mm512_setzero_ps();
@@ -174,17 +270,27 @@ inline void attend_chunk(const float* const* q, const Chunk<HD>& ch, int n, __m5
     if constexpr (Q8) p = _mm512_mul_ps(p, vscale);
     _mm512_store_ps(pj[h], p);
   }
-  for (int j = 0; j < n; ++j)
-    for (int d = 0; d < V; ++d) {
-      const __m512 v = _mm512_loadu_ps(ch.vrow[j] + 16 * d);
+  if constexpr (HD == 8) {
+    for (int i = 0; i < std::min(n, 8); ++i) {
+      const __m512 v = _mm512_load_ps(ch.v[i]);
+      const __m512i pick = _mm512_inserti64x4(_mm512_set1_epi32(i), _mm256_set1_epi32(i + 8), 1);
       for (int h = 0; h < H; ++h)
-        acc[h][d] = _mm512_fmadd_ps(_mm512_set1_ps(pj[h][j]), v, acc[h][d]);
+        acc[h][0] =
+            _mm512_fmadd_ps(_mm512_permutexvar_ps(pick, _mm512_load_ps(pj[h])), v, acc[h][0]);
     }
+  } else {
+    for (int j = 0; j < n; ++j)
+      for (int d = 0; d < V; ++d) {
+        const __m512 v = HV::template load<LoadF32>(ch.vrow[j], d);
+        for (int h = 0; h < H; ++h)
+          acc[h][d] = _mm512_fmadd_ps(_mm512_set1_ps(pj[h][j]), v, acc[h][d]);
+      }
+  }
   for (int h = 0; h < H; ++h)
     for (int d = 0; d < V; ++d) _mm512_store_ps(st[h]->acc + 16 * d, acc[h][d]);
 }
 
-// Head sizes that are multiples of 16 (up to 256). Chunk by chunk, the keys and values are loaded
+// Head sizes that are multiples of 8 (up to 256). Chunk by chunk, the keys and values are loaded
 // (and widened, and the keys transposed) once and used by every query head of every query.
 template <int HD, class Load>
 BRISK_TARGET(BRISK_ISA_AVX512)
@@ -227,9 +333,16 @@ void attend_avx512(const AttnShape& s, int kv_head, const AttnQuery* qs, int nq,
         for (int k = 0; k < kPair; ++k) at(k, h + k);
         attend_chunk<HD, kQ8, kPair>(qh, ch, n, kscale, vscale, sh);
       }
-      for (; h < gq; ++h) {
-        at(0, h);
+      // The remaining heads together (as many as are left: the bits are the same either way).
+      const int left = gq - h;
+      for (int k = 0; k < left; ++k) at(k, h + k);
+      if (left == 1) {
         attend_chunk<HD, kQ8, 1>(qh, ch, n, kscale, vscale, sh);
+      } else if constexpr (kPair > 2) {
+        if (left == 2)
+          attend_chunk<HD, kQ8, 2>(qh, ch, n, kscale, vscale, sh);
+        else if (left == 3)
+          attend_chunk<HD, kQ8, 3>(qh, ch, n, kscale, vscale, sh);
       }
     }
   }
@@ -239,8 +352,15 @@ void attend_avx512(const AttnShape& s, int kv_head, const AttnQuery* qs, int nq,
       float* o = qs[i].out + static_cast<int64_t>(kv_head * gq + h) * HD;
       const float l = _mm512_reduce_add_ps(_mm512_load_ps(st.l));
       const __m512 inv = _mm512_set1_ps(l > 0 ? 1.0f / l : 0.0f);
-      for (int d = 0; d < HD / 16; ++d)
-        _mm512_storeu_ps(o + 16 * d, _mm512_mul_ps(_mm512_load_ps(st.acc + 16 * d), inv));
+      if constexpr (HD == 8) {
+        const __m512 a = _mm512_load_ps(st.acc);
+        const __m256 sum = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
+        _mm256_storeu_ps(o, _mm256_mul_ps(sum, _mm512_castps512_ps256(inv)));
+        continue;
+      }
+      for (int d = 0; d < HeadVecs<HD>::VP; ++d)
+        _mm512_mask_storeu_ps(o + 16 * d, HeadVecs<HD>::mask(d),
+                              _mm512_mul_ps(_mm512_load_ps(st.acc + 16 * d), inv));
     }
 }
 
@@ -249,10 +369,16 @@ using AttendFn = void (*)(const AttnShape&, int, const AttnQuery*, int, const Kv
 template <class Load>
 AttendFn pick_avx512(int head_dim) {
   switch (head_dim) {
+    case 8:
+      return attend_avx512<8, Load>;
     case 16:
       return attend_avx512<16, Load>;
+    case 24:
+      return attend_avx512<24, Load>;
     case 32:
       return attend_avx512<32, Load>;
+    case 40:
+      return attend_avx512<40, Load>;
     case 48:
       return attend_avx512<48, Load>;
     case 64:
@@ -261,6 +387,8 @@ AttendFn pick_avx512(int head_dim) {
       return attend_avx512<80, Load>;
     case 96:
       return attend_avx512<96, Load>;
+    case 112:
+      return attend_avx512<112, Load>;
     case 128:
       return attend_avx512<128, Load>;
     case 256:

@@ -89,106 +89,135 @@ TEST(Softmax, SumsToOne) {
   EXPECT_NEAR(s, 1.0, 1e-5);
 }
 
-// FlashAttention over random span layouts against a naive attention over a contiguous cache.
+// FlashAttention over random span layouts against a naive attention over a contiguous cache, on
+// every tier this CPU has.
 TEST(FlashAttention, MatchesNaiveAttentionForAnySpanLayout) {
-  for (auto [n_head, n_kv, hd] :
-       {std::tuple{4, 4, 8}, {8, 2, 64}, {6, 3, 40}, {5, 1, 24}, {4, 2, 16}, {4, 1, 128}}) {
-    for (int64_t n_keys : {1, 15, 16, 17, 100, 333}) {
-      const int64_t kvd = static_cast<int64_t>(n_kv) * hd;
-      const auto k =
-          test::random_floats(static_cast<size_t>(n_keys * kvd), static_cast<uint64_t>(n_keys));
-      const auto v =
-          test::random_floats(static_cast<size_t>(n_keys * kvd), static_cast<uint64_t>(n_keys + 1));
-      auto q = test::random_floats(static_cast<size_t>(n_head * hd), 9);
-      for (auto& x : q) x *= 4;  // sharper softmax
-      const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-      std::vector<float> expect(static_cast<size_t>(n_head * hd));
-      const int g = n_head / n_kv;
-      for (int h = 0; h < n_head; ++h)
-        ref::attention_head(&q[h * hd], k.data() + (h / g) * hd, v.data() + (h / g) * hd, kvd,
-                            n_keys, hd, scale, &expect[h * hd]);
-      const AttnShape shape{n_head, n_kv, hd, kvd, scale};
-      std::vector<float> first;
-      // Span layouts: one span; blocks of 16; blocks of 5 (not chunk-aligned), scattered in memory.
-      for (int64_t block : {int64_t{0}, int64_t{16}, int64_t{5}}) {
-        std::vector<float> kc, vc;
-        std::vector<KvSpan> spans;
-        if (block == 0) {
-          spans.push_back({k.data(), v.data(), 0, n_keys});
-        } else {
-          // Copy blocks into a buffer in reverse order so spans are not contiguous.
-          const int64_t nb = (n_keys + block - 1) / block;
-          kc.resize(static_cast<size_t>(nb * block * kvd));
-          vc.resize(kc.size());
-          for (int64_t b = 0; b < nb; ++b) {
-            const int64_t slot = nb - 1 - b, p0 = b * block, cnt = std::min(block, n_keys - p0);
-            std::memcpy(&kc[slot * block * kvd], &k[p0 * kvd], static_cast<size_t>(cnt * kvd) * 4);
-            std::memcpy(&vc[slot * block * kvd], &v[p0 * kvd], static_cast<size_t>(cnt * kvd) * 4);
-            spans.push_back({&kc[slot * block * kvd], &vc[slot * block * kvd], p0, cnt});
+  for (Isa isa : test::available_isas())
+    for (auto [n_head, n_kv, hd] : {std::tuple{4, 4, 8},
+                                    {8, 2, 64},
+                                    {6, 3, 40},
+                                    {5, 1, 24},
+                                    {4, 2, 16},
+                                    {4, 1, 128},
+                                    {8, 4, 8},
+                                    {4, 2, 112},
+                                    {2, 1, 4}}) {
+      for (int64_t n_keys : {1, 15, 16, 17, 100, 333}) {
+        const int64_t kvd = static_cast<int64_t>(n_kv) * hd;
+        const auto k =
+            test::random_floats(static_cast<size_t>(n_keys * kvd), static_cast<uint64_t>(n_keys));
+        const auto v = test::random_floats(static_cast<size_t>(n_keys * kvd),
+                                           static_cast<uint64_t>(n_keys + 1));
+        auto q = test::random_floats(static_cast<size_t>(n_head * hd), 9);
+        for (auto& x : q) x *= 4;  // sharper softmax
+        const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+        std::vector<float> expect(static_cast<size_t>(n_head * hd));
+        const int g = n_head / n_kv;
+        for (int h = 0; h < n_head; ++h)
+          ref::attention_head(&q[h * hd], k.data() + (h / g) * hd, v.data() + (h / g) * hd, kvd,
+                              n_keys, hd, scale, &expect[h * hd]);
+        const AttnShape shape{n_head, n_kv, hd, kvd, scale};
+        std::vector<float> first;
+        // Span layouts: one span; blocks of 16; blocks of 5 (not chunk-aligned), scattered in
+        // memory.
+        for (int64_t block : {int64_t{0}, int64_t{16}, int64_t{5}}) {
+          std::vector<float> kc, vc;
+          std::vector<KvSpan> spans;
+          if (block == 0) {
+            spans.push_back({k.data(), v.data(), 0, n_keys});
+          } else {
+            // Copy blocks into a buffer in reverse order so spans are not contiguous.
+            const int64_t nb = (n_keys + block - 1) / block;
+            kc.resize(static_cast<size_t>(nb * block * kvd));
+            vc.resize(kc.size());
+            for (int64_t b = 0; b < nb; ++b) {
+              const int64_t slot = nb - 1 - b, p0 = b * block, cnt = std::min(block, n_keys - p0);
+              std::memcpy(&kc[slot * block * kvd], &k[p0 * kvd],
+                          static_cast<size_t>(cnt * kvd) * 4);
+              std::memcpy(&vc[slot * block * kvd], &v[p0 * kvd],
+                          static_cast<size_t>(cnt * kvd) * 4);
+              spans.push_back({&kc[slot * block * kvd], &vc[slot * block * kvd], p0, cnt});
+            }
           }
+          std::vector<float> out(static_cast<size_t>(n_head * hd));
+          for (int kvh = 0; kvh < n_kv; ++kvh) {
+            const AttnQuery one{q.data(), out.data(), n_keys};
+            attention_group_isa(isa, shape, kvh, &one, 1, spans.data(), spans.size());
+          }
+          for (size_t i = 0; i < out.size(); ++i)
+            ASSERT_NEAR(out[i], expect[i], 1e-5f)
+                << isa_name(isa) << " head_dim " << hd << " keys " << n_keys << " block " << block;
+          if (first.empty())
+            first = out;
+          else
+            ASSERT_EQ(std::memcmp(first.data(), out.data(), out.size() * 4), 0)
+                << "layout changed the bits";
         }
-        std::vector<float> out(static_cast<size_t>(n_head * hd));
-        for (int kvh = 0; kvh < n_kv; ++kvh)
-          attention_group(shape, kvh, q.data(), n_keys, spans.data(), spans.size(), out.data());
-        for (size_t i = 0; i < out.size(); ++i)
-          ASSERT_NEAR(out[i], expect[i], 1e-5f) << n_keys << " block " << block;
-        if (first.empty())
-          first = out;
-        else
-          ASSERT_EQ(std::memcmp(first.data(), out.data(), out.size() * 4), 0)
-              << "layout changed the bits";
       }
     }
-  }
 }
 
 // Several tokens' queries computed together (as the forward pass groups a prompt's tokens) give
-// each token the same bits as computing it alone, for every KV type and head size.
+// each token the same bits as computing it alone, for every KV type, head size and tier.
 TEST(FlashAttention, QueriesTogetherGiveEachTheBitsItGetsAlone) {
   const std::vector<int64_t> n_keys = {70, 1, 16, 17, 33, 5, 64, 48, 2, 69, 31, 15, 50};
   const int nq = static_cast<int>(n_keys.size());
   const int64_t max_keys = 70;
-  for (KvType type : {KvType::F32, KvType::F16, KvType::BF16, KvType::Q8}) {
-    for (auto [n_head, n_kv, hd] :
-         {std::tuple{8, 2, 64}, {6, 3, 128}, {4, 1, 256}, {10, 2, 80}, {4, 2, 40}, {7, 1, 64}}) {
-      const int64_t kvd = static_cast<int64_t>(n_kv) * hd, qd = static_cast<int64_t>(n_head) * hd;
-      const auto k = test::random_floats(static_cast<size_t>(max_keys * kvd), 31);
-      const auto v = test::random_floats(static_cast<size_t>(max_keys * kvd), 32);
-      auto q = test::random_floats(static_cast<size_t>(nq * qd), 33);
-      for (auto& x : q) x *= 3;
-      const size_t eb = kv_elem_bytes(type);
-      std::vector<uint8_t> kc(static_cast<size_t>(max_keys * kvd) * eb), vc(kc.size());
-      std::vector<float> ks(static_cast<size_t>(max_keys * n_kv)), vs(ks.size());
-      for (int64_t p = 0; p < max_keys; ++p) {
-        store_kv_row(type, &k[static_cast<size_t>(p * kvd)], &kc[static_cast<size_t>(p * kvd) * eb],
-                     n_kv, hd, &ks[static_cast<size_t>(p * n_kv)]);
-        store_kv_row(type, &v[static_cast<size_t>(p * kvd)], &vc[static_cast<size_t>(p * kvd) * eb],
-                     n_kv, hd, &vs[static_cast<size_t>(p * n_kv)]);
-      }
-      const bool q8 = type == KvType::Q8;
-      const KvSpan span{
-          kc.data(), vc.data(), 0, max_keys, q8 ? ks.data() : nullptr, q8 ? vs.data() : nullptr};
-      const AttnShape shape{n_head, n_kv, hd, kvd, 1.0f / std::sqrt(static_cast<float>(hd)), type};
-      std::vector<float> alone(static_cast<size_t>(nq * qd)), together(alone.size());
-      for (int i = 0; i < nq; ++i)
-        for (int g = 0; g < n_kv; ++g)
-          attention_group(shape, g, &q[static_cast<size_t>(i * qd)], n_keys[static_cast<size_t>(i)],
-                          &span, 1, &alone[static_cast<size_t>(i * qd)]);
-      for (int group : {nq, 3}) {
-        std::fill(together.begin(), together.end(), -1.0f);
-        std::vector<AttnQuery> qs;
+  for (Isa isa : test::available_isas())
+    for (KvType type : {KvType::F32, KvType::F16, KvType::BF16, KvType::Q8}) {
+      for (auto [n_head, n_kv, hd] : {std::tuple{8, 2, 64},
+                                      {6, 3, 128},
+                                      {4, 1, 256},
+                                      {10, 2, 80},
+                                      {4, 2, 40},
+                                      {7, 1, 64},
+                                      {8, 4, 8},
+                                      {6, 2, 24}}) {
+        const int64_t kvd = static_cast<int64_t>(n_kv) * hd, qd = static_cast<int64_t>(n_head) * hd;
+        const auto k = test::random_floats(static_cast<size_t>(max_keys * kvd), 31);
+        const auto v = test::random_floats(static_cast<size_t>(max_keys * kvd), 32);
+        auto q = test::random_floats(static_cast<size_t>(nq * qd), 33);
+        for (auto& x : q) x *= 3;
+        const size_t eb = kv_elem_bytes(type);
+        std::vector<uint8_t> kc(static_cast<size_t>(max_keys * kvd) * eb), vc(kc.size());
+        std::vector<float> ks(static_cast<size_t>(max_keys * n_kv)), vs(ks.size());
+        for (int64_t p = 0; p < max_keys; ++p) {
+          store_kv_row(type, &k[static_cast<size_t>(p * kvd)],
+                       &kc[static_cast<size_t>(p * kvd) * eb], n_kv, hd,
+                       &ks[static_cast<size_t>(p * n_kv)]);
+          store_kv_row(type, &v[static_cast<size_t>(p * kvd)],
+                       &vc[static_cast<size_t>(p * kvd) * eb], n_kv, hd,
+                       &vs[static_cast<size_t>(p * n_kv)]);
+        }
+        const bool q8 = type == KvType::Q8;
+        const KvSpan span{
+            kc.data(), vc.data(), 0, max_keys, q8 ? ks.data() : nullptr, q8 ? vs.data() : nullptr};
+        const AttnShape shape{n_head, n_kv, hd, kvd, 1.0f / std::sqrt(static_cast<float>(hd)),
+                              type};
+        std::vector<float> alone(static_cast<size_t>(nq * qd)), together(alone.size());
         for (int i = 0; i < nq; ++i)
-          qs.push_back({&q[static_cast<size_t>(i * qd)], &together[static_cast<size_t>(i * qd)],
-                        n_keys[static_cast<size_t>(i)]});
-        for (int i0 = 0; i0 < nq; i0 += group)
-          for (int g = 0; g < n_kv; ++g)
-            attention_group(shape, g, &qs[static_cast<size_t>(i0)], std::min(group, nq - i0), &span,
-                            1);
-        ASSERT_EQ(std::memcmp(alone.data(), together.data(), alone.size() * 4), 0)
-            << kv_type_name(type) << " head_dim " << hd << " groups of " << group;
+          for (int g = 0; g < n_kv; ++g) {
+            const AttnQuery one{&q[static_cast<size_t>(i * qd)],
+                                &alone[static_cast<size_t>(i * qd)],
+                                n_keys[static_cast<size_t>(i)]};
+            attention_group_isa(isa, shape, g, &one, 1, &span, 1);
+          }
+        for (int group : {nq, 3}) {
+          std::fill(together.begin(), together.end(), -1.0f);
+          std::vector<AttnQuery> qs;
+          for (int i = 0; i < nq; ++i)
+            qs.push_back({&q[static_cast<size_t>(i * qd)], &together[static_cast<size_t>(i * qd)],
+                          n_keys[static_cast<size_t>(i)]});
+          for (int i0 = 0; i0 < nq; i0 += group)
+            for (int g = 0; g < n_kv; ++g)
+              attention_group_isa(isa, shape, g, &qs[static_cast<size_t>(i0)],
+                                  std::min(group, nq - i0), &span, 1);
+          ASSERT_EQ(std::memcmp(alone.data(), together.data(), alone.size() * 4), 0)
+              << isa_name(isa) << " " << kv_type_name(type) << " head_dim " << hd << " groups of "
+              << group;
+        }
       }
     }
-  }
 }
 
 }  // namespace
