@@ -146,8 +146,15 @@ Prepared prepare(Isa isa, const Kernel& kern, int64_t k, const float* x, int64_t
   return p;
 }
 
-void run(const Kernel& kern, const Tensor& w, const Prepared& p, int64_t n, float* y, int64_t ldy,
-         ThreadPool& pool) {
+// One matrix's part of a dispatch: its rows, in chunks the threads claim in order.
+struct Job {
+  const Kernel* kern;
+  Args a;
+  int64_t rows, chunk, tb;
+};
+
+Job plan(const Kernel& kern, const Tensor& w, const Prepared& p, float* y, int64_t ldy,
+         int threads) {
   const int64_t k = w.cols(), rows = w.rows();
   Args a{static_cast<const uint8_t*>(w.data), w.row_bytes(), k, p.x, p.x_stride, y, ldy, p.x_tile};
   // Token blocks keep the activations a thread streams over in L2 (about 256 KiB). Rows go to the
@@ -159,10 +166,28 @@ void run(const Kernel& kern, const Tensor& w, const Prepared& p, int64_t n, floa
       std::max<int64_t>(kern.tile_t, (256 * 1024 / x_bytes) / kern.tile_t * kern.tile_t);
   const int64_t row_bytes = static_cast<int64_t>(a.w_stride);
   int64_t chunk = std::max<int64_t>(1, (int64_t{1} << 20) / row_bytes);
-  chunk = std::min(chunk, rows / (8 * pool.size()));
+  chunk = std::min(chunk, rows / (8 * threads));
   chunk = std::max<int64_t>(16, (chunk + 15) / 16 * 16);
-  pool.parallel_chunks(rows, chunk, [&](int64_t r0, int64_t r1) {
-    for (int64_t t0 = 0; t0 < n; t0 += tb) kern.tile(a, r0, r1, t0, std::min(n, t0 + tb));
+  return {&kern, a, rows, chunk, tb};
+}
+
+// The jobs' chunks in one hand-off to the pool (q, k and v are one dispatch, not three: a small
+// batch's matmul is short enough that each hand-off and each thread's wait for the slowest
+// counts).
+constexpr size_t kMaxJobs = 8;
+void run(std::span<const Job> jobs, int64_t n, ThreadPool& pool) {
+  int64_t first[kMaxJobs + 1] = {};
+  for (size_t j = 0; j < jobs.size(); ++j)
+    first[j + 1] = first[j] + (jobs[j].rows + jobs[j].chunk - 1) / jobs[j].chunk;
+  pool.parallel_chunks(first[jobs.size()], 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      size_t j = 0;
+      while (c >= first[j + 1]) ++j;
+      const Job& jb = jobs[j];
+      const int64_t r0 = (c - first[j]) * jb.chunk, r1 = std::min(jb.rows, r0 + jb.chunk);
+      for (int64_t t0 = 0; t0 < n; t0 += jb.tb)
+        jb.kern->tile(jb.a, r0, r1, t0, std::min(n, t0 + jb.tb));
+    }
   });
 }
 
@@ -172,18 +197,28 @@ void matmul_isa(Isa isa, const Tensor& w, const float* x, int64_t ldx, int64_t n
                 int64_t ldy, ThreadPool& pool) {
   if (n <= 0) return;
   const Kernel& kern = Dispatch::get().at(isa, w.type, w.interleaved);
-  run(kern, w, prepare(isa, kern, w.cols(), x, ldx, n, pool), n, y, ldy, pool);
+  const Job job = plan(kern, w, prepare(isa, kern, w.cols(), x, ldx, n, pool), y, ldy, pool.size());
+  run({&job, 1}, n, pool);
 }
 
 void matmul_shared_isa(Isa isa, std::span<const MatmulOut> outs, const float* x, int64_t ldx,
                        int64_t n, ThreadPool& pool) {
   if (n <= 0) return;
   Prepared p;
+  Job jobs[kMaxJobs];
+  size_t nj = 0;
   for (const MatmulOut& o : outs) {
     const Kernel& kern = Dispatch::get().at(isa, o.w->type, o.w->interleaved);
-    if (!p.serves(kern, o.w->cols(), n)) p = prepare(isa, kern, o.w->cols(), x, ldx, n, pool);
-    run(kern, *o.w, p, n, o.y, o.ldy, pool);
+    const bool same = p.serves(kern, o.w->cols(), n);
+    // Preparing overwrites the buffers the jobs so far read: they run first.
+    if (nj > 0 && (!same || nj == kMaxJobs)) {
+      run({jobs, nj}, n, pool);
+      nj = 0;
+    }
+    if (!same) p = prepare(isa, kern, o.w->cols(), x, ldx, n, pool);
+    jobs[nj++] = plan(kern, *o.w, p, o.y, o.ldy, pool.size());
   }
+  if (nj > 0) run({jobs, nj}, n, pool);
 }
 
 void matmul_shared(std::span<const MatmulOut> outs, const float* x, int64_t ldx, int64_t n,
