@@ -1,4 +1,4 @@
-// Vector math shared by the AVX-512 kernels (x86-64 only). Included by ops/*.cpp.
+// Vector math shared by the AVX-512 and AVX2 kernels (x86-64 only). Included by ops/*.cpp.
 #pragma once
 
 #if defined(__x86_64__)
@@ -25,6 +25,44 @@ BRISK_TARGET(BRISK_ISA_AVX512) inline __m512 exp16(__m512 x) {
   const __m512i e =
       _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
   return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
+}
+
+// The same for 8 lanes (AVX2 + FMA), the same steps and constants.
+BRISK_TARGET(BRISK_ISA_AVX2) inline __m256 exp8(__m256 x) {
+  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.3f)), _mm256_set1_ps(88.0f));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.0f / 720);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  const __m256i e =
+      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+// Transposes 8 rows of 8 lanes in place: r[d] then holds element d of every row.
+BRISK_TARGET(BRISK_ISA_AVX2) inline void transpose8(__m256 (&r)[8]) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int g = 0; g < 8; g += 4) {  // elements (0, 4), (1, 5), (2, 6), (3, 7) of rows g..g+3
+    u[g] = _mm256_shuffle_ps(t[g], t[g + 2], 0x44);
+    u[g + 1] = _mm256_shuffle_ps(t[g], t[g + 2], 0xee);
+    u[g + 2] = _mm256_shuffle_ps(t[g + 1], t[g + 3], 0x44);
+    u[g + 3] = _mm256_shuffle_ps(t[g + 1], t[g + 3], 0xee);
+  }
+  for (int d = 0; d < 4; ++d) {
+    r[d] = _mm256_permute2f128_ps(u[d], u[d + 4], 0x20);
+    r[d + 4] = _mm256_permute2f128_ps(u[d], u[d + 4], 0x31);
+  }
 }
 
 BRISK_TARGET(BRISK_ISA_AVX512) inline __m512 unpacklo64(__m512 a, __m512 b) {

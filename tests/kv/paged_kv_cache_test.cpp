@@ -1,7 +1,7 @@
 // Paged attention: rows stored through the paged cache in randomly placed blocks, read back by the
 // FlashAttention kernel through the block table, against a naive attention over a contiguous f32
 // cache, for every KV type and every instruction set; and bit-identical results across block
-// placements and block sizes (and between the portable kernel's plain and AVX2 builds).
+// placements and block sizes within each instruction set.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -94,13 +94,6 @@ TEST(PagedAttention, MatchesNaiveAttentionForEveryKvTypeAndPlacement) {
                     << kv_type_name(type) << " layout changed the bits";
             }
           }
-        }
-        // The portable kernel built for AVX2 is the same arithmetic as the plain build.
-        if (first.count(Isa::Avx2)) {
-          ASSERT_EQ(std::memcmp(first[Isa::Generic].data(), first[Isa::Avx2].data(),
-                                first[Isa::Generic].size() * 4),
-                    0)
-              << kv_type_name(type) << " hd " << hd << ": AVX2 and generic bits differ";
         }
       }
     }

@@ -1,0 +1,65 @@
+// What the attention kernels of every tier share: a chunk's K/V row addresses, gathered from the
+// spans, and the per-tier kernel tables. Internal to ops/attention*.cpp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "ops/attention.h"
+
+namespace brisk::attention_detail {
+
+// Gathers the K/V row pointers (and, for Q8, scales) of positions [p0, p0 + n) of one KV head.
+struct ChunkRows {
+  const void* k[kAttnChunk];
+  const void* v[kAttnChunk];
+  float ks[kAttnChunk];
+  float vs[kAttnChunk];
+};
+
+template <KvType T>
+inline void gather(const AttnShape& s, int kv_head, const KvSpan* spans, size_t n_spans,
+                   size_t& span, int64_t p0, int n, ChunkRows& c) {
+  constexpr size_t eb = T == KvType::F32 ? 4 : T == KvType::Q8 ? 1 : 2;
+  const int64_t koff = static_cast<int64_t>(kv_head) * s.head_dim;
+  while (span + 1 < n_spans && p0 >= spans[span].pos0 + spans[span].n) ++span;
+  if (const KvSpan& sp = spans[span]; p0 + n <= sp.pos0 + sp.n) {
+    // The whole chunk lies in one span (always so when blocks hold a multiple of 16 positions).
+    const int64_t r0 = p0 - sp.pos0;
+    const size_t off = static_cast<size_t>(r0 * s.kv_stride + koff) * eb;
+    const size_t step = static_cast<size_t>(s.kv_stride) * eb;
+    for (int j = 0; j < n; ++j) {
+      c.k[j] = static_cast<const char*>(sp.k) + off + j * step;
+      c.v[j] = static_cast<const char*>(sp.v) + off + j * step;
+    }
+    if constexpr (T == KvType::Q8)
+      for (int j = 0; j < n; ++j) {
+        const int64_t si = (r0 + j) * s.n_head_kv + kv_head;
+        c.ks[j] = sp.k_scale[si];
+        c.vs[j] = sp.v_scale[si];
+      }
+    return;
+  }
+  for (int j = 0; j < n; ++j) {
+    const int64_t pos = p0 + j;
+    while (span + 1 < n_spans && pos >= spans[span].pos0 + spans[span].n) ++span;
+    const KvSpan& sp = spans[span];
+    const size_t off = static_cast<size_t>((pos - sp.pos0) * s.kv_stride + koff) * eb;
+    c.k[j] = static_cast<const char*>(sp.k) + off;
+    c.v[j] = static_cast<const char*>(sp.v) + off;
+    if constexpr (T == KvType::Q8) {
+      const int64_t si = (pos - sp.pos0) * s.n_head_kv + kv_head;
+      c.ks[j] = sp.k_scale[si];
+      c.vs[j] = sp.v_scale[si];
+    }
+  }
+}
+
+// A tier's kernel for one KV type and head size: all the queries of one sequence and KV head.
+using AttendFn = void (*)(const AttnShape&, int kv_head, const AttnQuery*, int n_queries,
+                          const KvSpan*, size_t n_spans);
+// nullptr where the tier has no kernel for the head size (the portable kernel takes it).
+AttendFn attend_avx512(KvType t, int head_dim);
+AttendFn attend_avx2(KvType t, int head_dim);
+
+}  // namespace brisk::attention_detail
