@@ -65,13 +65,10 @@ const float* Forward::run(const Batch& b, KvCache& cache, int n_layers) {
     dequantize_row(W.token_embd.type, W.token_embd.row(b.token[i]), &x_[i * E], E);
 
   const int64_t layers = n_layers < 0 ? h.n_layer : std::min<int64_t>(n_layers, h.n_layer);
+  if (layers > 0) residual_norm(n, nullptr, W.layers[0].attn_norm.data());
   for (int l = 0; l < layers; ++l) {
     const LayerWeights& L = W.layers[l];
-    // Attention block.
-    pool_.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
-      for (int64_t i = t0; i < t1; ++i)
-        rmsnorm(&x_[i * E], L.attn_norm.data(), &xn_[i * E], E, h.rms_eps);
-    });
+    // Attention block (its input norm came with the previous block's residual).
     observe(l, Site::AttnIn, xn_, n, E);
     const MatmulOut qkv[] = {{&L.wq, q_.data(), Q}, {&L.wk, k_.data(), KV}, {&L.wv, v_.data(), KV}};
     matmul_shared(qkv, xn_.data(), E, n, pool_);
@@ -115,13 +112,9 @@ const float* Forward::run(const Batch& b, KvCache& cache, int n_layers) {
     attention(l, b, cache);
     observe(l, Site::AttnOut, att_, n, Q);
     matmul(L.wo, att_.data(), Q, n, tmp_.data(), E, pool_);
-    add_residual(n);
+    residual_norm(n, tmp_.data(), L.ffn_norm.data());
 
     // Feed-forward block (SwiGLU).
-    pool_.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
-      for (int64_t i = t0; i < t1; ++i)
-        rmsnorm(&x_[i * E], L.ffn_norm.data(), &xn_[i * E], E, h.rms_eps);
-    });
     observe(l, Site::FfnIn, xn_, n, E);
     const MatmulOut gate_up[] = {{&L.ffn_gate, gate_.data(), F}, {&L.ffn_up, up_.data(), F}};
     matmul_shared(gate_up, xn_.data(), E, n, pool_);
@@ -130,7 +123,7 @@ const float* Forward::run(const Batch& b, KvCache& cache, int n_layers) {
     });
     observe(l, Site::DownIn, gate_, n, F);
     matmul(L.ffn_down, gate_.data(), F, n, tmp_.data(), E, pool_);
-    add_residual(n);
+    residual_norm(n, tmp_.data(), l + 1 < layers ? W.layers[l + 1].attn_norm.data() : nullptr);
   }
 
   // Final norm and classifier, only for the rows whose logits are wanted.
@@ -143,10 +136,16 @@ const float* Forward::run(const Batch& b, KvCache& cache, int n_layers) {
   return logits_.data();
 }
 
-void Forward::add_residual(int64_t n) {
-  const int64_t E = m_.hp.n_embd;
+void Forward::residual_norm(int64_t n, const float* add, const float* norm) {
+  const auto& h = m_.hp;
+  const int64_t E = h.n_embd;
   pool_.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
-    for (int64_t j = t0 * E; j < t1 * E; ++j) x_[j] += tmp_[j];
+    for (int64_t i = t0; i < t1; ++i) {
+      float* x = &x_[i * E];
+      if (add)
+        for (int64_t j = 0; j < E; ++j) x[j] += add[i * E + j];
+      if (norm) rmsnorm(x, norm, &xn_[i * E], E, h.rms_eps);
+    }
   });
 }
 

@@ -35,7 +35,9 @@ class Forward {
 
  private:
   void attention(int layer, const Batch& b, KvCache& cache);
-  void add_residual(int64_t n);  // x += tmp
+  // x += add (if given), then xn = rmsnorm(x) with weights `norm` (if given), token by token in
+  // one pass: one hand-off to the pool where a block's residual meets the next block's norm.
+  void residual_norm(int64_t n, const float* add, const float* norm);
   void ensure(int64_t n);
 
   void observe(int layer, Site s, const std::vector<float>& x, int64_t n, int64_t dim) const {
