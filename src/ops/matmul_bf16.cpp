@@ -133,7 +133,9 @@ void generic_i(const Args& a, int64_t r, int64_t t) {
 constexpr MicroFn kGenericI[kMaxT] = BRISK_T12(generic_i);
 #if defined(__x86_64__)
 constexpr MicroFn kDpbf16I[kMaxT] = BRISK_T12(interleaved_dpbf16);
-constexpr MicroFn kAvx2I[kInterleaved256MaxT] = {interleaved_256<1>, interleaved_256<2>};
+constexpr MicroFn kAvx2I[kInterleaved256MaxT] = {interleaved_256<1>, interleaved_256<2>,
+                                                 interleaved_256<3>, interleaved_256<4>,
+                                                 interleaved_256<5>, interleaved_256<6>};
 #endif
 
 }  // namespace

@@ -139,41 +139,67 @@ void interleaved_generic(const Args& a, int64_t r, int64_t t) {
 //                              (F16; BF16 rows are repacked only at even lengths and have none).
 // Each output keeps two accumulators, for even and odd k, added at the end (as the portable
 // kernel sums them), so decode runs four independent FMA chains per half group; the order depends
-// only on k. Up to 2 tokens per call: 8 accumulators, the 4 weight vectors of a pair of values and
-// a broadcast fit the 16 registers (3 tokens spill, and were slower).
-constexpr int kInterleaved256MaxT = 2;
+// only on k. One or two tokens (decode) take both halves in one pass: 8 accumulators, the 4 weight
+// vectors of a pair of values and a broadcast fit the 16 registers. More tokens (up to 6) take the
+// halves one after the other (the second pass reads the group again, from cache): 12 accumulators,
+// 2 weight vectors and a broadcast, so each widened weight vector serves 6 FMAs, not 2.
+constexpr int kInterleaved256MaxT = 6;
 template <class U, int T>
 BRISK_TARGET(BRISK_ISA_AVX2)
 void interleaved_avx2(const Args& a, int64_t r, int64_t t) {
   const uint8_t* g = a.w + r * a.w_stride;
   const float* x[T];
   for (int j = 0; j < T; ++j) x[j] = reinterpret_cast<const float*>(a.x + (t + j) * a.x_stride);
-  __m256 acc[2][T][2];
-  for (int j = 0; j < T; ++j)
-    for (int h = 0; h < 2; ++h) acc[0][j][h] = acc[1][j][h] = _mm256_setzero_ps();
-  int64_t k = 0;
-  for (; k + 2 <= a.k; k += 2) {
-    __m256 w[2][2];
-    U::pair(g, k, 0, w[0][0], w[1][0]);
-    U::pair(g, k, 1, w[0][1], w[1][1]);
+  if constexpr (T <= 2) {
+    __m256 acc[2][T][2];
     for (int j = 0; j < T; ++j)
-      for (int e = 0; e < 2; ++e) {
-        const __m256 b = _mm256_broadcast_ss(x[j] + k + e);
-        acc[e][j][0] = _mm256_fmadd_ps(w[e][0], b, acc[e][j][0]);
-        acc[e][j][1] = _mm256_fmadd_ps(w[e][1], b, acc[e][j][1]);
+      for (int h = 0; h < 2; ++h) acc[0][j][h] = acc[1][j][h] = _mm256_setzero_ps();
+    int64_t k = 0;
+    for (; k + 2 <= a.k; k += 2) {
+      __m256 w[2][2];
+      U::pair(g, k, 0, w[0][0], w[1][0]);
+      U::pair(g, k, 1, w[0][1], w[1][1]);
+      for (int j = 0; j < T; ++j)
+        for (int e = 0; e < 2; ++e) {
+          const __m256 b = _mm256_broadcast_ss(x[j] + k + e);
+          acc[e][j][0] = _mm256_fmadd_ps(w[e][0], b, acc[e][j][0]);
+          acc[e][j][1] = _mm256_fmadd_ps(w[e][1], b, acc[e][j][1]);
+        }
+    }
+    if constexpr (requires { U::one(g, k, 0); })
+      if (k < a.k)
+        for (int h = 0; h < 2; ++h) {
+          const __m256 w0 = U::one(g, k, h);
+          for (int j = 0; j < T; ++j)
+            acc[0][j][h] = _mm256_fmadd_ps(w0, _mm256_broadcast_ss(x[j] + k), acc[0][j][h]);
+        }
+    for (int j = 0; j < T; ++j)
+      for (int h = 0; h < 2; ++h)
+        _mm256_storeu_ps(a.y + (t + j) * a.ldy + r + 8 * h,
+                         _mm256_add_ps(acc[0][j][h], acc[1][j][h]));
+  } else {
+    for (int h = 0; h < 2; ++h) {
+      __m256 acc[2][T];
+      for (int j = 0; j < T; ++j) acc[0][j] = acc[1][j] = _mm256_setzero_ps();
+      int64_t k = 0;
+      for (; k + 2 <= a.k; k += 2) {
+        __m256 w0, w1;
+        U::pair(g, k, h, w0, w1);
+        for (int j = 0; j < T; ++j) {
+          acc[0][j] = _mm256_fmadd_ps(w0, _mm256_broadcast_ss(x[j] + k), acc[0][j]);
+          acc[1][j] = _mm256_fmadd_ps(w1, _mm256_broadcast_ss(x[j] + k + 1), acc[1][j]);
+        }
       }
+      if constexpr (requires { U::one(g, k, 0); })
+        if (k < a.k) {
+          const __m256 w0 = U::one(g, k, h);
+          for (int j = 0; j < T; ++j)
+            acc[0][j] = _mm256_fmadd_ps(w0, _mm256_broadcast_ss(x[j] + k), acc[0][j]);
+        }
+      for (int j = 0; j < T; ++j)
+        _mm256_storeu_ps(a.y + (t + j) * a.ldy + r + 8 * h, _mm256_add_ps(acc[0][j], acc[1][j]));
+    }
   }
-  if constexpr (requires { U::one(g, k, 0); })
-    if (k < a.k)
-      for (int h = 0; h < 2; ++h) {
-        const __m256 w0 = U::one(g, k, h);
-        for (int j = 0; j < T; ++j)
-          acc[0][j][h] = _mm256_fmadd_ps(w0, _mm256_broadcast_ss(x[j] + k), acc[0][j][h]);
-      }
-  for (int j = 0; j < T; ++j)
-    for (int h = 0; h < 2; ++h)
-      _mm256_storeu_ps(a.y + (t + j) * a.ldy + r + 8 * h,
-                       _mm256_add_ps(acc[0][j][h], acc[1][j][h]));
 }
 
 // The AVX-512 kernel for interleaved rows with activations packed in tiles (XFormat::F32Tiles or
@@ -240,7 +266,8 @@ struct InterleavedValues {
     interleaved_avx2<H, T>(a, r, t);
   }
   static constexpr MicroFn kAvx512[kInterleavedMaxT] = BRISK_T12(avx512);
-  static constexpr MicroFn kAvx2[kInterleaved256MaxT] = {avx2<1>, avx2<2>};
+  static constexpr MicroFn kAvx2[kInterleaved256MaxT] = {avx2<1>, avx2<2>, avx2<3>,
+                                                         avx2<4>, avx2<5>, avx2<6>};
 #endif
   static Kernel pick(Isa isa) {
     constexpr int kMaxT = kInterleavedMaxT;
