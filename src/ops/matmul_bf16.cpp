@@ -144,7 +144,7 @@ Kernel kernel_bf16_interleaved(Isa isa) {
 #if defined(__x86_64__)
   if (isa == Isa::Avx512Bf16) return {group_loop<kMaxT, kDpbf16I>, XFormat::BF16Tiles, 0, kMaxT, 2};
   if (isa == Isa::Avx2)
-    return {group_loop<kInterleaved256MaxT, kAvx2I>, XFormat::F32, 0, kInterleaved256MaxT, 4};
+    return {group_loop<kInterleaved256MaxT, kAvx2I>, XFormat::F32Tiles, 0, kInterleaved256MaxT, 4};
 #endif
   if (isa == Isa::Generic) return {group_loop<kMaxT, kGenericI>, XFormat::F32, 0, kMaxT, 4};
   return {nullptr, XFormat::F32};

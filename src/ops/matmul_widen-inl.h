@@ -132,7 +132,8 @@ void interleaved_generic(const Args& a, int64_t r, int64_t t) {
     }
 }
 #if defined(__x86_64__)
-// The 256-bit kernel for interleaved rows (AVX2 and up), on f32 activation rows: each vector holds
+// The 256-bit kernel for interleaved rows (AVX2 and up), on f32 activations in tiles of up to 6
+// tokens (XFormat::F32Tiles: one stream, each broadcast at a fixed offset): each vector holds
 // 8 of the group's 16 rows, widened exactly to f32 by the policy
 //   U::pair(g, k, h, w0, w1)   values k and k + 1 (k even) of rows 8h..8h+7;
 //   U::one(g, k, h)            value k of those rows, for policies whose rows may have odd length
@@ -148,8 +149,9 @@ template <class U, int T>
 BRISK_TARGET(BRISK_ISA_AVX2)
 void interleaved_avx2(const Args& a, int64_t r, int64_t t) {
   const uint8_t* g = a.w + r * a.w_stride;
-  const float* x[T];
-  for (int j = 0; j < T; ++j) x[j] = reinterpret_cast<const float*>(a.x + (t + j) * a.x_stride);
+  // Activations in tiles (XFormat::F32Tiles): value k of token j at x[k * xt + j].
+  const int64_t xt = a.x_tile;
+  const float* x = reinterpret_cast<const float*>(a.x + t / xt * a.x_stride) + t % xt;
   if constexpr (T <= 2) {
     __m256 acc[2][T][2];
     for (int j = 0; j < T; ++j)
@@ -161,7 +163,7 @@ void interleaved_avx2(const Args& a, int64_t r, int64_t t) {
       U::pair(g, k, 1, w[0][1], w[1][1]);
       for (int j = 0; j < T; ++j)
         for (int e = 0; e < 2; ++e) {
-          const __m256 b = _mm256_broadcast_ss(x[j] + k + e);
+          const __m256 b = _mm256_broadcast_ss(x + (k + e) * xt + j);
           acc[e][j][0] = _mm256_fmadd_ps(w[e][0], b, acc[e][j][0]);
           acc[e][j][1] = _mm256_fmadd_ps(w[e][1], b, acc[e][j][1]);
         }
@@ -171,7 +173,7 @@ void interleaved_avx2(const Args& a, int64_t r, int64_t t) {
         for (int h = 0; h < 2; ++h) {
           const __m256 w0 = U::one(g, k, h);
           for (int j = 0; j < T; ++j)
-            acc[0][j][h] = _mm256_fmadd_ps(w0, _mm256_broadcast_ss(x[j] + k), acc[0][j][h]);
+            acc[0][j][h] = _mm256_fmadd_ps(w0, _mm256_broadcast_ss(x + k * xt + j), acc[0][j][h]);
         }
     for (int j = 0; j < T; ++j)
       for (int h = 0; h < 2; ++h)
@@ -186,15 +188,15 @@ void interleaved_avx2(const Args& a, int64_t r, int64_t t) {
         __m256 w0, w1;
         U::pair(g, k, h, w0, w1);
         for (int j = 0; j < T; ++j) {
-          acc[0][j] = _mm256_fmadd_ps(w0, _mm256_broadcast_ss(x[j] + k), acc[0][j]);
-          acc[1][j] = _mm256_fmadd_ps(w1, _mm256_broadcast_ss(x[j] + k + 1), acc[1][j]);
+          acc[0][j] = _mm256_fmadd_ps(w0, _mm256_broadcast_ss(x + k * xt + j), acc[0][j]);
+          acc[1][j] = _mm256_fmadd_ps(w1, _mm256_broadcast_ss(x + (k + 1) * xt + j), acc[1][j]);
         }
       }
       if constexpr (requires { U::one(g, k, 0); })
         if (k < a.k) {
           const __m256 w0 = U::one(g, k, h);
           for (int j = 0; j < T; ++j)
-            acc[0][j] = _mm256_fmadd_ps(w0, _mm256_broadcast_ss(x[j] + k), acc[0][j]);
+            acc[0][j] = _mm256_fmadd_ps(w0, _mm256_broadcast_ss(x + k * xt + j), acc[0][j]);
         }
       for (int j = 0; j < T; ++j)
         _mm256_storeu_ps(a.y + (t + j) * a.ldy + r + 8 * h, _mm256_add_ps(acc[0][j], acc[1][j]));
@@ -274,7 +276,7 @@ struct InterleavedValues {
 #if defined(__x86_64__)
     constexpr int k256 = kInterleaved256MaxT;
     if (isa == Isa::Avx512) return {group_loop<kMaxT, kAvx512>, XFormat::F32Tiles, 0, kMaxT, 4};
-    if (isa == Isa::Avx2) return {group_loop<k256, kAvx2>, XFormat::F32, 0, k256, 4};
+    if (isa == Isa::Avx2) return {group_loop<k256, kAvx2>, XFormat::F32Tiles, 0, k256, 4};
 #endif
     if (isa == Isa::Generic) return {group_loop<kMaxT, kGeneric>, XFormat::F32, 0, kMaxT, 4};
     return {nullptr, XFormat::F32};
