@@ -121,9 +121,9 @@ BENCHMARK_CAPTURE(BM_Matmul, f16_interleaved_avx2, DType::F16, Isa::Avx2, true)-
 BENCHMARK_CAPTURE(BM_Matmul, bf16_interleaved_avx2, DType::BF16, Isa::Avx2, true)->Apply(Shapes);
 
 // Attention over an f32 cache of `keys` positions: `n` tokens at the last positions (n == keys: a
-// causal prompt), in groups of 8 tokens per KV head as the forward pass runs them. Heads: TinyLlama's
-// (32 query heads, 4 KV heads of 64) unless the last three arguments give query heads, KV heads and
-// head size (stories260K: 8, 4, 8).
+// causal prompt), in groups of 8 tokens per KV head as the forward pass runs them. Heads:
+// TinyLlama's (32 query heads, 4 KV heads of 64) unless the last three arguments give query heads,
+// KV heads and head size (stories260K: 8, 4, 8).
 void BM_Attention(benchmark::State& st) {
   const int64_t keys = st.range(0), n = st.range(1), threads = st.range(2);
   const bool custom = st.range(3) > 0;

@@ -1,9 +1,10 @@
 // The portable attention kernel: any head size and KV type, one query at a time, FlashAttention's
 // online softmax over chunks of keys (the AVX2 and AVX-512 tiers have kernels of their own for
-// head sizes that are multiples of 8, in attention_avx2.cpp and attention_avx512.cpp). No include guard: attention.cpp compiles it twice, as is and
-// for AVX2 + F16C (where GCC vectorizes the loops and F16 rows widen with VCVTPH2PS), each copy
-// in its own namespace, BRISK_ATTN_NS. Both compute the same bits: the operations and their
-// order are the same, and -ffp-contract=off keeps them unfused.
+// head sizes that are multiples of 8, in attention_avx2.cpp and attention_avx512.cpp). No include
+// guard: attention.cpp compiles it twice, as is and for AVX2 + F16C (where GCC vectorizes the loops
+// and F16 rows widen with VCVTPH2PS), each copy in its own namespace, BRISK_ATTN_NS. Both compute
+// the same bits: the operations and their order are the same, and -ffp-contract=off keeps them
+// unfused.
 namespace BRISK_ATTN_NS {
 
 inline float dot(const float* a, const float* b, int n) {
