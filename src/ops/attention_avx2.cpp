@@ -225,55 +225,19 @@ void attend(const AttnShape& s, int kv_head, const AttnQuery* qs, int nq, const 
     }
 }
 
-template <class Load>
-AttendFn pick(int head_dim) {
-  switch (head_dim) {
-    case 8:
-      return attend<8, Load>;
-    case 16:
-      return attend<16, Load>;
-    case 24:
-      return attend<24, Load>;
-    case 32:
-      return attend<32, Load>;
-    case 40:
-      return attend<40, Load>;
-    case 48:
-      return attend<48, Load>;
-    case 64:
-      return attend<64, Load>;
-    case 80:
-      return attend<80, Load>;
-    case 96:
-      return attend<96, Load>;
-    case 112:
-      return attend<112, Load>;
-    case 128:
-      return attend<128, Load>;
-    case 256:
-      return attend<256, Load>;
-    default:
-      return nullptr;
-  }
-}
-
+template <int HD, class Load>
+struct Avx2Kernel {
+  static constexpr AttendFn fn = attend<HD, Load>;
+};
 }  // namespace
 #endif
 
 AttendFn attend_avx2([[maybe_unused]] KvType t, [[maybe_unused]] int head_dim) {
 #if defined(__x86_64__)
-  switch (t) {
-    case KvType::F32:
-      return pick<Load8F32>(head_dim);
-    case KvType::F16:
-      return pick<Load8F16>(head_dim);
-    case KvType::BF16:
-      return pick<Load8BF16>(head_dim);
-    case KvType::Q8:
-      return pick<Load8Q8>(head_dim);
-  }
-#endif
+  return pick_kernel<Avx2Kernel, Load8F32, Load8F16, Load8BF16, Load8Q8>(t, head_dim);
+#else
   return nullptr;
+#endif
 }
 
 }  // namespace brisk::attention_detail

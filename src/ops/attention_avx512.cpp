@@ -291,54 +291,19 @@ void attend_avx512(const AttnShape& s, int kv_head, const AttnQuery* qs, int nq,
     }
 }
 
-template <class Load>
-AttendFn pick_avx512(int head_dim) {
-  switch (head_dim) {
-    case 8:
-      return attend_avx512<8, Load>;
-    case 16:
-      return attend_avx512<16, Load>;
-    case 24:
-      return attend_avx512<24, Load>;
-    case 32:
-      return attend_avx512<32, Load>;
-    case 40:
-      return attend_avx512<40, Load>;
-    case 48:
-      return attend_avx512<48, Load>;
-    case 64:
-      return attend_avx512<64, Load>;
-    case 80:
-      return attend_avx512<80, Load>;
-    case 96:
-      return attend_avx512<96, Load>;
-    case 112:
-      return attend_avx512<112, Load>;
-    case 128:
-      return attend_avx512<128, Load>;
-    case 256:
-      return attend_avx512<256, Load>;
-    default:
-      return nullptr;
-  }
-}
+template <int HD, class Load>
+struct Avx512Kernel {
+  static constexpr AttendFn fn = attend_avx512<HD, Load>;
+};
 }  // namespace
 #endif
 
 AttendFn attend_avx512([[maybe_unused]] KvType t, [[maybe_unused]] int head_dim) {
 #if defined(__x86_64__)
-  switch (t) {
-    case KvType::F32:
-      return pick_avx512<LoadF32>(head_dim);
-    case KvType::F16:
-      return pick_avx512<LoadF16>(head_dim);
-    case KvType::BF16:
-      return pick_avx512<LoadBF16>(head_dim);
-    case KvType::Q8:
-      return pick_avx512<LoadQ8>(head_dim);
-  }
-#endif
+  return pick_kernel<Avx512Kernel, LoadF32, LoadF16, LoadBF16, LoadQ8>(t, head_dim);
+#else
   return nullptr;
+#endif
 }
 
 }  // namespace brisk::attention_detail

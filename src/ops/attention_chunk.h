@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "ops/attention.h"
 
@@ -61,5 +62,30 @@ using AttendFn = void (*)(const AttnShape&, int kv_head, const AttnQuery*, int n
 // nullptr where the tier has no kernel for the head size (the portable kernel takes it).
 AttendFn attend_avx512(KvType t, int head_dim);
 AttendFn attend_avx2(KvType t, int head_dim);
+
+// A SIMD tier's table: K<HD, Load>::fn for the head sizes the tiers build (multiples of 8 up to
+// 256, those of the models in use; one list, so the tiers cover the same sizes), Load the tier's
+// loader of the KV type; nullptr for any other head size.
+using KernelHeadDims = std::integer_sequence<int, 8, 16, 24, 32, 40, 48, 64, 80, 96, 112, 128, 256>;
+template <template <int, class> class K, class Load, int... HD>
+AttendFn pick_head_dim(int head_dim, std::integer_sequence<int, HD...>) {
+  AttendFn f = nullptr;
+  ((head_dim == HD ? (f = K<HD, Load>::fn, true) : false) || ...);
+  return f;
+}
+template <template <int, class> class K, class F32, class F16, class BF16, class Q8>
+AttendFn pick_kernel(KvType t, int head_dim) {
+  switch (t) {
+    case KvType::F32:
+      return pick_head_dim<K, F32>(head_dim, KernelHeadDims{});
+    case KvType::F16:
+      return pick_head_dim<K, F16>(head_dim, KernelHeadDims{});
+    case KvType::BF16:
+      return pick_head_dim<K, BF16>(head_dim, KernelHeadDims{});
+    case KvType::Q8:
+      return pick_head_dim<K, Q8>(head_dim, KernelHeadDims{});
+  }
+  return nullptr;
+}
 
 }  // namespace brisk::attention_detail
