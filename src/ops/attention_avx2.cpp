@@ -188,11 +188,13 @@ void attend(const AttnShape& s, int kv_head, const AttnQuery* qs, int nq, const 
   ChunkRows c{};  // (Q8 scales past a short chunk's end are read, then multiplied by zero)
   size_t span = 0;
   alignas(32) float ks[kAttnChunk];
+  std::fill(std::begin(ks), std::end(ks), s.scale);
   for (int64_t p0 = 0; p0 < max_keys; p0 += kAttnChunk) {
     const int nc = static_cast<int>(std::min<int64_t>(kAttnChunk, max_keys - p0));
     gather<Load::kType>(s, kv_head, spans, n_spans, span, p0, nc, c);
     load_chunk<HD, Load>(c, nc, ch);
-    for (int j = 0; j < kAttnChunk; ++j) ks[j] = kQ8 ? c.ks[j] * s.scale : s.scale;
+    if constexpr (kQ8)  // (else every key's scale is the attention scale, set once)
+      for (int j = 0; j < kAttnChunk; ++j) ks[j] = c.ks[j] * s.scale;
     const float* vs = kQ8 ? c.vs : nullptr;
     for (int i = 0; i < nq; ++i) {
       if (qs[i].n_keys <= p0) continue;

@@ -198,12 +198,13 @@ inline void attend_chunk(const float* const* q, const Chunk<HD>& ch, int n, __m5
     _mm512_store_ps(pj[h], p);
   }
   if constexpr (HD == 8) {
+    __m512 p[H];
+    for (int h = 0; h < H; ++h) p[h] = _mm512_load_ps(pj[h]);
     for (int i = 0; i < std::min(n, 8); ++i) {
       const __m512 v = _mm512_load_ps(ch.v[i]);
       const __m512i pick = _mm512_inserti64x4(_mm512_set1_epi32(i), _mm256_set1_epi32(i + 8), 1);
       for (int h = 0; h < H; ++h)
-        acc[h][0] =
-            _mm512_fmadd_ps(_mm512_permutexvar_ps(pick, _mm512_load_ps(pj[h])), v, acc[h][0]);
+        acc[h][0] = _mm512_fmadd_ps(_mm512_permutexvar_ps(pick, p[h]), v, acc[h][0]);
     }
   } else {
     for (int j = 0; j < n; ++j)
