@@ -57,6 +57,53 @@ BRISK_I256 __m256i dot4_6bit(const __m256i (&u)[8], int m0, const int8_t* xb, __
 #endif
 }
 
+// Accumulates u . x into p: int16 pair sums (AVX2; at most 8 per lane before a widening, for u
+// bytes at most 15) or int32 sums (AVX-VNNI).
+BRISK_I256 __m256i dot_step(__m256i p, __m256i u, __m256i x) {
+#if BRISK_I256_DOT == 1
+  return _mm256_dpbusd_avx_epi32(p, u, x);
+#else
+  return _mm256_add_epi16(p, _mm256_maddubs_epi16(u, x));
+#endif
+}
+
+BRISK_I256 __m256i dot_finish(__m256i p) {
+#if BRISK_I256_DOT == 1
+  return p;
+#else
+  return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
+#endif
+}
+
+// Q4_K's 6-bit scales and minimums of a column's 16 rows and 8 sub-blocks as bytes (index
+// 16 * sub-block + row), decoded 32 at a time: decoding them per sub-block in 32-bit lanes was
+// a third of the one-token kernel's work.
+BRISK_I256 void q4k_scales(const uint8_t* col, uint8_t* sc, uint8_t* mn) {
+  const __m256i m15 = _mm256_set1_epi8(15), m3 = _mm256_set1_epi8(3);
+  for (int m = 0; m < 4; ++m) {  // sub-blocks 2m and 2m + 1
+    const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + 64 + 32 * m));
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(col + 192 + 16 * m));
+    // Odd sub-blocks take the high nibble; the masks keep each byte's own bits.
+    const __m256i hi = _mm256_set_m128i(_mm_srli_epi16(h, 4), h);
+    const __m256i s =
+        _mm256_or_si256(_mm256_and_si256(lo, m15), _mm256_slli_epi16(_mm256_and_si256(hi, m3), 4));
+    const __m256i n =
+        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(lo, 4), m15),
+                        _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hi, 2), m3), 4));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(sc + 32 * m), s);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(mn + 32 * m), n);
+  }
+}
+
+BRISK_I256 __m256 f16x8(const uint8_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+BRISK_I256 __m256 u8x8(const uint8_t* p) {
+  return _mm256_cvtepi32_ps(
+      _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+}
+
 // One block column's half h (rows 8h..8h+7) into the tokens' accumulators; b0: the column's first
 // block of 32.
 template <class P, int T>
@@ -104,22 +151,12 @@ BRISK_I256 void column256(const uint8_t* col, int64_t b0, int h, const Tokens<T>
   } else if constexpr (kT == DType::Q4_K) {
     const __m256 mv =
         _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(col + 32 + 16 * h)));
-    const __m256i m15 = _mm256_set1_epi32(15), m3 = _mm256_set1_epi32(3);
+    alignas(32) uint8_t scb[128], mnb[128];
+    q4k_scales(col, scb, mnb);
     for (int jb = 0; jb < 8; ++jb) {
       const int64_t b = b0 + jb;
-      const __m256i lo = _mm256_cvtepu8_epi32(
-          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(col + 64 + 16 * jb + 8 * h)));
-      const __m256i hi = _mm256_srli_epi32(
-          _mm256_cvtepu8_epi32(
-              _mm_loadl_epi64(reinterpret_cast<const __m128i*>(col + 192 + 16 * (jb / 2) + 8 * h))),
-          4 * (jb % 2));
-      const __m256i sc = _mm256_or_si256(_mm256_and_si256(lo, m15),
-                                         _mm256_slli_epi32(_mm256_and_si256(hi, m3), 4));
-      const __m256i mn =
-          _mm256_or_si256(_mm256_srli_epi32(lo, 4),
-                          _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(hi, 2), m3), 4));
-      const __m256 ws = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(sc));
-      const __m256 wm = _mm256_mul_ps(mv, _mm256_cvtepi32_ps(mn));
+      const __m256 ws = _mm256_mul_ps(dv, u8x8(scb + 16 * jb + 8 * h));
+      const __m256 wm = _mm256_mul_ps(mv, u8x8(mnb + 16 * jb + 8 * h));
       __m256i u[8];
       nibbles256(col + 256 + 256 * jb, h, u);
       for (int j = 0; j < T; ++j) {
@@ -164,6 +201,45 @@ BRISK_I256 void column256(const uint8_t* col, int64_t b0, int h, const Tokens<T>
   }
 }
 
+// acc + float(s) * (d * sc * dx) + (dmin * mn) * ms for 8 rows: column256's Q4_K float steps.
+BRISK_I256 __m256 q4k_fold(__m256i s, const uint8_t* sc, const uint8_t* mn, __m256 dv, __m256 mv,
+                           __m256 dx, __m256 ms, __m256 acc) {
+  const __m256 ws = _mm256_mul_ps(dv, u8x8(sc)), wm = _mm256_mul_ps(mv, u8x8(mn));
+  acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(ws, dx), acc);
+  return _mm256_fmadd_ps(wm, ms, acc);
+}
+
+// One token, one Q4_K column, both halves: each pair of broadcast activation words serves the
+// 16 rows as soon as it is loaded, so few registers stay live and nothing is broadcast twice.
+// The same integer sums and float steps as column256.
+BRISK_I256 void q4k_column_1(const uint8_t* col, int64_t b0, const Tokens<1>& x, __m256& acc0,
+                             __m256& acc1) {
+  alignas(32) uint8_t sc[128], mn[128];
+  q4k_scales(col, sc, mn);
+  const __m256 dv0 = f16x8(col), dv1 = f16x8(col + 16), mv0 = f16x8(col + 32),
+               mv1 = f16x8(col + 48);
+  const __m256i m = _mm256_set1_epi8(0x0F);
+  for (int jb = 0; jb < 8; ++jb) {
+    const int64_t b = b0 + jb;
+    const int8_t* xb = x.qx[0] + b * 32;
+    const uint8_t* vals = col + 256 + 256 * jb;
+    __m256i p0 = _mm256_setzero_si256(), p1 = _mm256_setzero_si256();
+    for (int q = 0; q < 4; ++q) {
+      const __m256i xl = bcast4(xb + 8 * q), xh = bcast4(xb + 8 * q + 4);
+      const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vals + 64 * q));
+      const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vals + 64 * q + 32));
+      p0 = dot_step(p0, _mm256_and_si256(v0, m), xl);
+      p1 = dot_step(p1, _mm256_and_si256(v1, m), xl);
+      p0 = dot_step(p0, _mm256_and_si256(_mm256_srli_epi16(v0, 4), m), xh);
+      p1 = dot_step(p1, _mm256_and_si256(_mm256_srli_epi16(v1, 4), m), xh);
+    }
+    const __m256 dx = _mm256_set1_ps(*block_scale(x.dx[0], b));
+    const __m256 ms = _mm256_set1_ps(x.ms[0][b]);
+    acc0 = q4k_fold(dot_finish(p0), sc + 16 * jb, mn + 16 * jb, dv0, mv0, dx, ms, acc0);
+    acc1 = q4k_fold(dot_finish(p1), sc + 16 * jb + 8, mn + 16 * jb + 8, dv1, mv1, dx, ms, acc1);
+  }
+}
+
 template <class P, int T>
 BRISK_TARGET(BRISK_I256_TARGET)
 void interleaved_256(const Args& a, int64_t r, int64_t t) {
@@ -177,6 +253,10 @@ void interleaved_256(const Args& a, int64_t r, int64_t t) {
     const int64_t n_col = a.k / kBlock;
     for (int64_t c = 0; c < n_col; ++c) {
       prefetch_column_after_next<P::kType>(g, c, n_col, gb);
+      if constexpr (P::kType == DType::Q4_K) {
+        q4k_column_1(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), x, acc0[0], acc1[0]);
+        continue;
+      }
       column256<P, T>(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), 0, x, acc0);
       column256<P, T>(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), 1, x, acc1);
     }

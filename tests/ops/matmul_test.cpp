@@ -282,7 +282,7 @@ TEST_P(RepackedMatmul, ResultIndependentOfBatchSizeAndThreads) {
 TEST(RepackedMatmul, EveryTierGivesThePortableBits) {
   ThreadPool pool(2);
   for (DType type : {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q6_K})
-    for (int64_t n : {7, 37}) {  // one partial tile of tokens; two whole ones and a partial one
+    for (int64_t n : {1, 7, 37}) {  // decode; a partial tile of tokens; two whole and a partial one
       const int64_t rows = 48, cols = 768;
       const auto w = repacked(make_weights(type, rows, cols, 5));
       const auto x = test::random_floats(static_cast<size_t>(n * cols), 9);
