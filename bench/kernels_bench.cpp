@@ -110,6 +110,7 @@ BENCHMARK_CAPTURE(BM_Matmul, q4_k_interleaved_avx512, DType::Q4_K, Isa::Avx512, 
     ->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q6_k_interleaved_avx512, DType::Q6_K, Isa::Avx512, true)
     ->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, f16_interleaved_avx2, DType::F16, Isa::Avx2, true)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q4_0_interleaved_avx2, DType::Q4_0, Isa::Avx2, true)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q8_0_interleaved_avx2, DType::Q8_0, Isa::Avx2, true)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q4_k_interleaved_avx2, DType::Q4_K, Isa::Avx2, true)->Apply(Shapes);
