@@ -104,14 +104,20 @@ BRISK_I256 __m256 u8x8(const uint8_t* p) {
       _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
 }
 
+// acc + float(s) * (ws * dx) + wm * ms for 8 rows (ws = d * sc, wm = dmin * mn): Q4_K's float
+// steps, one function for every kernel here so their bits cannot drift apart.
+BRISK_I256 __m256 q4k_step(__m256i s, __m256 ws, __m256 wm, __m256 dx, __m256 ms, __m256 acc) {
+  acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(ws, dx), acc);
+  return _mm256_fmadd_ps(wm, ms, acc);
+}
+
 // One block column's half h (rows 8h..8h+7) into the tokens' accumulators; b0: the column's first
 // block of 32.
 template <class P, int T>
 BRISK_I256 void column256(const uint8_t* col, int64_t b0, int h, const Tokens<T>& x,
                           __m256 (&acc)[T]) {
   constexpr DType kT = P::kType;
-  const __m256 dv =
-      _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(col + 16 * h)));
+  const __m256 dv = f16x8(col + 16 * h);
   if constexpr (kT == DType::Q4_0) {
     __m256i u[8];
     nibbles256(col + 32, h, u);
@@ -149,8 +155,7 @@ BRISK_I256 void column256(const uint8_t* col, int64_t b0, int h, const Tokens<T>
       acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), d, acc[j]);
     }
   } else if constexpr (kT == DType::Q4_K) {
-    const __m256 mv =
-        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(col + 32 + 16 * h)));
+    const __m256 mv = f16x8(col + 32 + 16 * h);
     alignas(32) uint8_t scb[128], mnb[128];
     q4k_scales(col, scb, mnb);
     for (int jb = 0; jb < 8; ++jb) {
@@ -162,9 +167,8 @@ BRISK_I256 void column256(const uint8_t* col, int64_t b0, int h, const Tokens<T>
       for (int j = 0; j < T; ++j) {
         const int8_t* xb = x.qx[j] + b * 32;
         const __m256i s = dot8_nibbles(u, xb, _mm256_setzero_si256());
-        const __m256 d = _mm256_mul_ps(ws, _mm256_set1_ps(*block_scale(x.dx[j], b)));
-        acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), d, acc[j]);
-        acc[j] = _mm256_fmadd_ps(wm, _mm256_set1_ps(x.ms[j][b]), acc[j]);
+        acc[j] = q4k_step(s, ws, wm, _mm256_set1_ps(*block_scale(x.dx[j], b)),
+                          _mm256_set1_ps(x.ms[j][b]), acc[j]);
       }
     }
   } else {  // Q6_K
@@ -201,14 +205,6 @@ BRISK_I256 void column256(const uint8_t* col, int64_t b0, int h, const Tokens<T>
   }
 }
 
-// acc + float(s) * (d * sc * dx) + (dmin * mn) * ms for 8 rows: column256's Q4_K float steps.
-BRISK_I256 __m256 q4k_fold(__m256i s, const uint8_t* sc, const uint8_t* mn, __m256 dv, __m256 mv,
-                           __m256 dx, __m256 ms, __m256 acc) {
-  const __m256 ws = _mm256_mul_ps(dv, u8x8(sc)), wm = _mm256_mul_ps(mv, u8x8(mn));
-  acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(ws, dx), acc);
-  return _mm256_fmadd_ps(wm, ms, acc);
-}
-
 // One token, one Q4_K column, both halves: each pair of broadcast activation words serves the
 // 16 rows as soon as it is loaded, so few registers stay live and nothing is broadcast twice.
 // The same integer sums and float steps as column256.
@@ -235,8 +231,10 @@ BRISK_I256 void q4k_column_1(const uint8_t* col, int64_t b0, const Tokens<1>& x,
     }
     const __m256 dx = _mm256_set1_ps(*block_scale(x.dx[0], b));
     const __m256 ms = _mm256_set1_ps(x.ms[0][b]);
-    acc0 = q4k_fold(dot_finish(p0), sc + 16 * jb, mn + 16 * jb, dv0, mv0, dx, ms, acc0);
-    acc1 = q4k_fold(dot_finish(p1), sc + 16 * jb + 8, mn + 16 * jb + 8, dv1, mv1, dx, ms, acc1);
+    acc0 = q4k_step(dot_finish(p0), _mm256_mul_ps(dv0, u8x8(sc + 16 * jb)),
+                    _mm256_mul_ps(mv0, u8x8(mn + 16 * jb)), dx, ms, acc0);
+    acc1 = q4k_step(dot_finish(p1), _mm256_mul_ps(dv1, u8x8(sc + 16 * jb + 8)),
+                    _mm256_mul_ps(mv1, u8x8(mn + 16 * jb + 8)), dx, ms, acc1);
   }
 }
 
