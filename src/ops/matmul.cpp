@@ -82,7 +82,8 @@ struct Prepared {
   bool serves(const Kernel& kern, int64_t k_, int64_t n) const {
     if (x == nullptr || kern.x_format != format || k_ != k) return false;
     if (format == XFormat::Q8 || format == XFormat::Q8Tiles) return kern.q8_offset == q8_offset;
-    if (format == XFormat::F32Tiles || format == XFormat::BF16Tiles)
+    if (format == XFormat::F32Tiles || format == XFormat::BF16Tiles ||
+        format == XFormat::F32PairTiles)
       return std::min<int64_t>(kern.tile_t, n) == x_tile;
     return true;
   }
@@ -110,10 +111,11 @@ Prepared prepare(Isa isa, const Kernel& kern, int64_t k, const float* x, int64_t
     });
     p.x = reinterpret_cast<const uint8_t*>(xb.data());
     p.x_stride = static_cast<uint64_t>(kp) * 2;
-  } else if (kern.x_format == XFormat::F32Tiles || kern.x_format == XFormat::BF16Tiles) {
-    const int64_t units = kern.x_format == XFormat::F32Tiles ? k : k / 2;
+  } else if (kern.x_format == XFormat::F32Tiles || kern.x_format == XFormat::BF16Tiles ||
+             kern.x_format == XFormat::F32PairTiles) {
+    const TileUnits units = tile_units(kern.x_format, k);
     p.x_tile = std::min<int64_t>(kern.tile_t, n);
-    p.x_stride = static_cast<uint64_t>(units * p.x_tile * 4);
+    p.x_stride = static_cast<uint64_t>(units.count * p.x_tile * units.bytes);
     xq.resize(static_cast<size_t>((n + p.x_tile - 1) / p.x_tile) * p.x_stride);
     pack_tiles(isa, kern.x_format, x, ldx, k, n, p.x_tile, xq.data(), pool);
     p.x = xq.data();

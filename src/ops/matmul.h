@@ -48,9 +48,11 @@ using TileFn = void (*)(const Args&, int64_t r0, int64_t r1, int64_t t0, int64_t
 // F32: the rows as given. BF16: rows rounded to bf16, zero-padded to whole 32-value steps. Q8: see
 // matmul_q8.h. F32Tiles / BF16Tiles: tokens in tiles of Args::x_tile whose values (BF16Tiles: pairs
 // of values rounded to bf16) are interleaved token by token (pack_tiles), so a kernel broadcasting
-// one token's value after another's reads one stream at fixed offsets. Q8Tiles: the Q8 values in
-// tiles of 16 tokens (matmul_q8.h); x_stride is the bytes between tiles.
-enum class XFormat { F32, BF16, Q8, F32Tiles, BF16Tiles, Q8Tiles };
+// one token's value after another's reads one stream at fixed offsets. F32PairTiles: the same with
+// 8-byte units, a token's values k and k + 1 (k even; zero past an odd k's end) side by side, so
+// one 64-bit broadcast serves the FMAs of both. Q8Tiles: the Q8 values in tiles of 16 tokens
+// (matmul_q8.h); x_stride is the bytes between tiles.
+enum class XFormat { F32, BF16, Q8, F32Tiles, BF16Tiles, Q8Tiles, F32PairTiles };
 struct Kernel {
   TileFn tile = nullptr;
   XFormat x_format = XFormat::F32;
@@ -72,11 +74,22 @@ Kernel kernel_bf16_interleaved(Isa isa);
 Kernel kernel_f16_interleaved(Isa isa);
 Kernel kernel_f32_interleaved(Isa isa);
 
-// Packs n rows of k floats as XFormat::F32Tiles or BF16Tiles (k even), `tile` tokens per tile: a
-// 4-byte unit u of token t (value u; for BF16Tiles values 2u and 2u+1 as two bf16, rounded as
-// f32_to_bf16) lands at byte ((t / tile * units + u) * tile + t % tile) * 4, units = k (k / 2).
+// Packs n rows of k floats as XFormat::F32Tiles, BF16Tiles (k even) or F32PairTiles, `tile` tokens
+// per tile: a unit u of token t (F32Tiles: value u; BF16Tiles: values 2u and 2u+1 as two bf16,
+// rounded as f32_to_bf16; F32PairTiles: values 2u and 2u+1 as floats, the second 0 past k) lands
+// at byte ((t / tile * units + u) * tile + t % tile) * size, units = k (k / 2, (k + 1) / 2) and
+// size 4 (4, 8): see tile_units.
 void pack_tiles(Isa isa, XFormat f, const float* x, int64_t ldx, int64_t k, int64_t n, int64_t tile,
                 uint8_t* dst, ThreadPool& pool);
+// The units of a row of k values in a tiled format, and their size in bytes.
+struct TileUnits {
+  int64_t count, bytes;
+};
+inline TileUnits tile_units(XFormat f, int64_t k) {
+  if (f == XFormat::BF16Tiles) return {k / 2, 4};
+  if (f == XFormat::F32PairTiles) return {(k + 1) / 2, 8};
+  return {k, 4};
+}
 
 }  // namespace matmul_detail
 }  // namespace brisk

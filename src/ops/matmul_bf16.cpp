@@ -110,20 +110,17 @@ void interleaved_dpbf16(const Args& a, int64_t r, int64_t t) {
   interleaved_tiles<Bf16Pairs, T>(a, r, t);
 }
 
-// 256-bit, without BF16 instructions: 32 bytes hold a pair of values of 8 rows; shifting each lane
-// left by 16 bits gives the first value as an f32, clearing its low half the second.
+// 256-bit, without BF16 instructions: 32 bytes hold a pair of values of 8 rows; interleaving each
+// 128-bit lane's words with zeros below gives rows {0, 1, 4, 5}'s pairs as f32, and {2, 3, 6, 7}'s.
 struct Bf16Halves {
   BRISK_INLINE(BRISK_ISA_AVX2)
-  static void pair(const uint8_t* g, int64_t k, int h, __m256& w0, __m256& w1) {
+  static void pairs(const uint8_t* g, int64_t k, int h, __m256& lo, __m256& hi) {
     const __m256i p = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + 32 * k + 32 * h));
-    w0 = _mm256_castsi256_ps(_mm256_slli_epi32(p, 16));
-    w1 = _mm256_castsi256_ps(_mm256_and_si256(p, _mm256_set1_epi32(static_cast<int>(0xFFFF0000u))));
+    const __m256i z = _mm256_setzero_si256();
+    lo = _mm256_castsi256_ps(_mm256_unpacklo_epi16(z, p));
+    hi = _mm256_castsi256_ps(_mm256_unpackhi_epi16(z, p));
   }
 };
-template <int T>
-void interleaved_256(const Args& a, int64_t r, int64_t t) {
-  interleaved_avx2<Bf16Halves, T>(a, r, t);
-}
 #endif
 
 template <int T>
@@ -133,9 +130,6 @@ void generic_i(const Args& a, int64_t r, int64_t t) {
 constexpr MicroFn kGenericI[kMaxT] = BRISK_T12(generic_i);
 #if defined(__x86_64__)
 constexpr MicroFn kDpbf16I[kMaxT] = BRISK_T12(interleaved_dpbf16);
-constexpr MicroFn kAvx2I[kInterleaved256MaxT] = {interleaved_256<1>, interleaved_256<2>,
-                                                 interleaved_256<3>, interleaved_256<4>,
-                                                 interleaved_256<5>, interleaved_256<6>};
 #endif
 
 }  // namespace
@@ -143,8 +137,7 @@ constexpr MicroFn kAvx2I[kInterleaved256MaxT] = {interleaved_256<1>, interleaved
 Kernel kernel_bf16_interleaved(Isa isa) {
 #if defined(__x86_64__)
   if (isa == Isa::Avx512Bf16) return {group_loop<kMaxT, kDpbf16I>, XFormat::BF16Tiles, 0, kMaxT, 2};
-  if (isa == Isa::Avx2)
-    return {group_loop<kInterleaved256MaxT, kAvx2I>, XFormat::F32Tiles, 0, kInterleaved256MaxT, 4};
+  if (isa == Isa::Avx2) return Interleaved256<Bf16Halves>::kernel();
 #endif
   if (isa == Isa::Generic) return {group_loop<kMaxT, kGenericI>, XFormat::F32, 0, kMaxT, 4};
   return {nullptr, XFormat::F32};

@@ -45,11 +45,6 @@ struct F16Halves {
   BRISK_INLINE(BRISK_ISA_AVX2) static __m256 one(const uint8_t* g, int64_t k, int h) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 32 * k + 16 * h)));
   }
-  BRISK_INLINE(BRISK_ISA_AVX2)
-  static void pair(const uint8_t* g, int64_t k, int h, __m256& w0, __m256& w1) {
-    w0 = one(g, k, h);
-    w1 = one(g, k + 1, h);
-  }
 };
 #else
 struct F16Values {};

@@ -43,11 +43,6 @@ struct F32Halves {
   BRISK_INLINE(BRISK_ISA_AVX2) static __m256 one(const uint8_t* g, int64_t k, int h) {
     return _mm256_loadu_ps(reinterpret_cast<const float*>(g + 64 * k + 32 * h));
   }
-  BRISK_INLINE(BRISK_ISA_AVX2)
-  static void pair(const uint8_t* g, int64_t k, int h, __m256& w0, __m256& w1) {
-    w0 = one(g, k, h);
-    w1 = one(g, k + 1, h);
-  }
 };
 #else
 struct F32Values {};

@@ -1,7 +1,8 @@
 // Activations packed in tiles of tokens for the interleaved-row kernels (XFormat::F32Tiles,
-// BF16Tiles): within a tile, the tokens' 4-byte units (a float, or a pair of bf16) are interleaved
-// token by token, so a micro-kernel reads all its tokens from one pointer at fixed offsets. With
-// AVX-512, 16 units of up to 16 tokens are moved at once through a 16x16 transpose.
+// BF16Tiles, F32PairTiles): within a tile, the tokens' units (a float, a pair of bf16, or a pair of
+// floats) are interleaved token by token, so a micro-kernel reads all its tokens from one pointer
+// at fixed offsets. With AVX-512, 16 4-byte units of up to 16 tokens are moved at once through a
+// 16x16 transpose.
 #include <algorithm>
 #include <cstring>
 
@@ -72,12 +73,22 @@ void pack_tile_avx512(const float* x, int64_t ldx, int64_t units, int64_t n, int
 void pack_tiles([[maybe_unused]] Isa isa, XFormat f, const float* x, int64_t ldx, int64_t k,
                 int64_t n, int64_t tile, uint8_t* dst, ThreadPool& pool) {
   const bool bf16 = f == XFormat::BF16Tiles;
-  const int64_t units = bf16 ? k / 2 : k;
+  const int64_t units = tile_units(f, k).count;
   const int64_t tiles = (n + tile - 1) / tile;
   pool.parallel_for(tiles, 1, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       const float* xt = x + b * tile * ldx;
       const int64_t nt = std::min(tile, n - b * tile);
+      if (f == XFormat::F32PairTiles) {
+        float* d = reinterpret_cast<float*>(dst) + b * tile * units * 2;
+        for (int64_t u = 0; u < units; ++u)
+          for (int64_t j = 0; j < nt; ++j) {
+            const float* xj = xt + j * ldx;
+            d[(u * tile + j) * 2] = xj[2 * u];
+            d[(u * tile + j) * 2 + 1] = 2 * u + 1 < k ? xj[2 * u + 1] : 0.0f;
+          }
+        continue;
+      }
       uint32_t* d = reinterpret_cast<uint32_t*>(dst) + b * tile * units;
 #if defined(__x86_64__)
       if (isa >= Isa::Avx512 && tile <= 16) {

@@ -5,6 +5,8 @@
 // Included by matmul_<type>.cpp only.
 #pragma once
 
+#include <vector>
+
 #include "ops/isa_target.h"
 
 #include "ops/matmul_tile.h"
@@ -133,76 +135,164 @@ void interleaved_generic(const Args& a, int64_t r, int64_t t) {
 }
 #if defined(__x86_64__)
 // The 256-bit kernel for interleaved rows (AVX2 and up), on f32 activations in tiles of up to 6
-// tokens (XFormat::F32Tiles: one stream, each broadcast at a fixed offset): each vector holds
-// 8 of the group's 16 rows, widened exactly to f32 by the policy
-//   U::pair(g, k, h, w0, w1)   values k and k + 1 (k even) of rows 8h..8h+7;
-//   U::one(g, k, h)            value k of those rows, for policies whose rows may have odd length
-//                              (F16; BF16 rows are repacked only at even lengths and have none).
-// Each output keeps two accumulators, for even and odd k, added at the end (as the portable
-// kernel sums them), so decode runs four independent FMA chains per half group; the order depends
-// only on k. One or two tokens (decode) take both halves in one pass: 8 accumulators, the 4 weight
-// vectors of a pair of values and a broadcast fit the 16 registers. More tokens (up to 6) take the
-// halves one after the other (the second pass reads the group again, from cache): 12 accumulators,
-// 2 weight vectors and a broadcast, so each widened weight vector serves 6 FMAs, not 2.
+// tokens whose values k and k + 1 sit side by side (XFormat::F32PairTiles), so one 64-bit
+// broadcast carries both. A weight vector holds both values of 4 of the group's 16 rows, widened
+// exactly to f32; the policy gives either
+//   U::pairs(g, k, h, lo, hi)  values k and k + 1 (k even) of rows 8h + {0, 1, 4, 5} in lo and
+//                              8h + {2, 3, 6, 7} in hi, each row's pair in adjacent lanes, or
+//   U::one(g, k, h)            value k of rows 8h..8h+7 in order, which the kernel pairs itself
+//                              (and uses alone at an odd row length's last k; BF16 rows are
+//                              repacked only at even lengths).
+// An accumulator lane is one (row, parity of k), so each output's even and odd k are two FMA
+// chains, added at the end by VHADDPS (which puts rows 8h..8h+7 in order), as the portable kernel
+// sums them; the order depends only on k. One or two tokens (decode) take both halves in one pass:
+// 8 accumulators and the 4 weight vectors of a pair of values. More tokens (up to 6) take the
+// halves one after the other (the second pass reads the group again, from cache): 12
+// accumulators, 2 weight vectors and the broadcast, so each widened weight vector serves 6 FMAs
+// and each broadcast 2 (with one broadcast per FMA, the loads bound the kernel).
 constexpr int kInterleaved256MaxT = 6;
+template <class U>
+BRISK_INLINE(BRISK_ISA_AVX2)
+void pairs_256(const uint8_t* g, int64_t k, int h, __m256& lo, __m256& hi) {
+  if constexpr (requires { U::pairs(g, k, h, lo, hi); }) {
+    U::pairs(g, k, h, lo, hi);
+  } else {
+    const __m256 v0 = U::one(g, k, h), v1 = U::one(g, k + 1, h);
+    lo = _mm256_unpacklo_ps(v0, v1);
+    hi = _mm256_unpackhi_ps(v0, v1);
+  }
+}
+BRISK_INLINE(BRISK_ISA_AVX2) __m256 pair_broadcast(const float* x) {
+  return _mm256_castpd_ps(_mm256_broadcast_sd(reinterpret_cast<const double*>(x)));
+}
+// acc + w . b on the even-k lanes only (an odd row length's last value; its odd lanes stay as
+// they are, bit for bit).
+BRISK_INLINE(BRISK_ISA_AVX2) __m256 fmadd_even(__m256 w, __m256 b, __m256 acc) {
+  return _mm256_blend_ps(acc, _mm256_fmadd_ps(w, b, acc), 0x55);
+}
 template <class U, int T>
 BRISK_TARGET(BRISK_ISA_AVX2)
 void interleaved_avx2(const Args& a, int64_t r, int64_t t) {
   const uint8_t* g = a.w + r * a.w_stride;
-  // Activations in tiles (XFormat::F32Tiles): value k of token j at x[k * xt + j].
+  // Value k of token j at x[k * xt + 2 j] (k even) and k + 1 beside it.
   const int64_t xt = a.x_tile;
-  const float* x = reinterpret_cast<const float*>(a.x + t / xt * a.x_stride) + t % xt;
-  if constexpr (T <= 2) {
-    __m256 acc[2][T][2];
+  const float* x = reinterpret_cast<const float*>(a.x + t / xt * a.x_stride) + t % xt * 2;
+  constexpr int H = T <= 2 ? 2 : 1;  // halves per pass
+  for (int h0 = 0; h0 < 2; h0 += H) {
+    __m256 acc[T][H][2];
     for (int j = 0; j < T; ++j)
-      for (int h = 0; h < 2; ++h) acc[0][j][h] = acc[1][j][h] = _mm256_setzero_ps();
+      for (int h = 0; h < H; ++h) acc[j][h][0] = acc[j][h][1] = _mm256_setzero_ps();
     int64_t k = 0;
     for (; k + 2 <= a.k; k += 2) {
-      __m256 w[2][2];
-      U::pair(g, k, 0, w[0][0], w[1][0]);
-      U::pair(g, k, 1, w[0][1], w[1][1]);
-      for (int j = 0; j < T; ++j)
-        for (int e = 0; e < 2; ++e) {
-          const __m256 b = _mm256_broadcast_ss(x + (k + e) * xt + j);
-          acc[e][j][0] = _mm256_fmadd_ps(w[e][0], b, acc[e][j][0]);
-          acc[e][j][1] = _mm256_fmadd_ps(w[e][1], b, acc[e][j][1]);
+      __m256 w[H][2];
+      for (int h = 0; h < H; ++h) pairs_256<U>(g, k, h0 + h, w[h][0], w[h][1]);
+      for (int j = 0; j < T; ++j) {
+        const __m256 b = pair_broadcast(x + k * xt + 2 * j);
+        for (int h = 0; h < H; ++h) {
+          acc[j][h][0] = _mm256_fmadd_ps(w[h][0], b, acc[j][h][0]);
+          acc[j][h][1] = _mm256_fmadd_ps(w[h][1], b, acc[j][h][1]);
         }
+      }
     }
     if constexpr (requires { U::one(g, k, 0); })
       if (k < a.k)
-        for (int h = 0; h < 2; ++h) {
-          const __m256 w0 = U::one(g, k, h);
-          for (int j = 0; j < T; ++j)
-            acc[0][j][h] = _mm256_fmadd_ps(w0, _mm256_broadcast_ss(x + k * xt + j), acc[0][j][h]);
+        for (int h = 0; h < H; ++h) {
+          const __m256 v = U::one(g, k, h0 + h), z = _mm256_setzero_ps();
+          const __m256 lo = _mm256_unpacklo_ps(v, z), hi = _mm256_unpackhi_ps(v, z);
+          for (int j = 0; j < T; ++j) {
+            const __m256 b = pair_broadcast(x + k * xt + 2 * j);
+            acc[j][h][0] = fmadd_even(lo, b, acc[j][h][0]);
+            acc[j][h][1] = fmadd_even(hi, b, acc[j][h][1]);
+          }
         }
     for (int j = 0; j < T; ++j)
-      for (int h = 0; h < 2; ++h)
-        _mm256_storeu_ps(a.y + (t + j) * a.ldy + r + 8 * h,
-                         _mm256_add_ps(acc[0][j][h], acc[1][j][h]));
-  } else {
-    for (int h = 0; h < 2; ++h) {
-      __m256 acc[2][T];
-      for (int j = 0; j < T; ++j) acc[0][j] = acc[1][j] = _mm256_setzero_ps();
-      int64_t k = 0;
-      for (; k + 2 <= a.k; k += 2) {
-        __m256 w0, w1;
-        U::pair(g, k, h, w0, w1);
-        for (int j = 0; j < T; ++j) {
-          acc[0][j] = _mm256_fmadd_ps(w0, _mm256_broadcast_ss(x + k * xt + j), acc[0][j]);
-          acc[1][j] = _mm256_fmadd_ps(w1, _mm256_broadcast_ss(x + (k + 1) * xt + j), acc[1][j]);
-        }
-      }
-      if constexpr (requires { U::one(g, k, 0); })
-        if (k < a.k) {
-          const __m256 w0 = U::one(g, k, h);
-          for (int j = 0; j < T; ++j)
-            acc[0][j] = _mm256_fmadd_ps(w0, _mm256_broadcast_ss(x + k * xt + j), acc[0][j]);
-        }
-      for (int j = 0; j < T; ++j)
-        _mm256_storeu_ps(a.y + (t + j) * a.ldy + r + 8 * h, _mm256_add_ps(acc[0][j], acc[1][j]));
-    }
+      for (int h = 0; h < H; ++h)
+        _mm256_storeu_ps(a.y + (t + j) * a.ldy + r + 8 * (h0 + h),
+                         _mm256_hadd_ps(acc[j][h][0], acc[j][h][1]));
   }
 }
+
+// Prompt batches: a group's weights serve every micro-tile of the token block, so they are widened
+// once into f32 (the vectors interleaved_avx2 builds, laid out as it reads them: per pair of
+// values u and half h, lo then hi at [(2 u + h) * 16]) and each micro-tile's loop is only loads,
+// broadcasts and FMAs: the widening otherwise takes 2 of every 14 FMA-port slots and the pairing
+// shuffles more. The FMAs and their order are interleaved_avx2's, so the bits are too.
+template <class U>
+BRISK_TARGET(BRISK_ISA_AVX2)
+void widen_group_256(const uint8_t* g, int64_t k, float* dst) {
+  int64_t u = 0;
+  for (; 2 * u + 2 <= k; ++u)
+    for (int h = 0; h < 2; ++h) {
+      __m256 lo, hi;
+      pairs_256<U>(g, 2 * u, h, lo, hi);
+      _mm256_storeu_ps(dst + (2 * u + h) * 16, lo);
+      _mm256_storeu_ps(dst + (2 * u + h) * 16 + 8, hi);
+    }
+  if constexpr (requires { U::one(g, k, 0); })
+    if (2 * u < k)
+      for (int h = 0; h < 2; ++h) {
+        const __m256 v = U::one(g, 2 * u, h), z = _mm256_setzero_ps();
+        _mm256_storeu_ps(dst + (2 * u + h) * 16, _mm256_unpacklo_ps(v, z));
+        _mm256_storeu_ps(dst + (2 * u + h) * 16 + 8, _mm256_unpackhi_ps(v, z));
+      }
+}
+template <int T>
+BRISK_TARGET(BRISK_ISA_AVX2)
+void widened_avx2(const Args& a, const float* wg, int64_t r, int64_t t) {
+  const int64_t xt = a.x_tile;
+  const float* x = reinterpret_cast<const float*>(a.x + t / xt * a.x_stride) + t % xt * 2;
+  for (int h = 0; h < 2; ++h) {
+    __m256 acc[T][2];
+    for (int j = 0; j < T; ++j) acc[j][0] = acc[j][1] = _mm256_setzero_ps();
+    const float* w = wg + h * 16;
+    int64_t k = 0;
+    for (; k + 2 <= a.k; k += 2, w += 32) {
+      const __m256 lo = _mm256_loadu_ps(w), hi = _mm256_loadu_ps(w + 8);
+      for (int j = 0; j < T; ++j) {
+        const __m256 b = pair_broadcast(x + k * xt + 2 * j);
+        acc[j][0] = _mm256_fmadd_ps(lo, b, acc[j][0]);
+        acc[j][1] = _mm256_fmadd_ps(hi, b, acc[j][1]);
+      }
+    }
+    if (k < a.k) {
+      const __m256 lo = _mm256_loadu_ps(w), hi = _mm256_loadu_ps(w + 8);
+      for (int j = 0; j < T; ++j) {
+        const __m256 b = pair_broadcast(x + k * xt + 2 * j);
+        acc[j][0] = fmadd_even(lo, b, acc[j][0]);
+        acc[j][1] = fmadd_even(hi, b, acc[j][1]);
+      }
+    }
+    for (int j = 0; j < T; ++j)
+      _mm256_storeu_ps(a.y + (t + j) * a.ldy + r + 8 * h, _mm256_hadd_ps(acc[j][0], acc[j][1]));
+  }
+}
+// The 256-bit kernel of a weight policy U: a block of up to one micro-tile (decode) reads the
+// weights once, straight from memory; longer blocks widen each group first.
+template <class U>
+struct Interleaved256 {
+  template <int T>
+  static void direct(const Args& a, int64_t r, int64_t t) {
+    interleaved_avx2<U, T>(a, r, t);
+  }
+  static constexpr MicroFn kDirect[kInterleaved256MaxT] = {direct<1>, direct<2>, direct<3>,
+                                                           direct<4>, direct<5>, direct<6>};
+  using WideFn = void (*)(const Args&, const float*, int64_t, int64_t);
+  static constexpr WideFn kWidened[kInterleaved256MaxT] = {widened_avx2<1>, widened_avx2<2>,
+                                                           widened_avx2<3>, widened_avx2<4>,
+                                                           widened_avx2<5>, widened_avx2<6>};
+  static void tile(const Args& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+    constexpr int kT = kInterleaved256MaxT;
+    if (t1 - t0 <= kT) return group_loop<kT, kDirect>(a, r0, r1, t0, t1);
+    thread_local std::vector<float> wide;
+    wide.resize(static_cast<size_t>((a.k + 1) / 2 * 32));
+    for (int64_t r = r0; r < r1; r += 16) {
+      widen_group_256<U>(a.w + r * a.w_stride, a.k, wide.data());
+      for (int64_t t = t0; t < t1; t += kT)
+        kWidened[std::min<int64_t>(kT, t1 - t) - 1](a, wide.data(), r, t);
+    }
+  }
+  static Kernel kernel() { return {tile, XFormat::F32PairTiles, 0, kInterleaved256MaxT, 4}; }
+};
 
 // The AVX-512 kernel for interleaved rows with activations packed in tiles (XFormat::F32Tiles or
 // BF16Tiles), t a multiple of the tile size. A lane and a token hold one 4-byte unit (F16: a value,
@@ -263,20 +353,13 @@ struct InterleavedValues {
   static void avx512(const Args& a, int64_t r, int64_t t) {
     interleaved_tiles<V, T>(a, r, t);
   }
-  template <int T>
-  static void avx2(const Args& a, int64_t r, int64_t t) {
-    interleaved_avx2<H, T>(a, r, t);
-  }
   static constexpr MicroFn kAvx512[kInterleavedMaxT] = BRISK_T12(avx512);
-  static constexpr MicroFn kAvx2[kInterleaved256MaxT] = {avx2<1>, avx2<2>, avx2<3>,
-                                                         avx2<4>, avx2<5>, avx2<6>};
 #endif
   static Kernel pick(Isa isa) {
     constexpr int kMaxT = kInterleavedMaxT;
 #if defined(__x86_64__)
-    constexpr int k256 = kInterleaved256MaxT;
     if (isa == Isa::Avx512) return {group_loop<kMaxT, kAvx512>, XFormat::F32Tiles, 0, kMaxT, 4};
-    if (isa == Isa::Avx2) return {group_loop<k256, kAvx2>, XFormat::F32Tiles, 0, k256, 4};
+    if (isa == Isa::Avx2) return Interleaved256<H>::kernel();
 #endif
     if (isa == Isa::Generic) return {group_loop<kMaxT, kGeneric>, XFormat::F32, 0, kMaxT, 4};
     return {nullptr, XFormat::F32};

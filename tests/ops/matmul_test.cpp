@@ -276,6 +276,17 @@ TEST_P(RepackedMatmul, ResultIndependentOfBatchSizeAndThreads) {
   expect_each_token_alone_equals_batch(isa, w.t, n, 3);
 }
 
+// Rows of odd length (F16 repacks at any length): a prompt batch's last value, on weights widened
+// per group beforehand, gives what each token alone gives.
+TEST(RepackedMatmul, OddLengthRowsIndependentOfBatchSize) {
+  for (int64_t cols : {75, 1023}) {
+    const auto w0 = make_weights(DType::F16, 32, cols, 78);
+    ASSERT_TRUE(repackable(w0.t));
+    const auto w = repacked(w0);
+    for (Isa isa : test::available_isas()) expect_each_token_alone_equals_batch(isa, w.t, 13, 3);
+  }
+}
+
 // The kernels for repacked rows take the same float steps (fused multiply-adds) on every tier, and
 // their byte dot products (VPMADDUBSW, or VPDPBUSD in its VEX or EVEX form) give the same integers:
 // each tier's output equals the portable one bit for bit.
@@ -347,15 +358,17 @@ TEST(Matmul, SharedActivationsGiveEachMatmulsBits) {
 
 // Tiled activations hold each float as given, or (BF16Tiles) exactly f32_to_bf16 of each value
 // (round to nearest even, NaN kept quiet), at the documented place, for any tile size and row
-// length, on every ISA's packer.
+// length, on every ISA's packer; F32PairTiles pads an odd row's last pair with +0.
 TEST(Matmul, PackedTilesHoldEachValueWhereDocumented) {
+  using matmul_detail::XFormat;
   ThreadPool pool(2);
   for (Isa isa : test::available_isas())
-    for (bool bf16 : {false, true})
-      for (int64_t k : {2, 18, 34, 64, 2048})
+    for (XFormat f : {XFormat::F32Tiles, XFormat::BF16Tiles, XFormat::F32PairTiles})
+      for (int64_t k : {1, 2, 17, 18, 34, 64, 2048})
         for (int64_t n : {1, 5, 12, 13, 29})
           for (int64_t tile : {int64_t{1}, int64_t{5}, int64_t{12}}) {
-            if (tile > n) continue;
+            const bool bf16 = f == XFormat::BF16Tiles;
+            if (tile > n || (bf16 && k % 2 != 0)) continue;
             auto x =
                 test::random_floats(static_cast<size_t>(n * (k + 3)), static_cast<uint64_t>(k + n));
             const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
@@ -366,18 +379,19 @@ TEST(Matmul, PackedTilesHoldEachValueWhereDocumented) {
                                       1.01171875f,  // a tie: rounds up
                                       3.4e38f};
             for (size_t i = 0; i < x.size(); i += 7) x[i] = specials[(i / 7) % 7];
-            const int64_t units = bf16 ? k / 2 : k, tiles = (n + tile - 1) / tile;
-            std::vector<uint8_t> packed(static_cast<size_t>(tiles * tile * units * 4), 0xee);
-            matmul_detail::pack_tiles(
-                isa, bf16 ? matmul_detail::XFormat::BF16Tiles : matmul_detail::XFormat::F32Tiles,
-                x.data(), k + 3, k, n, tile, packed.data(), pool);
+            const matmul_detail::TileUnits units = matmul_detail::tile_units(f, k);
+            const int64_t tiles = (n + tile - 1) / tile;
+            std::vector<uint8_t> packed(
+                static_cast<size_t>(tiles * tile * units.count * units.bytes), 0xee);
+            matmul_detail::pack_tiles(isa, f, x.data(), k + 3, k, n, tile, packed.data(), pool);
+            const int64_t per_unit = f == XFormat::F32Tiles ? 1 : 2;  // values
             for (int64_t t = 0; t < n; ++t)
-              for (int64_t i = 0; i < k; ++i) {
-                const float v = x[static_cast<size_t>(t * (k + 3) + i)];
-                const int64_t u = bf16 ? i / 2 : i;
-                const size_t at =
-                    static_cast<size_t>(((t / tile * units + u) * tile + t % tile) * 4) +
-                    (bf16 ? static_cast<size_t>(i % 2 * 2) : 0);
+              for (int64_t i = 0; i < units.count * per_unit; ++i) {
+                const float v = i < k ? x[static_cast<size_t>(t * (k + 3) + i)] : 0.0f;
+                const int64_t u = i / per_unit;
+                const size_t at = static_cast<size_t>(
+                    ((t / tile * units.count + u) * tile + t % tile) * units.bytes +
+                    i % per_unit * units.bytes / 2);
                 if (bf16) {
                   uint16_t got;
                   std::memcpy(&got, &packed[at], 2);
@@ -385,7 +399,8 @@ TEST(Matmul, PackedTilesHoldEachValueWhereDocumented) {
                       << isa_name(isa) << " k " << k << " n " << n << " tile " << tile;
                 } else {
                   ASSERT_EQ(std::memcmp(&packed[at], &v, 4), 0)
-                      << isa_name(isa) << " k " << k << " n " << n << " tile " << tile;
+                      << isa_name(isa) << " format " << static_cast<int>(f) << " k " << k << " n "
+                      << n << " tile " << tile << " value " << i;
                 }
               }
           }
