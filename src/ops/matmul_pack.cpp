@@ -81,12 +81,11 @@ void pack_tiles([[maybe_unused]] Isa isa, XFormat f, const float* x, int64_t ldx
       const int64_t nt = std::min(tile, n - b * tile);
       if (f == XFormat::F32PairTiles) {
         float* d = reinterpret_cast<float*>(dst) + b * tile * units * 2;
-        for (int64_t u = 0; u < units; ++u)
-          for (int64_t j = 0; j < nt; ++j) {
-            const float* xj = xt + j * ldx;
-            d[(u * tile + j) * 2] = xj[2 * u];
-            d[(u * tile + j) * 2 + 1] = 2 * u + 1 < k ? xj[2 * u + 1] : 0.0f;
-          }
+        for (int64_t j = 0; j < nt; ++j) {
+          const float* xj = xt + j * ldx;
+          for (int64_t u = 0; u < k / 2; ++u) std::memcpy(d + (u * tile + j) * 2, xj + 2 * u, 8);
+          if (k % 2) d[(k / 2 * tile + j) * 2] = xj[k - 1], d[(k / 2 * tile + j) * 2 + 1] = 0.0f;
+        }
         continue;
       }
       uint32_t* d = reinterpret_cast<uint32_t*>(dst) + b * tile * units;

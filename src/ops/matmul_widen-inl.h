@@ -147,21 +147,10 @@ void interleaved_generic(const Args& a, int64_t r, int64_t t) {
 // chains, added at the end by VHADDPS (which puts rows 8h..8h+7 in order), as the portable kernel
 // sums them; the order depends only on k. One or two tokens (decode) take both halves in one pass:
 // 8 accumulators and the 4 weight vectors of a pair of values. More tokens (up to 6) take the
-// halves one after the other (the second pass reads the group again, from cache): 12
-// accumulators, 2 weight vectors and the broadcast, so each widened weight vector serves 6 FMAs
-// and each broadcast 2 (with one broadcast per FMA, the loads bound the kernel).
+// halves one after the other: 12 accumulators, 2 weight vectors and the broadcast, so each weight
+// vector serves 6 FMAs and each broadcast 2 (with one broadcast per FMA, the loads bound the
+// kernel).
 constexpr int kInterleaved256MaxT = 6;
-template <class U>
-BRISK_INLINE(BRISK_ISA_AVX2)
-void pairs_256(const uint8_t* g, int64_t k, int h, __m256& lo, __m256& hi) {
-  if constexpr (requires { U::pairs(g, k, h, lo, hi); }) {
-    U::pairs(g, k, h, lo, hi);
-  } else {
-    const __m256 v0 = U::one(g, k, h), v1 = U::one(g, k + 1, h);
-    lo = _mm256_unpacklo_ps(v0, v1);
-    hi = _mm256_unpackhi_ps(v0, v1);
-  }
-}
 BRISK_INLINE(BRISK_ISA_AVX2) __m256 pair_broadcast(const float* x) {
   return _mm256_castpd_ps(_mm256_broadcast_sd(reinterpret_cast<const double*>(x)));
 }
@@ -170,22 +159,83 @@ BRISK_INLINE(BRISK_ISA_AVX2) __m256 pair_broadcast(const float* x) {
 BRISK_INLINE(BRISK_ISA_AVX2) __m256 fmadd_even(__m256 w, __m256 b, __m256 acc) {
   return _mm256_blend_ps(acc, _mm256_fmadd_ps(w, b, acc), 0x55);
 }
-template <class U, int T>
+
+// Where the kernel takes a group's weight vectors from: the weights themselves, widened as it goes
+// (decode reads them once, from memory), or a copy widened beforehand (prompt batches: a group's
+// weights serve every micro-tile of the token block, and widening them once leaves the micro-tile
+// loop only loads, broadcasts and FMAs; widening in the loop takes 2 of every 14 FMA-port slots and
+// the pairing shuffles more). Both give the same vectors, so the bits are the same. pairs(k, h,
+// lo, hi) as U::pairs; last(k, h, lo, hi) the same for an odd row length's last value k (the odd
+// lanes zero).
+template <class U>
+struct FromWeights {
+  const uint8_t* g;
+  static constexpr bool kOddLength = requires(const uint8_t* p) { U::one(p, int64_t{0}, 0); };
+  BRISK_INLINE(BRISK_ISA_AVX2) void pairs(int64_t k, int h, __m256& lo, __m256& hi) const {
+    if constexpr (requires { U::pairs(g, k, h, lo, hi); }) {
+      U::pairs(g, k, h, lo, hi);
+    } else {
+      const __m256 v0 = U::one(g, k, h), v1 = U::one(g, k + 1, h);
+      lo = _mm256_unpacklo_ps(v0, v1);
+      hi = _mm256_unpackhi_ps(v0, v1);
+    }
+  }
+  BRISK_INLINE(BRISK_ISA_AVX2) void last(int64_t k, int h, __m256& lo, __m256& hi) const {
+    if constexpr (kOddLength) {
+      const __m256 v = U::one(g, k, h), z = _mm256_setzero_ps();
+      lo = _mm256_unpacklo_ps(v, z);
+      hi = _mm256_unpackhi_ps(v, z);
+    }
+  }
+};
+// The widened copy: for value k (even) and half h, lo then hi at w[(k + h) * 16].
+struct FromWidened {
+  const float* w;
+  static constexpr bool kOddLength = true;
+  BRISK_INLINE(BRISK_ISA_AVX2) void pairs(int64_t k, int h, __m256& lo, __m256& hi) const {
+    lo = _mm256_loadu_ps(w + (k + h) * 16);
+    hi = _mm256_loadu_ps(w + (k + h) * 16 + 8);
+  }
+  BRISK_INLINE(BRISK_ISA_AVX2) void last(int64_t k, int h, __m256& lo, __m256& hi) const {
+    pairs(k, h, lo, hi);
+  }
+};
+template <class U>
 BRISK_TARGET(BRISK_ISA_AVX2)
-void interleaved_avx2(const Args& a, int64_t r, int64_t t) {
-  const uint8_t* g = a.w + r * a.w_stride;
+void widen_group_256(const uint8_t* g, int64_t k, float* dst) {
+  const FromWeights<U> src{g};
+  __m256 lo, hi;
+  int64_t i = 0;
+  for (; i + 2 <= k; i += 2)
+    for (int h = 0; h < 2; ++h) {
+      src.pairs(i, h, lo, hi);
+      _mm256_storeu_ps(dst + (i + h) * 16, lo);
+      _mm256_storeu_ps(dst + (i + h) * 16 + 8, hi);
+    }
+  if constexpr (FromWeights<U>::kOddLength)
+    if (i < k)
+      for (int h = 0; h < 2; ++h) {
+        src.last(i, h, lo, hi);
+        _mm256_storeu_ps(dst + (i + h) * 16, lo);
+        _mm256_storeu_ps(dst + (i + h) * 16 + 8, hi);
+      }
+}
+
+// T tokens, H halves of the group per pass (2 for decode, else 1).
+template <int T, int H, class S>
+BRISK_TARGET(BRISK_ISA_AVX2)
+void interleaved_avx2(const Args& a, S src, int64_t r, int64_t t) {
   // Value k of token j at x[k * xt + 2 j] (k even) and k + 1 beside it.
   const int64_t xt = a.x_tile;
   const float* x = reinterpret_cast<const float*>(a.x + t / xt * a.x_stride) + t % xt * 2;
-  constexpr int H = T <= 2 ? 2 : 1;  // halves per pass
   for (int h0 = 0; h0 < 2; h0 += H) {
     __m256 acc[T][H][2];
     for (int j = 0; j < T; ++j)
       for (int h = 0; h < H; ++h) acc[j][h][0] = acc[j][h][1] = _mm256_setzero_ps();
+    __m256 w[H][2];
     int64_t k = 0;
     for (; k + 2 <= a.k; k += 2) {
-      __m256 w[H][2];
-      for (int h = 0; h < H; ++h) pairs_256<U>(g, k, h0 + h, w[h][0], w[h][1]);
+      for (int h = 0; h < H; ++h) src.pairs(k, h0 + h, w[h][0], w[h][1]);
       for (int j = 0; j < T; ++j) {
         const __m256 b = pair_broadcast(x + k * xt + 2 * j);
         for (int h = 0; h < H; ++h) {
@@ -194,95 +244,45 @@ void interleaved_avx2(const Args& a, int64_t r, int64_t t) {
         }
       }
     }
-    if constexpr (requires { U::one(g, k, 0); })
-      if (k < a.k)
-        for (int h = 0; h < H; ++h) {
-          const __m256 v = U::one(g, k, h0 + h), z = _mm256_setzero_ps();
-          const __m256 lo = _mm256_unpacklo_ps(v, z), hi = _mm256_unpackhi_ps(v, z);
-          for (int j = 0; j < T; ++j) {
-            const __m256 b = pair_broadcast(x + k * xt + 2 * j);
-            acc[j][h][0] = fmadd_even(lo, b, acc[j][h][0]);
-            acc[j][h][1] = fmadd_even(hi, b, acc[j][h][1]);
+    if constexpr (S::kOddLength)
+      if (k < a.k) {
+        for (int h = 0; h < H; ++h) src.last(k, h0 + h, w[h][0], w[h][1]);
+        for (int j = 0; j < T; ++j) {
+          const __m256 b = pair_broadcast(x + k * xt + 2 * j);
+          for (int h = 0; h < H; ++h) {
+            acc[j][h][0] = fmadd_even(w[h][0], b, acc[j][h][0]);
+            acc[j][h][1] = fmadd_even(w[h][1], b, acc[j][h][1]);
           }
         }
+      }
     for (int j = 0; j < T; ++j)
       for (int h = 0; h < H; ++h)
         _mm256_storeu_ps(a.y + (t + j) * a.ldy + r + 8 * (h0 + h),
                          _mm256_hadd_ps(acc[j][h][0], acc[j][h][1]));
   }
 }
-
-// Prompt batches: a group's weights serve every micro-tile of the token block, so they are widened
-// once into f32 (the vectors interleaved_avx2 builds, laid out as it reads them: per pair of
-// values u and half h, lo then hi at [(2 u + h) * 16]) and each micro-tile's loop is only loads,
-// broadcasts and FMAs: the widening otherwise takes 2 of every 14 FMA-port slots and the pairing
-// shuffles more. The FMAs and their order are interleaved_avx2's, so the bits are too.
-template <class U>
-BRISK_TARGET(BRISK_ISA_AVX2)
-void widen_group_256(const uint8_t* g, int64_t k, float* dst) {
-  int64_t u = 0;
-  for (; 2 * u + 2 <= k; ++u)
-    for (int h = 0; h < 2; ++h) {
-      __m256 lo, hi;
-      pairs_256<U>(g, 2 * u, h, lo, hi);
-      _mm256_storeu_ps(dst + (2 * u + h) * 16, lo);
-      _mm256_storeu_ps(dst + (2 * u + h) * 16 + 8, hi);
-    }
-  if constexpr (requires { U::one(g, k, 0); })
-    if (2 * u < k)
-      for (int h = 0; h < 2; ++h) {
-        const __m256 v = U::one(g, 2 * u, h), z = _mm256_setzero_ps();
-        _mm256_storeu_ps(dst + (2 * u + h) * 16, _mm256_unpacklo_ps(v, z));
-        _mm256_storeu_ps(dst + (2 * u + h) * 16 + 8, _mm256_unpackhi_ps(v, z));
-      }
-}
-template <int T>
-BRISK_TARGET(BRISK_ISA_AVX2)
-void widened_avx2(const Args& a, const float* wg, int64_t r, int64_t t) {
-  const int64_t xt = a.x_tile;
-  const float* x = reinterpret_cast<const float*>(a.x + t / xt * a.x_stride) + t % xt * 2;
-  for (int h = 0; h < 2; ++h) {
-    __m256 acc[T][2];
-    for (int j = 0; j < T; ++j) acc[j][0] = acc[j][1] = _mm256_setzero_ps();
-    const float* w = wg + h * 16;
-    int64_t k = 0;
-    for (; k + 2 <= a.k; k += 2, w += 32) {
-      const __m256 lo = _mm256_loadu_ps(w), hi = _mm256_loadu_ps(w + 8);
-      for (int j = 0; j < T; ++j) {
-        const __m256 b = pair_broadcast(x + k * xt + 2 * j);
-        acc[j][0] = _mm256_fmadd_ps(lo, b, acc[j][0]);
-        acc[j][1] = _mm256_fmadd_ps(hi, b, acc[j][1]);
-      }
-    }
-    if (k < a.k) {
-      const __m256 lo = _mm256_loadu_ps(w), hi = _mm256_loadu_ps(w + 8);
-      for (int j = 0; j < T; ++j) {
-        const __m256 b = pair_broadcast(x + k * xt + 2 * j);
-        acc[j][0] = fmadd_even(lo, b, acc[j][0]);
-        acc[j][1] = fmadd_even(hi, b, acc[j][1]);
-      }
-    }
-    for (int j = 0; j < T; ++j)
-      _mm256_storeu_ps(a.y + (t + j) * a.ldy + r + 8 * h, _mm256_hadd_ps(acc[j][0], acc[j][1]));
-  }
-}
 // The 256-bit kernel of a weight policy U: a block of up to one micro-tile (decode) reads the
-// weights once, straight from memory; longer blocks widen each group first.
+// weights straight from memory; longer blocks widen each group first.
 template <class U>
 struct Interleaved256 {
   template <int T>
   static void direct(const Args& a, int64_t r, int64_t t) {
-    interleaved_avx2<U, T>(a, r, t);
+    interleaved_avx2<T, T <= 2 ? 2 : 1>(a, FromWeights<U>{a.w + r * a.w_stride}, r, t);
+  }
+  template <int T>
+  static void widened(const Args& a, const float* wg, int64_t r, int64_t t) {
+    interleaved_avx2<T, 1>(a, FromWidened{wg}, r, t);
   }
   static constexpr MicroFn kDirect[kInterleaved256MaxT] = {direct<1>, direct<2>, direct<3>,
                                                            direct<4>, direct<5>, direct<6>};
   using WideFn = void (*)(const Args&, const float*, int64_t, int64_t);
-  static constexpr WideFn kWidened[kInterleaved256MaxT] = {widened_avx2<1>, widened_avx2<2>,
-                                                           widened_avx2<3>, widened_avx2<4>,
-                                                           widened_avx2<5>, widened_avx2<6>};
+  static constexpr WideFn kWidened[kInterleaved256MaxT] = {widened<1>, widened<2>, widened<3>,
+                                                           widened<4>, widened<5>, widened<6>};
   static void tile(const Args& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
     constexpr int kT = kInterleaved256MaxT;
     if (t1 - t0 <= kT) return group_loop<kT, kDirect>(a, r0, r1, t0, t1);
+    // Rewidened per token block (the driver's blocks keep the activations in L2): once per 5
+    // micro-tiles at TinyLlama's widths, against once per micro-tile when widened in the loop.
     thread_local std::vector<float> wide;
     wide.resize(static_cast<size_t>((a.k + 1) / 2 * 32));
     for (int64_t r = r0; r < r1; r += 16) {
