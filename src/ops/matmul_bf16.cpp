@@ -95,8 +95,9 @@ constexpr int kMaxT = kInterleavedMaxT;
 // the intrinsic, which costs a vector slot, and computes an address per token).
 struct Bf16Pairs {
   static constexpr int kValues = 2;
+  static constexpr int kUnitBytes = 64;  // the 16 rows' unit in the group
   BRISK_INLINE(BRISK_ISA_AVX512) static __m512 weights(const uint8_t* g, int64_t u) {
-    return _mm512_loadu_ps(g + 64 * u);
+    return _mm512_loadu_ps(g + kUnitBytes * u);
   }
   template <int J>
   BRISK_INLINE(BRISK_ISA_AVX512)
@@ -113,9 +114,11 @@ void interleaved_dpbf16(const Args& a, int64_t r, int64_t t) {
 // 256-bit, without BF16 instructions: 32 bytes hold a pair of values of 8 rows; interleaving each
 // 128-bit lane's words with zeros below gives rows {0, 1, 4, 5}'s pairs as f32, and {2, 3, 6, 7}'s.
 struct Bf16Halves {
+  static constexpr int kColumnBytes = 32;  // per value of the group's 16 rows
   BRISK_INLINE(BRISK_ISA_AVX2)
   static void pairs(const uint8_t* g, int64_t k, int h, __m256& lo, __m256& hi) {
-    const __m256i p = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + 32 * k + 32 * h));
+    const __m256i p =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + kColumnBytes * k + 32 * h));
     const __m256i z = _mm256_setzero_si256();
     lo = _mm256_castsi256_ps(_mm256_unpacklo_epi16(z, p));
     hi = _mm256_castsi256_ps(_mm256_unpackhi_epi16(z, p));

@@ -31,8 +31,10 @@ using Widen = WidenKernels<F16W>;
 // Units are floats: acc[j] += w * (token j's value), the FMA broadcasting it from memory.
 struct F16Values {
   static constexpr int kValues = 1;
+  static constexpr int kUnitBytes = 32;  // the 16 rows' unit in the group
   BRISK_INLINE(BRISK_ISA_AVX512) static __m512 weights(const uint8_t* g, int64_t u) {
-    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + 32 * u)));
+    return _mm512_cvtph_ps(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + kUnitBytes * u)));
   }
   template <int J>
   BRISK_INLINE(BRISK_ISA_AVX512)
@@ -42,8 +44,10 @@ struct F16Values {
 };
 // 256-bit: a column's 16 values are 32 bytes, half a column one VCVTPH2PS.
 struct F16Halves {
+  static constexpr int kColumnBytes = 32;  // value k of the group's 16 rows
   BRISK_INLINE(BRISK_ISA_AVX2) static __m256 one(const uint8_t* g, int64_t k, int h) {
-    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 32 * k + 16 * h)));
+    return _mm256_cvtph_ps(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + kColumnBytes * k + 16 * h)));
   }
 };
 #else

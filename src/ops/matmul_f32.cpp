@@ -29,8 +29,9 @@ using Widen = WidenKernels<F32W>;
 #if defined(__x86_64__)
 struct F32Values {
   static constexpr int kValues = 1;
+  static constexpr int kUnitBytes = 64;  // the 16 rows' unit in the group
   BRISK_INLINE(BRISK_ISA_AVX512) static __m512 weights(const uint8_t* g, int64_t u) {
-    return _mm512_loadu_ps(reinterpret_cast<const float*>(g + 64 * u));
+    return _mm512_loadu_ps(reinterpret_cast<const float*>(g + kUnitBytes * u));
   }
   template <int J>
   BRISK_INLINE(BRISK_ISA_AVX512)
@@ -40,8 +41,9 @@ struct F32Values {
 };
 // 256-bit: half a column per vector.
 struct F32Halves {
+  static constexpr int kColumnBytes = 64;  // value k of the group's 16 rows
   BRISK_INLINE(BRISK_ISA_AVX2) static __m256 one(const uint8_t* g, int64_t k, int h) {
-    return _mm256_loadu_ps(reinterpret_cast<const float*>(g + 64 * k + 32 * h));
+    return _mm256_loadu_ps(reinterpret_cast<const float*>(g + kColumnBytes * k + 32 * h));
   }
 };
 #else

@@ -110,23 +110,6 @@ BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i dpbusd_bcast(__m512i acc, __m512i u, 
   return acc;
 }
 
-// Decode: the k-quants' columns (2-3 KiB) jump between their scales and their values, and the
-// hardware prefetchers fall behind (one thread read Q4_K rows from memory 30% slower than from
-// cache). The column three ahead is requested line by line into L2 while column c is computed,
-// past the end of the 16-row group into the next one (groups lie back to back), since with 8
-// columns a row (k = 2048) the first two of every group were otherwise never requested. Into L1
-// (T0), and stopping at the group's end, decode ran 25-40% slower: TinyLlama Q4_K_M, 2 threads,
-// 31 against 43-46 tokens/s on AVX-512 and 25-26 against 33-42 on AVX2. Q4_0 and Q8_0 columns
-// (288 and 544 bytes) stream well on their own: prefetching them was no faster, into L1 or L2.
-template <DType kT>
-inline void prefetch_column_ahead(const uint8_t* g, int64_t c, uint64_t gb) {
-  if constexpr (kT == DType::Q4_K || kT == DType::Q6_K) {
-    // A prefetch never faults, so one past the matrix's end is harmless.
-    const char* p = reinterpret_cast<const char*>(g + (c + 3) * gb);
-    for (uint64_t o = 0; o < gb; o += 64) _mm_prefetch(p + o, _MM_HINT_T1);
-  }
-}
-
 // The activation rows of a micro-tile's tokens (the 256-bit kernels' few: their pointers fit
 // registers).
 template <int T>
@@ -306,7 +289,7 @@ void interleaved_vnni(const Args& a, int64_t r, int64_t t) {
   for (int j = 0; j < T; ++j) acc[j] = _mm512_setzero_ps();
   const int64_t n_col = a.k / kBlock;
   for (int64_t c = 0; c < n_col; ++c) {
-    if constexpr (T == 1) prefetch_column_ahead<P::kType>(g, c, gb);
+    if constexpr (T == 1) prefetch_stream(g + static_cast<uint64_t>(c) * gb, gb);
     column<P, T>(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), x, acc);
   }
 #pragma GCC unroll 16

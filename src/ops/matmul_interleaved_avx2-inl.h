@@ -250,7 +250,7 @@ void interleaved_256(const Args& a, int64_t r, int64_t t) {
     __m256 acc0[1] = {_mm256_setzero_ps()}, acc1[1] = {_mm256_setzero_ps()};
     const int64_t n_col = a.k / kBlock;
     for (int64_t c = 0; c < n_col; ++c) {
-      prefetch_column_ahead<P::kType>(g, c, gb);
+      prefetch_stream(g + static_cast<uint64_t>(c) * gb, gb);
       if constexpr (P::kType == DType::Q4_K) {
         q4k_column_1(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), x, acc0[0], acc1[0]);
         continue;

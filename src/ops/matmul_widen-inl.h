@@ -180,6 +180,10 @@ struct FromWeights {
       hi = _mm256_unpackhi_ps(v0, v1);
     }
   }
+  // Decode: requests the stream ahead of values k and k + 1 (matmul_tile.h).
+  void prefetch_pair(int64_t k) const {
+    prefetch_stream(g + U::kColumnBytes * k, 2 * U::kColumnBytes);
+  }
   BRISK_INLINE(BRISK_ISA_AVX2) void last(int64_t k, int h, __m256& lo, __m256& hi) const {
     if constexpr (kOddLength) {
       const __m256 v = U::one(g, k, h), z = _mm256_setzero_ps();
@@ -192,6 +196,7 @@ struct FromWeights {
 struct FromWidened {
   const float* w;
   static constexpr bool kOddLength = true;
+  void prefetch_pair(int64_t) const {}  // in cache: widened just before
   BRISK_INLINE(BRISK_ISA_AVX2) void pairs(int64_t k, int h, __m256& lo, __m256& hi) const {
     lo = _mm256_loadu_ps(w + (k + h) * 16);
     hi = _mm256_loadu_ps(w + (k + h) * 16 + 8);
@@ -235,6 +240,7 @@ void interleaved_avx2(const Args& a, S src, int64_t r, int64_t t) {
     __m256 w[H][2];
     int64_t k = 0;
     for (; k + 2 <= a.k; k += 2) {
+      if constexpr (H == 2) src.prefetch_pair(k);
       for (int h = 0; h < H; ++h) src.pairs(k, h0 + h, w[h][0], w[h][1]);
       for (int j = 0; j < T; ++j) {
         const __m256 b = pair_broadcast(x + k * xt + 2 * j);
@@ -323,6 +329,7 @@ void interleaved_tiles(const Args& a, int64_t r, int64_t t) {
   for (int j = 0; j < T; ++j) acc0[j] = acc1[j] = _mm512_setzero_ps();
   int64_t u = 0;
   for (; u + 2 <= units; u += 2, x += 2 * next) {
+    if constexpr (T == 1) prefetch_stream(g + u * U::kUnitBytes, 2 * U::kUnitBytes);
     const __m512 w0 = U::weights(g, u), w1 = U::weights(g, u + 1);
     tile_tokens<U, T>(acc0, w0, x);
     tile_tokens<U, T>(acc1, w1, x + next);
