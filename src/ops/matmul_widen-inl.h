@@ -192,14 +192,16 @@ struct FromWeights {
     }
   }
 };
-// The widened copy: for value k (even) and half h, lo then hi at w[(k + h) * 16].
+// The widened copy of values [k0, ...): for value k (even) and half h, lo then hi at
+// w[(k - k0 + h) * 16].
 struct FromWidened {
   const float* w;
+  int64_t k0;
   static constexpr bool kOddLength = true;
   void prefetch_pair(int64_t) const {}  // in cache: widened just before
   BRISK_INLINE(BRISK_ISA_AVX2) void pairs(int64_t k, int h, __m256& lo, __m256& hi) const {
-    lo = _mm256_loadu_ps(w + (k + h) * 16);
-    hi = _mm256_loadu_ps(w + (k + h) * 16 + 8);
+    lo = _mm256_loadu_ps(w + (k - k0 + h) * 16);
+    hi = _mm256_loadu_ps(w + (k - k0 + h) * 16 + 8);
   }
   BRISK_INLINE(BRISK_ISA_AVX2) void last(int64_t k, int h, __m256& lo, __m256& hi) const {
     pairs(k, h, lo, hi);
@@ -207,39 +209,51 @@ struct FromWidened {
 };
 template <class U>
 BRISK_TARGET(BRISK_ISA_AVX2)
-void widen_group_256(const uint8_t* g, int64_t k, float* dst) {
+void widen_group_256(const uint8_t* g, int64_t k0, int64_t k1, float* dst) {
   const FromWeights<U> src{g};
   __m256 lo, hi;
-  int64_t i = 0;
-  for (; i + 2 <= k; i += 2)
+  int64_t i = k0;
+  for (; i + 2 <= k1; i += 2)
     for (int h = 0; h < 2; ++h) {
       src.pairs(i, h, lo, hi);
-      _mm256_storeu_ps(dst + (i + h) * 16, lo);
-      _mm256_storeu_ps(dst + (i + h) * 16 + 8, hi);
+      _mm256_storeu_ps(dst + (i - k0 + h) * 16, lo);
+      _mm256_storeu_ps(dst + (i - k0 + h) * 16 + 8, hi);
     }
   if constexpr (FromWeights<U>::kOddLength)
-    if (i < k)
+    if (i < k1)
       for (int h = 0; h < 2; ++h) {
         src.last(i, h, lo, hi);
-        _mm256_storeu_ps(dst + (i + h) * 16, lo);
-        _mm256_storeu_ps(dst + (i + h) * 16 + 8, hi);
+        _mm256_storeu_ps(dst + (i - k0 + h) * 16, lo);
+        _mm256_storeu_ps(dst + (i - k0 + h) * 16 + 8, hi);
       }
 }
 
-// T tokens, H halves of the group per pass (2 for decode, else 1).
-template <int T, int H, class S>
+// T tokens, H halves of the group per pass (2 for decode, else 1), over the values [k0, k1) (k0
+// even): from k0 = 0 the accumulators start at zero, else from state (T x 2 halves x 2 vectors,
+// written there by the span before); at k1 = a.k the outputs are stored, else the accumulators go
+// back to state. The chains run in the same order however k is split, so the bits are the same.
+template <int T, int H, class S, bool Spans = false>
 BRISK_TARGET(BRISK_ISA_AVX2)
-void interleaved_avx2(const Args& a, S src, int64_t r, int64_t t) {
+void interleaved_avx2(const Args& a, S src, int64_t r, int64_t t, int64_t k0 = 0, int64_t k1 = -1,
+                      float* state = nullptr) {
+  if constexpr (!Spans) k0 = 0, k1 = a.k;
   // Value k of token j at x[k * xt + 2 j] (k even) and k + 1 beside it.
   const int64_t xt = a.x_tile;
   const float* x = reinterpret_cast<const float*>(a.x + t / xt * a.x_stride) + t % xt * 2;
   for (int h0 = 0; h0 < 2; h0 += H) {
+    float* st = state + h0 * 16;  // token j, half h0 + h, vector p at st[j * 32 + h * 16 + p * 8]
     __m256 acc[T][H][2];
-    for (int j = 0; j < T; ++j)
-      for (int h = 0; h < H; ++h) acc[j][h][0] = acc[j][h][1] = _mm256_setzero_ps();
+    if (Spans && k0 > 0) {
+      for (int j = 0; j < T; ++j)
+        for (int h = 0; h < H; ++h)
+          for (int p = 0; p < 2; ++p) acc[j][h][p] = _mm256_loadu_ps(st + j * 32 + h * 16 + p * 8);
+    } else {
+      for (int j = 0; j < T; ++j)
+        for (int h = 0; h < H; ++h) acc[j][h][0] = acc[j][h][1] = _mm256_setzero_ps();
+    }
     __m256 w[H][2];
-    int64_t k = 0;
-    for (; k + 2 <= a.k; k += 2) {
+    int64_t k = k0;
+    for (; k + 2 <= k1; k += 2) {
       if constexpr (H == 2) src.prefetch_pair(k);
       for (int h = 0; h < H; ++h) src.pairs(k, h0 + h, w[h][0], w[h][1]);
       for (int j = 0; j < T; ++j) {
@@ -251,7 +265,7 @@ void interleaved_avx2(const Args& a, S src, int64_t r, int64_t t) {
       }
     }
     if constexpr (S::kOddLength)
-      if (k < a.k) {
+      if (k < k1) {
         for (int h = 0; h < H; ++h) src.last(k, h0 + h, w[h][0], w[h][1]);
         for (int j = 0; j < T; ++j) {
           const __m256 b = pair_broadcast(x + k * xt + 2 * j);
@@ -261,10 +275,16 @@ void interleaved_avx2(const Args& a, S src, int64_t r, int64_t t) {
           }
         }
       }
-    for (int j = 0; j < T; ++j)
-      for (int h = 0; h < H; ++h)
-        _mm256_storeu_ps(a.y + (t + j) * a.ldy + r + 8 * (h0 + h),
-                         _mm256_hadd_ps(acc[j][h][0], acc[j][h][1]));
+    if (Spans && k1 < a.k) {
+      for (int j = 0; j < T; ++j)
+        for (int h = 0; h < H; ++h)
+          for (int p = 0; p < 2; ++p) _mm256_storeu_ps(st + j * 32 + h * 16 + p * 8, acc[j][h][p]);
+    } else {
+      for (int j = 0; j < T; ++j)
+        for (int h = 0; h < H; ++h)
+          _mm256_storeu_ps(a.y + (t + j) * a.ldy + r + 8 * (h0 + h),
+                           _mm256_hadd_ps(acc[j][h][0], acc[j][h][1]));
+    }
   }
 }
 // The 256-bit kernel of a weight policy U: a block of up to one micro-tile (decode) reads the
@@ -276,26 +296,34 @@ struct Interleaved256 {
     interleaved_avx2<T, T <= 2 ? 2 : 1>(a, FromWeights<U>{a.w + r * a.w_stride}, r, t);
   }
   template <int T>
-  static void widened(const Args& a, const float* wg, int64_t r, int64_t t) {
-    interleaved_avx2<T, 1>(a, FromWidened{wg}, r, t);
+  static void widened(const Args& a, const float* wg, int64_t r, int64_t t, int64_t k0, int64_t k1,
+                      float* state) {
+    interleaved_avx2<T, 1, FromWidened, true>(a, FromWidened{wg, k0}, r, t, k0, k1, state);
   }
   static constexpr MicroFn kDirect[kInterleaved256MaxT] = {direct<1>, direct<2>, direct<3>,
                                                            direct<4>, direct<5>, direct<6>};
-  using WideFn = void (*)(const Args&, const float*, int64_t, int64_t);
+  using WideFn = void (*)(const Args&, const float*, int64_t, int64_t, int64_t, int64_t, float*);
   static constexpr WideFn kWidened[kInterleaved256MaxT] = {widened<1>, widened<2>, widened<3>,
                                                            widened<4>, widened<5>, widened<6>};
+  // Values per widened span: 16 rows x 256 f32 = 16 KiB, which stays in L1 with a micro-tile's
+  // activations while every micro-tile of the block runs over it. Widening a whole row length
+  // (128 KiB at k = 2048) left the micro-tiles reading twice the bytes of the f16 rows from L2,
+  // and on an AMD EPYC (Zen 5) that was slower than widening in the loop.
+  static constexpr int64_t kSpan = 256;
   static void tile(const Args& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
     constexpr int kT = kInterleaved256MaxT;
     if (t1 - t0 <= kT) return group_loop<kT, kDirect>(a, r0, r1, t0, t1);
-    // Rewidened per token block (the driver's blocks keep the activations in L2): once per 5
-    // micro-tiles at TinyLlama's widths, against once per micro-tile when widened in the loop.
-    thread_local std::vector<float> wide;
-    wide.resize(static_cast<size_t>((a.k + 1) / 2 * 32));
-    for (int64_t r = r0; r < r1; r += 16) {
-      widen_group_256<U>(a.w + r * a.w_stride, a.k, wide.data());
-      for (int64_t t = t0; t < t1; t += kT)
-        kWidened[std::min<int64_t>(kT, t1 - t) - 1](a, wide.data(), r, t);
-    }
+    thread_local std::vector<float> wide, state;
+    wide.resize(static_cast<size_t>(kSpan * 16));
+    state.resize(static_cast<size_t>((t1 - t0 + kT - 1) / kT * kT * 4 * 8));
+    for (int64_t r = r0; r < r1; r += 16)
+      for (int64_t k0 = 0; k0 < a.k; k0 += kSpan) {
+        const int64_t k1 = std::min(a.k, k0 + kSpan);
+        widen_group_256<U>(a.w + r * a.w_stride, k0, k1, wide.data());
+        for (int64_t t = t0; t < t1; t += kT)
+          kWidened[std::min<int64_t>(kT, t1 - t) - 1](a, wide.data(), r, t, k0, k1,
+                                                      state.data() + (t - t0) * 4 * 8);
+      }
   }
   static Kernel kernel() { return {tile, XFormat::F32PairTiles, 0, kInterleaved256MaxT, 4}; }
 };
