@@ -74,9 +74,9 @@ void BM_Matmul(benchmark::State& st, DType type, Isa isa, bool interleave = fals
     st.SkipWithError("ISA not available");
     return;
   }
-  // Several matrices so decode streams from memory, not cache.
+  // Several matrices so decode (a few tokens) streams from memory, not cache.
   std::vector<Mat> ms;
-  const int copies = n == 1 && rows > 128 ? 8 : 1;
+  const int copies = n <= 4 && rows > 128 ? 8 : 1;
   for (int i = 0; i < copies; ++i)
     ms.push_back(interleave ? interleaved(make(type, rows, cols)) : make(type, rows, cols));
   std::vector<float> x(static_cast<size_t>(n * cols), 0.01f), y(static_cast<size_t>(n * rows));
@@ -99,6 +99,7 @@ void Shapes(benchmark::internal::Benchmark* b) {
     b->Args({2048, 5632, 1, threads});    // decode, ffn_down
     b->Args({2048, 2048, 1, threads});    // decode, attn_q
     b->Args({128, 2048, 1, threads});     // decode from cache: the kernel's compute speed
+    b->Args({5632, 2048, 4, threads});    // 4 sequences decoding, or a verification pass
     b->Args({5632, 2048, 128, threads});  // prefill chunk
     b->Args({5632, 2048, 512, threads});  // a 512-token prompt: ffn_up
     b->Args({2048, 5632, 512, threads});  // a 512-token prompt: ffn_down

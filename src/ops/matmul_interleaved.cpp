@@ -289,7 +289,7 @@ void interleaved_vnni(const Args& a, int64_t r, int64_t t) {
   for (int j = 0; j < T; ++j) acc[j] = _mm512_setzero_ps();
   const int64_t n_col = a.k / kBlock;
   for (int64_t c = 0; c < n_col; ++c) {
-    if constexpr (T == 1) prefetch_stream(g + static_cast<uint64_t>(c) * gb, gb);
+    if constexpr (T <= kStreamTokens) prefetch_stream(g + static_cast<uint64_t>(c) * gb, gb);
     column<P, T>(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), x, acc);
   }
 #pragma GCC unroll 16
@@ -298,6 +298,7 @@ void interleaved_vnni(const Args& a, int64_t r, int64_t t) {
 
 // The 256-bit kernels, once per byte dot-product instruction (same bits).
 constexpr int kMaxT256 = 4;  // 16 registers: 8 weight vectors, the accumulators, temporaries
+static_assert(kMaxT256 <= kStreamTokens, "every 256-bit micro-tile prefetches its stream");
 namespace avx2 {
 #define BRISK_I256_TARGET BRISK_ISA_AVX2
 #define BRISK_I256_DOT 0

@@ -265,8 +265,10 @@ void interleaved_256(const Args& a, int64_t r, int64_t t) {
   for (int h = 0; h < 2; ++h) {
     __m256 acc[T];
     for (int j = 0; j < T; ++j) acc[j] = _mm256_setzero_ps();
-    for (int64_t c = 0; c < a.k / kBlock; ++c)
+    for (int64_t c = 0; c < a.k / kBlock; ++c) {
+      if (h == 0) prefetch_stream(g + static_cast<uint64_t>(c) * gb, gb);  // T <= kStreamTokens
       column256<P, T>(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), h, x, acc);
+    }
     for (int j = 0; j < T; ++j) _mm256_storeu_ps(a.y + (t + j) * a.ldy + r + 8 * h, acc[j]);
   }
 }
