@@ -90,10 +90,11 @@ inline void prefetch_ahead(const T* row, int64_t k0, int64_t n) {
 // alternating, three rounds), Q4_0 21-30 -> 33-38 GB/s, Q4_K 22-28 -> 30-36, Q6_K 21-25 -> 29-32,
 // F16 16-30 -> 25-33, BF16 (VDPBF16PS) 16-30 -> 25-33; on AVX2 Q8_0 19 -> 27-29. 4 KiB ahead gained
 // less, 16 KiB no more. (The k-quants prefetched 3 columns ahead into L2 before, ~7 KiB: slower.)
-// The int8 kernels do the same for up to kStreamTokens tokens a call (a few sequences decoding, a
+// Every kernel does the same for up to kStreamTokens tokens a call (a few sequences decoding, a
 // verification pass: the group still comes from memory), the 256-bit ones in their first half's
 // pass: 5632x2048 x 4 tokens, Q4_K 14-16 -> 25-29 GB/s on AVX-512, 6.4-6.9 -> 11-13 on AVX2, Q8_0
-// 25-31 -> 36-42 and 7-8 -> 13-14 (Q4_0 about level on AVX-512, 10 -> 16-18 on AVX2); 128-token
+// 25-31 -> 36-42 and 7-8 -> 13-14 (Q4_0 about level on AVX-512, 10 -> 16-18 on AVX2), F16 20-22 ->
+// 27-32 and 14-15 -> 18-19, BF16 level (VDPBF16PS) and 13.5-14.6 -> 18.7-19.4 (AVX2); 128-token
 // prompt blocks were level. A prefetch never faults, so the lines past a matrix's end are harmless.
 constexpr uintptr_t kStreamAhead = 8192;
 constexpr int kStreamTokens = 4;

@@ -180,7 +180,7 @@ struct FromWeights {
       hi = _mm256_unpackhi_ps(v0, v1);
     }
   }
-  // Decode: requests the stream ahead of values k and k + 1 (matmul_tile.h).
+  // A few tokens (decode): requests the stream ahead of values k and k + 1 (matmul_tile.h).
   void prefetch_pair(int64_t k) const {
     prefetch_stream(g + U::kColumnBytes * k, 2 * U::kColumnBytes);
   }
@@ -254,7 +254,7 @@ void interleaved_avx2(const Args& a, S src, int64_t r, int64_t t, int64_t k0 = 0
     __m256 w[H][2];
     int64_t k = k0;
     for (; k + 2 <= k1; k += 2) {
-      if constexpr (H == 2) src.prefetch_pair(k);
+      if (T <= kStreamTokens && h0 == 0) src.prefetch_pair(k);  // the first pass reads memory
       for (int h = 0; h < H; ++h) src.pairs(k, h0 + h, w[h][0], w[h][1]);
       for (int j = 0; j < T; ++j) {
         const __m256 b = pair_broadcast(x + k * xt + 2 * j);
@@ -357,7 +357,7 @@ void interleaved_tiles(const Args& a, int64_t r, int64_t t) {
   for (int j = 0; j < T; ++j) acc0[j] = acc1[j] = _mm512_setzero_ps();
   int64_t u = 0;
   for (; u + 2 <= units; u += 2, x += 2 * next) {
-    if constexpr (T == 1) prefetch_stream(g + u * U::kUnitBytes, 2 * U::kUnitBytes);
+    if constexpr (T <= kStreamTokens) prefetch_stream(g + u * U::kUnitBytes, 2 * U::kUnitBytes);
     const __m512 w0 = U::weights(g, u), w1 = U::weights(g, u + 1);
     tile_tokens<U, T>(acc0, w0, x);
     tile_tokens<U, T>(acc1, w1, x + next);
