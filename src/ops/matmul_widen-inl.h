@@ -228,6 +228,20 @@ void widen_group_256(const uint8_t* g, int64_t k0, int64_t k1, float* dst) {
       }
 }
 
+// acc[j][h] + w[h] . (token j's pair of values at xk + 2 j) for the micro-tile's T tokens; Even:
+// the even-k lanes only (an odd row length's last value).
+template <int T, int H, bool Even>
+BRISK_INLINE(BRISK_ISA_AVX2)
+void pair_step(const __m256 (&w)[H][2], const float* xk, __m256 (&acc)[T][H][2]) {
+  for (int j = 0; j < T; ++j) {
+    const __m256 b = pair_broadcast(xk + 2 * j);
+    for (int h = 0; h < H; ++h)
+      for (int p = 0; p < 2; ++p)
+        acc[j][h][p] =
+            Even ? fmadd_even(w[h][p], b, acc[j][h][p]) : _mm256_fmadd_ps(w[h][p], b, acc[j][h][p]);
+  }
+}
+
 // T tokens, H halves of the group per pass (2 for decode, else 1), over the values [k0, k1) (k0
 // even): from k0 = 0 the accumulators start at zero, else from state (T x 2 halves x 2 vectors,
 // written there by the span before); at k1 = a.k the outputs are stored, else the accumulators go
@@ -256,24 +270,12 @@ void interleaved_avx2(const Args& a, S src, int64_t r, int64_t t, int64_t k0 = 0
     for (; k + 2 <= k1; k += 2) {
       if (T <= kStreamTokens && h0 == 0) src.prefetch_pair(k);  // the first pass reads memory
       for (int h = 0; h < H; ++h) src.pairs(k, h0 + h, w[h][0], w[h][1]);
-      for (int j = 0; j < T; ++j) {
-        const __m256 b = pair_broadcast(x + k * xt + 2 * j);
-        for (int h = 0; h < H; ++h) {
-          acc[j][h][0] = _mm256_fmadd_ps(w[h][0], b, acc[j][h][0]);
-          acc[j][h][1] = _mm256_fmadd_ps(w[h][1], b, acc[j][h][1]);
-        }
-      }
+      pair_step<T, H, false>(w, x + k * xt, acc);
     }
     if constexpr (S::kOddLength)
       if (k < k1) {
         for (int h = 0; h < H; ++h) src.last(k, h0 + h, w[h][0], w[h][1]);
-        for (int j = 0; j < T; ++j) {
-          const __m256 b = pair_broadcast(x + k * xt + 2 * j);
-          for (int h = 0; h < H; ++h) {
-            acc[j][h][0] = fmadd_even(w[h][0], b, acc[j][h][0]);
-            acc[j][h][1] = fmadd_even(w[h][1], b, acc[j][h][1]);
-          }
-        }
+        pair_step<T, H, true>(w, x + k * xt, acc);
       }
     if (Spans && k1 < a.k) {
       for (int j = 0; j < T; ++j)
