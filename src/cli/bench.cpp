@@ -79,9 +79,13 @@ int bench(BenchArgs& a) {
   for (int nt : threads) {
     ThreadPool pool(nt);
     const double bw = measure_read_bandwidth(pool);
-    const double fma = a.no_peaks ? 0 : measure_fma_peak(pool);
-    const double bf16 = a.no_peaks || int8 ? 0 : measure_bf16_dot_peak(pool);
-    const double i8 = a.no_peaks || !int8 ? 0 : measure_int8_dot_peak(pool);
+    // The compute peak the prompt runs are quoted against; 0 where this tier has no loop for it.
+    auto measure_peak = [&] {
+      if (a.no_peaks) return 0.0;
+      if (int8) return measure_int8_dot_peak(pool);
+      const double bf16 = wtype == "BF16" ? measure_bf16_dot_peak(pool) : 0;
+      return bf16 > 0 ? bf16 : measure_fma_peak(pool);
+    };
     // Both tests run through the engine, as every command does: the prompt as one batch, then one
     // sequence decoding token by token from an empty context.
     EngineConfig ec;
@@ -98,13 +102,21 @@ int bench(BenchArgs& a) {
       r.ignore_eos = true;
       return r;
     };
-    std::vector<double> pp, tg;
+    // Each prompt run is paired with a peak measured just before it, as each generation run is
+    // with a bandwidth: other tenants take the cores for seconds at a time, so a peak measured once
+    // moved the quoted fraction by up to 12 points between runs of the same build.
+    std::vector<double> pp, tg, peaks, pp_ratios;
     for (int r = 0; r < a.reps + 1; ++r) {
+      const double peak_now = measure_peak();
       double t_tok = 0;
       const double t0 = now();
       engine.submit(request(a.n_prompt, 1), [&](const Output&) { t_tok = now(); });
       engine.run_until_idle();
-      if (r > 0) pp.push_back(a.n_prompt / (t_tok - t0));  // the first run warms up
+      if (r == 0) continue;  // the first run warms up
+      pp.push_back(a.n_prompt / (t_tok - t0));
+      if (peak_now <= 0) continue;
+      peaks.push_back(peak_now);
+      pp_ratios.push_back(pp.back() * pp_flops_per_token / peak_now);
     }
     // Generation. The machine's bandwidth drifts (other tenants), so each run is paired with a
     // bandwidth measurement taken just before it. Timed from the first token (the one-token
@@ -128,20 +140,24 @@ int bench(BenchArgs& a) {
       ratios.push_back(tps * static_cast<double>(weight_bytes) / std::max(bw, bw_now));
     }
     const double pps = median(pp), tgs = median(tg);
-    const double peak = int8 ? i8 : wtype == "BF16" && bf16 > 0 ? bf16 : fma;
-    std::printf("| %7d | pp%-3d | %8.2f | %6.1f G%s/s of %4.0f  | %10.1f%% |                 |\n",
-                nt, a.n_prompt, pps, pps * pp_flops_per_token / 1e9, int8 ? "OP" : "FLOP",
-                peak / 1e9, peak > 0 ? 100.0 * pps * pp_flops_per_token / peak : 0.0);
+    const std::string rate =
+        fmt::format("{:6.1f} G{}/s", pps * pp_flops_per_token / 1e9, int8 ? "OP" : "FLOP");
+    if (peaks.empty())  // no peak loop for this tier (generic), or --no-peaks
+      std::printf("| %7d | pp%-3d | %8.2f | %-23s | %11s |                 |\n", nt, a.n_prompt,
+                  pps, rate.c_str(), "-");
+    else
+      std::printf("| %7d | pp%-3d | %8.2f | %s of %4.0f  | %10.1f%% |                 |\n", nt,
+                  a.n_prompt, pps, rate.c_str(), median(peaks) / 1e9, 100.0 * median(pp_ratios));
     std::printf("| %7d | tg%-3d | %8.2f | %6.1f GB/s of %5.1f     | %10.1f%% | %10.1f GB/s |\n", nt,
                 a.n_gen, tgs, tgs * static_cast<double>(weight_bytes) / 1e9, median(bws) / 1e9,
                 100.0 * median(ratios), median(wbws) / 1e9);
     std::fflush(stdout);
   }
   std::printf(
-      "pp: against the %s peak measured in-process. tg: against the bandwidth roofline (read "
-      "bandwidth, "
-      "measured before each run, / %.1f MiB of weights per token); 'weights read at': a plain read "
-      "of the weight matrices themselves, measured next to it. Medians of %d runs.\n",
+      "pp: against the %s peak measured in-process before each run. tg: against the bandwidth "
+      "roofline (read bandwidth, measured before each run, / %.1f MiB of weights per token); "
+      "'weights read at': a plain read of the weight matrices themselves, measured next to it. "
+      "Medians of %d runs.\n",
       int8                                               ? "int8 dot-product"
       : wtype == "BF16" && best_isa() == Isa::Avx512Bf16 ? "BF16 dot-product"
                                                          : "FP32 FMA",
