@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "engine/sampler.h"
+#include "ops/activation.h"
 #include "ops/attention.h"
 #include "ops/matmul.h"
 #include "ops/repack.h"
@@ -187,6 +189,55 @@ BENCHMARK(BM_Attention)
     ->Args({4096, 1, 2, 0, 0, 0})
     ->Args({256, 1, 1, 8, 4, 8})
     ->UseRealTime();
+
+// SwiGLU's gate over 512 tokens of TinyLlama's FFN width (5632): once per layer in a prompt.
+void BM_SiluMul(benchmark::State& st, Isa isa) {
+  const int64_t n = 512 * 5632;
+  std::vector<float> g(static_cast<size_t>(n)), u(g.size()), o(g.size());
+  for (size_t i = 0; i < g.size(); ++i)
+    g[i] = std::sin(0.001f * i) * 8, u[i] = std::cos(0.002f * i);
+  for (auto _ : st) {
+    silu_mul_isa(isa, g.data(), u.data(), o.data(), n);
+    benchmark::DoNotOptimize(o.data());
+  }
+  st.SetItemsProcessed(st.iterations() * n);
+}
+BENCHMARK_CAPTURE(BM_SiluMul, generic, Isa::Generic);
+BENCHMARK_CAPTURE(BM_SiluMul, avx2, Isa::Avx2);
+BENCHMARK_CAPTURE(BM_SiluMul, avx512, Isa::Avx512);
+
+// One sampled token from a vocabulary of `vocab` logits (one sequence's share of a decode step,
+// on the engine's thread). Settings: 0 = the OpenAI API's defaults (temperature 1, no top-k,
+// top-p or min-p), 1 = the CLI's (0.8, top-k 40, top-p 0.95, min-p 0.05), 2 = temperature 0.7
+// with top-p 0.9. Logits: 0 = as a trained model gives them (a bell of standard deviation 3 and
+// a few strong candidates 10-14 above its centre), 1 = flat (4 apart at most: top-p 0.9 keeps most
+// of the vocabulary, the worst case for a sampler that sorts only what it keeps).
+void BM_Sample(benchmark::State& st) {
+  const int64_t vocab = st.range(0);
+  SamplingParams p;
+  if (st.range(1) == 0) p.temperature = 1.0f, p.top_k = 0, p.top_p = 1.0f, p.min_p = 0.0f;
+  if (st.range(1) == 2) p.temperature = 0.7f, p.top_k = 0, p.top_p = 0.9f, p.min_p = 0.0f;
+  p.seed = 1;
+  std::vector<float> logits(static_cast<size_t>(vocab));
+  uint32_t h = 12345;
+  auto uniform = [&] {
+    h = h * 1664525u + 1013904223u;
+    return static_cast<float>(h >> 8) / 16777216.0f;
+  };
+  for (auto& l : logits) {
+    if (st.range(2) == 1) {
+      const float u = uniform();
+      l = 4.0f * u * u * u - 2.0f;
+    } else {  // four uniforms' sum: near-normal, variance 1/3 each
+      l = 3.0f * (uniform() + uniform() + uniform() + uniform() - 2.0f) * 1.7320508f;
+    }
+  }
+  if (st.range(2) == 0)
+    for (int i = 0; i < 8; ++i) logits[static_cast<size_t>((i * 7919) % vocab)] = 14.0f - i * 0.5f;
+  Sampler s(p);
+  for (auto _ : st) benchmark::DoNotOptimize(s.sample(logits.data(), vocab));
+}
+BENCHMARK(BM_Sample)->ArgsProduct({{32000, 128256}, {0, 1, 2}, {0, 1}});
 
 }  // namespace
 }  // namespace brisk

@@ -2,11 +2,22 @@
 
 #include <cstdint>
 
+#include "ops/cpu.h"
+
 namespace brisk {
 
 // SwiGLU's gate: out[i] = silu(gate[i]) * up[i].
 void silu_mul(const float* gate, const float* up, float* out, int64_t n);
+// The largest of n >= 1 values.
+float max_value(const float* x, int64_t n);
+// Softmax weights: w[i] = e^((x[i] - mx) * scale) for i < n, where mx is at least every x[i]
+// (so each weight is at most 1); returns their sum, added in an order fixed by n and the tier.
+double softmax_weights(const float* x, int64_t n, float mx, float scale, float* w);
 // Softmax in place over n values.
 void softmax(float* x, int64_t n);
+
+// The same on a given tier (tests; the entry points above run best_isa()'s).
+void silu_mul_isa(Isa isa, const float* gate, const float* up, float* out, int64_t n);
+double softmax_weights_isa(Isa isa, const float* x, int64_t n, float mx, float scale, float* w);
 
 }  // namespace brisk

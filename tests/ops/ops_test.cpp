@@ -65,28 +65,57 @@ TEST(Rope, Llama3ScalingKeepsHighFrequenciesAndSlowsLowOnes) {
   EXPECT_FLOAT_EQ(scaled[31], plain[31] / 32);  // longest wavelength: divided by the factor
 }
 
-TEST(SiluMul, MatchesReferenceIncludingLargeInputs) {
-  for (float scale : {1.0f, 10.0f, 120.0f}) {
-    for (int64_t n : {1, 15, 16, 17, 1000}) {
-      auto g = test::random_floats(static_cast<size_t>(n), static_cast<uint64_t>(n));
-      const auto u = test::random_floats(static_cast<size_t>(n), static_cast<uint64_t>(n) + 1);
-      for (auto& v : g) v *= scale;
-      std::vector<float> a(static_cast<size_t>(n)), b(a.size());
-      silu_mul(g.data(), u.data(), a.data(), n);
-      ref::silu_mul(g.data(), u.data(), b.data(), n);
-      for (size_t i = 0; i < a.size(); ++i)
-        ASSERT_NEAR(a[i], b[i], 1e-6f * (1 + std::fabs(b[i]))) << g[i];
+TEST(SiluMul, MatchesReferenceIncludingLargeInputsOnEveryTier) {
+  for (Isa isa : test::available_isas())
+    for (float scale : {1.0f, 10.0f, 120.0f}) {
+      for (int64_t n : {1, 7, 8, 9, 15, 16, 17, 1000}) {
+        auto g = test::random_floats(static_cast<size_t>(n), static_cast<uint64_t>(n));
+        const auto u = test::random_floats(static_cast<size_t>(n), static_cast<uint64_t>(n) + 1);
+        for (auto& v : g) v *= scale;
+        std::vector<float> a(static_cast<size_t>(n)), b(a.size());
+        silu_mul_isa(isa, g.data(), u.data(), a.data(), n);
+        ref::silu_mul(g.data(), u.data(), b.data(), n);
+        for (size_t i = 0; i < a.size(); ++i)
+          ASSERT_NEAR(a[i], b[i], 1e-6f * (1 + std::fabs(b[i]))) << isa_name(isa) << " " << g[i];
+      }
     }
-  }
+}
+
+// Weights against std::exp in double, and a sum that does not depend on what lies past n.
+TEST(SoftmaxWeights, MatchExpAndSumOnEveryTier) {
+  for (Isa isa : test::available_isas())
+    for (int64_t n : {1, 5, 8, 16, 17, 1023, 1024, 1025, 3000}) {
+      for (float scale : {1.0f, 1.0f / 0.7f, 5.0f}) {
+        auto x = test::random_floats(static_cast<size_t>(n), static_cast<uint64_t>(n) * 7);
+        for (auto& v : x) v *= 20;
+        const float mx = max_value(x.data(), n);
+        ASSERT_EQ(mx, *std::max_element(x.begin(), x.end()));
+        std::vector<float> w(static_cast<size_t>(n) + 16, -7.0f);
+        const double sum = softmax_weights_isa(isa, x.data(), n, mx, scale, w.data());
+        double want = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          const double arg = (static_cast<double>(x[i]) - mx) * scale;
+          const double e = std::exp(arg);
+          want += e;
+          // The float argument's rounding (relative 6e-8) moves exp by |arg| times that.
+          ASSERT_NEAR(w[i], e, (2e-6 + 1.2e-7 * std::fabs(arg)) * e + 1e-30)
+              << isa_name(isa) << " n=" << n << " i=" << i;
+        }
+        EXPECT_NEAR(sum, want, 1e-5 * want) << isa_name(isa) << " n=" << n;
+        for (size_t i = static_cast<size_t>(n); i < w.size(); ++i) ASSERT_EQ(w[i], -7.0f);
+      }
+    }
 }
 
 TEST(Softmax, SumsToOne) {
-  auto x = test::random_floats(77, 3);
-  for (auto& v : x) v *= 30;
-  softmax(x.data(), 77);
-  double s = 0;
-  for (float v : x) s += v;
-  EXPECT_NEAR(s, 1.0, 1e-5);
+  for (int64_t n : {1, 77, 5000}) {
+    auto x = test::random_floats(static_cast<size_t>(n), 3);
+    for (auto& v : x) v *= 30;
+    softmax(x.data(), n);
+    double s = 0;
+    for (float v : x) s += v;
+    EXPECT_NEAR(s, 1.0, 1e-5) << n;
+  }
 }
 
 // FlashAttention over random span layouts against a naive attention over a contiguous cache, on
