@@ -61,6 +61,9 @@ class Sampler {
   // The candidates sample() draws from, as cands_[0, n): after penalties, top-k, top-p, min-p and
   // temperature, with probabilities; greedy: only the argmax.
   size_t distribution(const float* logits, int64_t n_vocab);
+  // The top-p and min-p cut of candidates ids_[0, n) (sorted when `sorted`): sorts only as many
+  // of them as the cut may keep; returns how many it keeps, now first in ids_ and sorted.
+  size_t cut_tail(size_t n, bool sorted);
   // Draws from cands_[0, n), leaving out token `skip` (-1: none) and renormalizing.
   int32_t draw(size_t n, int32_t skip);
   SamplingParams p_;
@@ -72,6 +75,11 @@ class Sampler {
     float p;
   };
   std::vector<Cand> cands_;
+  std::vector<float> lg_;       // the logits after biases and penalties, by token
+  std::vector<int32_t> ids_;    // candidate tokens, in the order they are drawn
+  std::vector<float> x_, w_;    // candidates' logits in that order, and their softmax weights
+  std::vector<uint64_t> keys_;  // candidates being sorted, as order keys
+  std::vector<double> hist_;    // top-p's weight by gap below the best logit
   std::vector<float> q_dense_;  // q scattered by token for verification; all zeros between calls
 };
 
