@@ -22,6 +22,7 @@ struct ThroughputArgs {
   bool prime_prefix = false;
   int threads = 0;
   uint64_t seed = 1;
+  float temp = 0;
 };
 
 double now() {
@@ -47,11 +48,16 @@ int throughput(ThroughputArgs& a) {
   std::uniform_int_distribution<int32_t> tok(3, static_cast<int32_t>(m->hp.n_vocab - 1));
   std::vector<int32_t> prefix(static_cast<size_t>(a.shared_prefix_len));
   for (auto& t : prefix) t = tok(rng);
+  uint64_t made = 0;
   auto make = [&](int input_len, int output_len) {
     Request r;
     r.prompt = prefix;
     for (int i = 0; i < input_len; ++i) r.prompt.push_back(tok(rng));
-    r.sampling.temperature = 0;
+    // Greedy, or the OpenAI API's defaults at a temperature (no top-k, top-p or min-p cut), as
+    // vLLM's benchmark_throughput samples (temperature 1).
+    r.sampling.temperature = a.temp;
+    r.sampling.top_k = 0, r.sampling.top_p = 1.0f, r.sampling.min_p = 0.0f;
+    r.sampling.seed = a.seed + made++;
     r.max_tokens = output_len;
     r.ignore_eos = true;
     return r;
@@ -103,10 +109,12 @@ int throughput(ThroughputArgs& a) {
 
   std::printf("model: %s, %d threads, kernels: %s, load %.0f ms\n", m->file.path.c_str(), threads,
               isa_name(best_isa()), load_s * 1e3);
-  std::printf("requests: %d x (%lld prompt tokens%s, %d output tokens), max %d running\n",
+  std::printf("requests: %d x (%lld prompt tokens%s, %d output tokens, %s), max %d running\n",
               a.num_prompts, static_cast<long long>(prompt_len),
               a.shared_prefix_len ? fmt::format(", {} shared", a.shared_prefix_len).c_str() : "",
-              a.output_len, a.engine.max_seqs);
+              a.output_len,
+              a.temp > 0 ? fmt::format("sampled at temperature {}", a.temp).c_str() : "greedy",
+              a.engine.max_seqs);
   // The share of the time outside the model's forward pass: scheduling, batch assembly, sampling,
   // detokenizing and the callbacks (the engine's fixed costs per step and per sequence).
   const double fwd = st.forward_seconds - before.forward_seconds;
@@ -164,7 +172,11 @@ void register_bench_throughput(CLI::App& bench, Commands& c) {
               "Run one request with the shared prefix first, so timing starts with it cached");
   s->add_option("-t,--threads", a->threads, "Threads to compute with (default: all cores)")
       ->check(CLI::Range(0, 1024));
-  s->add_option("-s,--seed", a->seed, "Seed of the random prompts");
+  s->add_option("-s,--seed", a->seed, "Seed of the random prompts (and of each request's sampler)");
+  s->add_option("--temp", a->temp,
+                "Sampling temperature, with no top-k, top-p or min-p (the OpenAI API's defaults; "
+                "vLLM's benchmark_throughput uses 1); 0: greedy")
+      ->check(CLI::Range(0.0f, 100.0f));
   add_engine_options(*s, a->engine);
   s->callback([a, &c] { c.selected = [a] { return throughput(*a); }; });
 }
