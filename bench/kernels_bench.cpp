@@ -192,6 +192,10 @@ BENCHMARK(BM_Attention)
 
 // SwiGLU's gate over 512 tokens of TinyLlama's FFN width (5632): once per layer in a prompt.
 void BM_SiluMul(benchmark::State& st, Isa isa) {
+  if (!isa_available(isa)) {
+    st.SkipWithError("ISA not available");
+    return;
+  }
   const int64_t n = 512 * 5632;
   std::vector<float> g(static_cast<size_t>(n)), u(g.size()), o(g.size());
   for (size_t i = 0; i < g.size(); ++i)

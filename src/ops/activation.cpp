@@ -58,51 +58,40 @@ void silu_mul_avx2(const float* gate, const float* up, float* out, int64_t n) {
   }
 }
 
+// One block's softmax weights (n <= kSumBlock) and their sum in float, per tier.
 BRISK_TARGET(BRISK_ISA_AVX512)
-double softmax_weights_avx512(const float* x, int64_t n, float mx, float scale, float* w) {
+float weights_block_avx512(const float* x, int64_t n, float mx, float scale, float* w) {
   const __m512 vm = _mm512_set1_ps(mx), vs = _mm512_set1_ps(scale);
-  double sum = 0;
-  for (int64_t b = 0; b < n; b += kSumBlock) {
-    const int64_t e = std::min(n, b + kSumBlock);
-    __m512 acc = _mm512_setzero_ps();
-    for (int64_t i = b; i < e; i += 16) {
-      const __mmask16 m =
-          e - i >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << (e - i)) - 1);
-      const __m512 v = exp16(_mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), vm), vs));
-      _mm512_mask_storeu_ps(w + i, m, v);
-      acc = _mm512_add_ps(acc, _mm512_maskz_mov_ps(m, v));
-    }
-    sum += _mm512_reduce_add_ps(acc);
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m =
+        n - i >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512 v = exp16(_mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), vm), vs));
+    _mm512_mask_storeu_ps(w + i, m, v);
+    acc = _mm512_add_ps(acc, _mm512_maskz_mov_ps(m, v));
   }
-  return sum;
+  return _mm512_reduce_add_ps(acc);
 }
 
 BRISK_TARGET(BRISK_ISA_AVX2)
-double softmax_weights_avx2(const float* x, int64_t n, float mx, float scale, float* w) {
+float weights_block_avx2(const float* x, int64_t n, float mx, float scale, float* w) {
   const __m256 vm = _mm256_set1_ps(mx), vs = _mm256_set1_ps(scale);
-  double sum = 0;
-  for (int64_t b = 0; b < n; b += kSumBlock) {
-    const int64_t e = std::min(n, b + kSumBlock);
-    __m256 acc = _mm256_setzero_ps();
-    int64_t i = b;
-    for (; i + 8 <= e; i += 8) {
-      const __m256 v = exp8(_mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm), vs));
-      _mm256_storeu_ps(w + i, v);
-      acc = _mm256_add_ps(acc, v);
-    }
-    alignas(32) float l[8];
-    _mm256_store_ps(l, acc);
-    float s = ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));
-    if (i < e) {  // the block's last values through a copy, padded with mx (weight 1, not kept)
-      float t[8], o[8];
-      std::fill(t, t + 8, mx);
-      std::copy(x + i, x + e, t);
-      _mm256_storeu_ps(o, exp8(_mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(t), vm), vs)));
-      for (int64_t j = 0; j < e - i; ++j) s += (w[i + j] = o[j]);
-    }
-    sum += s;
+  __m256 acc = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = exp8(_mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm), vs));
+    _mm256_storeu_ps(w + i, v);
+    acc = _mm256_add_ps(acc, v);
   }
-  return sum;
+  float s = hsum8(acc);
+  if (i < n) {  // the last values through a copy, padded with mx (weight 1, not kept)
+    float t[8], o[8];
+    std::fill(t, t + 8, mx);
+    std::copy(x + i, x + n, t);
+    _mm256_storeu_ps(o, exp8(_mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(t), vm), vs)));
+    for (int64_t j = 0; j < n - i; ++j) s += (w[i + j] = o[j]);
+  }
+  return s;
 }
 #endif
 
@@ -110,15 +99,10 @@ void silu_mul_generic(const float* gate, const float* up, float* out, int64_t n)
   for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
-double softmax_weights_generic(const float* x, int64_t n, float mx, float scale, float* w) {
-  double sum = 0;
-  for (int64_t b = 0; b < n; b += kSumBlock) {
-    float s = 0;
-    for (int64_t i = b; i < std::min(n, b + kSumBlock); ++i)
-      s += (w[i] = std::exp((x[i] - mx) * scale));
-    sum += s;
-  }
-  return sum;
+float weights_block_generic(const float* x, int64_t n, float mx, float scale, float* w) {
+  float s = 0;
+  for (int64_t i = 0; i < n; ++i) s += (w[i] = std::exp((x[i] - mx) * scale));
+  return s;
 }
 
 }  // namespace
@@ -133,12 +117,19 @@ void silu_mul_isa(Isa isa, const float* gate, const float* up, float* out, int64
 }
 
 double softmax_weights_isa(Isa isa, const float* x, int64_t n, float mx, float scale, float* w) {
+  using Block = float (*)(const float*, int64_t, float, float, float*);
+  Block block = weights_block_generic;
 #if defined(__x86_64__)
-  if (isa >= Isa::Avx512) return softmax_weights_avx512(x, n, mx, scale, w);
-  if (isa >= Isa::Avx2) return softmax_weights_avx2(x, n, mx, scale, w);
+  if (isa >= Isa::Avx512)
+    block = weights_block_avx512;
+  else if (isa >= Isa::Avx2)
+    block = weights_block_avx2;
 #endif
   (void)isa;
-  return softmax_weights_generic(x, n, mx, scale, w);
+  double sum = 0;
+  for (int64_t b = 0; b < n; b += kSumBlock)
+    sum += block(x + b, std::min(kSumBlock, n - b), mx, scale, w + b);
+  return sum;
 }
 
 void silu_mul(const float* gate, const float* up, float* out, int64_t n) {

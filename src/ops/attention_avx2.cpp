@@ -87,21 +87,6 @@ struct alignas(32) HeadState8 {
   float m;
 };
 
-BRISK_TARGET(BRISK_ISA_AVX2) inline float hmax8(__m256 x) {
-  __m128 m = _mm_max_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
-  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-  m = _mm_max_ss(m, _mm_movehdup_ps(m));
-  return _mm_cvtss_f32(m);
-}
-
-// (a0 + a4) + (a2 + a6) + ((a1 + a5) + (a3 + a7)), a fixed order.
-BRISK_TARGET(BRISK_ISA_AVX2) inline float hsum8(__m256 x) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-
 // H query heads over the first n (1..16) keys of a chunk; ks: each key's score scale (the
 // attention scale, times the key's scale for Q8), vs: each value's scale (Q8) or nullptr. A head's
 // arithmetic is the same whatever H.

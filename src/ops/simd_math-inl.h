@@ -46,6 +46,21 @@ BRISK_TARGET(BRISK_ISA_AVX2) inline __m256 exp8(__m256 x) {
   return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 
+BRISK_TARGET(BRISK_ISA_AVX2) inline float hmax8(__m256 x) {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  return _mm_cvtss_f32(m);
+}
+
+// (a0 + a4) + (a2 + a6) + ((a1 + a5) + (a3 + a7)), a fixed order.
+BRISK_TARGET(BRISK_ISA_AVX2) inline float hsum8(__m256 x) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
 // Transposes 8 rows of 8 lanes in place: r[d] then holds element d of every row.
 BRISK_TARGET(BRISK_ISA_AVX2) inline void transpose8(__m256 (&r)[8]) {
   __m256 t[8], u[8];
