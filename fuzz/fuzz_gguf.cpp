@@ -2,11 +2,11 @@
 // parameters, weight binding, the vocabulary and tokenizer, the chat template).
 #include <exception>
 
+#include "chat/chat_template.h"
 #include "formats/gguf.h"
 #include "fuzz_util.h"
 #include "model/hparams.h"
 #include "model/weights.h"
-#include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -2,9 +2,9 @@
 // vocabulary, merges, pre-tokenizer and normalizer they describe, then a few texts through it.
 #include <exception>
 
+#include "chat/chat_template.h"
 #include "formats/hf_tokenizer.h"
 #include "fuzz_util.h"
-#include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

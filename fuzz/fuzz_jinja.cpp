@@ -4,9 +4,9 @@
 #include <exception>
 #include <nlohmann/json.hpp>
 
+#include "chat/chat_template.h"
 #include "core/error.h"
 #include "fuzz_util.h"
-#include "tokenizer/chat_template.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace brisk;

@@ -118,12 +118,12 @@ def main():
         for algo in range(6):
             put("tokenize", f"s{i}_{algo}", bytes([algo | (0x80 if i % 2 else 0) | (0x40 if i % 3 == 0 else 0)]) + s)
 
-    for f in sorted(glob.glob("tests/tokenizer/jinja/templates/*.jinja")):
+    for f in sorted(glob.glob("tests/chat/jinja/templates/*.jinja")):
         put("jinja", os.path.basename(f) + ".txt", open(f, "rb").read())
-    conv = json.load(open("tests/tokenizer/jinja/conversations.json"))
+    conv = json.load(open("tests/chat/jinja/conversations.json"))
     ctx = {"messages": conv[4]["messages"], "tools": conv[4]["tools"], "add_generation_prompt": True,
            "bos_token": "<s>", "eos_token": "</s>"}
-    put("jinja", "chatml_tools_ctx.txt", open("tests/tokenizer/jinja/templates/chatml.jinja", "rb").read() +
+    put("jinja", "chatml_tools_ctx.txt", open("tests/chat/jinja/templates/chatml.jinja", "rb").read() +
         SEP + json.dumps(ctx).encode())
     for i, t in enumerate(["{% set ns = namespace() %}{% set ns.me = ns %}{{ ns | tojson }}",
                            "{{ range(10) | join(',') }}{{ 'a' ~ [1, [2]] ~ {'k': none} }}{{ 7 // 2 }}",

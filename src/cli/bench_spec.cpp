@@ -8,11 +8,11 @@
 #include <cstdio>
 #include <sstream>
 
+#include "chat/prompt_format.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/engine_options.h"
 #include "core/error.h"
-#include "engine/prompt.h"
 #include "ops/cpu.h"
 
 namespace brisk::cli {

@@ -4,13 +4,13 @@
 #include <memory>
 #include <random>
 
+#include "chat/prompt_format.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/engine_options.h"
 #include "cli/generate.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
-#include "engine/prompt.h"
 #include "ops/cpu.h"
 
 namespace brisk::cli {

@@ -4,11 +4,11 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "chat/prompt_format.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "core/error.h"
 #include "formats/loader.h"
-#include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
 namespace brisk::cli {
@@ -42,24 +42,26 @@ int run_template(TemplateArgs& a) {
         "template: --tools and --add-generation-prompt go with --messages (a --context file "
         "holds every variable itself)");
 
-  std::unique_ptr<ChatTemplate> tmpl;
+  const std::string source =
+      a.template_file.empty() ? std::string() : read_text_file(a.template_file, "chat template");
+  std::unique_ptr<Tokenizer> tok;
+  std::unique_ptr<PromptFormat> pf;
   if (with_model) {
-    const auto tok = Tokenizer::create(load_model_file(resolve_model(a.model), a.model.tokenizer));
-    const Vocab& v = tok->vocab();
-    auto text = [&](int32_t id) { return id >= 0 && id < v.size() ? v.tokens[id] : std::string(); };
-    tmpl = a.template_file.empty()
-               ? std::make_unique<ChatTemplate>(ChatTemplate::for_vocab(v))
-               : std::make_unique<ChatTemplate>(read_text_file(a.template_file, "chat template"),
-                                                text(v.bos), text(v.eos));
+    tok = Tokenizer::create(load_model_file(resolve_model(a.model), a.model.tokenizer));
+    pf = std::make_unique<PromptFormat>(*tok, source);
+    if (pf->uses_fallback_template())
+      std::fprintf(stderr,
+                   "note: the model has no chat template; showing ChatML, which chat and "
+                   "serve use for it (--chat-template FILE to choose one)\n");
   } else {
-    tmpl = std::make_unique<ChatTemplate>(read_text_file(a.template_file, "chat template"));
+    pf = std::make_unique<PromptFormat>(PromptFormat::without_model(source));
   }
 
   std::string out;
   if (!a.context_file.empty()) {
     const json ctx = read_json(a.context_file, "context file");
     if (!ctx.is_object()) fail("context file {}: must hold a JSON object", a.context_file);
-    out = tmpl->render(ctx);
+    out = pf->render_context(ctx);
   } else {
     json messages = read_json(a.messages_file, "messages file");
     if (messages.is_object() && messages.contains("messages")) messages = messages["messages"];
@@ -73,7 +75,7 @@ int run_template(TemplateArgs& a) {
       if (!tools.is_array()) fail("tools file {}: must hold a list of tools", a.tools_file);
       extra["tools"] = std::move(tools);
     }
-    out = tmpl->apply(messages, a.add_generation_prompt, extra);
+    out = pf->render_chat(messages, a.add_generation_prompt, extra);
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
   std::fflush(stdout);

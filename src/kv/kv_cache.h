@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kv/kv_types.h"
+#include "core/kv_types.h"
 
 namespace brisk {
 

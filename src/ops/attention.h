@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "kv/kv_types.h"
+#include "core/kv_types.h"
 #include "ops/cpu.h"
 
 namespace brisk {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <random>
 
+#include "chat/messages.h"
 #include "core/error.h"
 
 namespace brisk::server {
@@ -294,52 +295,6 @@ GenSpec parse_completion_request(const json& b, const PromptFormat& pf, int64_t 
   return j;
 }
 
-ojson normalize_messages(const json& messages) {
-  if (!messages.is_array() || messages.empty())
-    bad("messages", "'messages' must be a non-empty list");
-  ojson out = ojson::array();
-  for (size_t i = 0; i < messages.size(); ++i) {
-    const json& m = messages[i];
-    const std::string where = fmt::format("messages[{}]", i);
-    if (!m.is_object()) bad("messages", where + " must be an object");
-    if (!m.contains("role") || !m.at("role").is_string())
-      bad("messages", where + ".role must be a string");
-    const std::string role = m.at("role").get<std::string>();
-    static const char* kRoles[] = {"system", "developer", "user", "assistant", "tool", "function"};
-    if (std::find(std::begin(kRoles), std::end(kRoles), role) == std::end(kRoles))
-      bad("messages", fmt::format("{}.role '{}' is not one of system, developer, user, assistant, "
-                                  "tool",
-                                  where, role));
-    ojson o = ojson::parse(m.dump());
-    const json* c = m.contains("content") ? &m.at("content") : nullptr;
-    if (c == nullptr || c->is_null()) {
-      if (role != "assistant") bad("messages", where + ".content is required");
-      o["content"] = nullptr;
-    } else if (c->is_array()) {
-      // Validated here; the chat template decides whether the parts reach it as a list or
-      // joined into one string (ChatTemplate's content format, as vLLM detects it).
-      ojson parts = ojson::array();
-      for (size_t k = 0; k < c->size(); ++k) {
-        const json& part = (*c)[k];
-        if (!part.is_object() || !part.contains("type") || !part.at("type").is_string())
-          bad("messages", fmt::format("{}.content[{}] must be an object with a type", where, k));
-        if (part.at("type") != "text")
-          bad("messages", fmt::format("{}.content[{}]: content of type '{}' is not supported (text "
-                                      "only)",
-                                      where, k, part.at("type").get<std::string>()));
-        if (!part.contains("text") || !part.at("text").is_string())
-          bad("messages", fmt::format("{}.content[{}].text must be a string", where, k));
-        parts.push_back({{"type", "text"}, {"text", part.at("text").get<std::string>()}});
-      }
-      o["content"] = std::move(parts);
-    } else if (!c->is_string()) {
-      bad("messages", where + ".content must be a string or a list of content parts");
-    }
-    out.push_back(std::move(o));
-  }
-  return out;
-}
-
 ojson chat_template_extra(const json& b) {
   ojson extra = ojson::object();
   if (has(b, "chat_template_kwargs")) {
@@ -365,26 +320,34 @@ ojson chat_template_extra(const json& b) {
   return extra;
 }
 
+std::vector<int32_t> encode_messages(const json& b, const PromptFormat& pf,
+                                     bool add_generation_prompt) {
+  const json& messages = b.at("messages");
+  if (!messages.is_array() || messages.empty())
+    bad("messages", "'messages' must be a non-empty list");
+  const ojson extra = chat_template_extra(b);
+  std::string rendered;
+  try {
+    rendered = pf.render_chat(ojson::parse(messages.dump()), add_generation_prompt, extra);
+  } catch (const InvalidMessages& e) {
+    bad("messages", e.what());
+  } catch (const Error& e) {
+    bad("messages", std::string("the chat template failed: ") + e.what());
+  }
+  return pf.encode_chat(rendered);
+}
+
 GenSpec parse_chat_request(const json& b, const PromptFormat& pf, int64_t max_model_len) {
   GenSpec j;
   j.api = Api::Chat;
   parse_common(b, j, pf.tokenizer());
   if (!has(b, "messages")) bad("messages", "'messages' is required");
-  const ojson messages = normalize_messages(b.at("messages"));
-  const ojson extra = chat_template_extra(b);
   if (has(b, "response_format")) {
     const json& rf = b.at("response_format");
     if (!rf.is_object() || get_string(rf, "type", "text") != "text")
       bad("response_format", "only the 'text' response format is supported");
   }
-  const bool add_generation_prompt = get_bool(b, "add_generation_prompt", true);
-  std::string rendered;
-  try {
-    rendered = pf.render_chat(messages, add_generation_prompt, extra);
-  } catch (const Error& e) {
-    bad("messages", std::string("the chat template failed: ") + e.what());
-  }
-  j.prompts.push_back(pf.encode_chat(rendered));
+  j.prompts.push_back(encode_messages(b, pf, get_bool(b, "add_generation_prompt", true)));
   if (get_bool(b, "logprobs", false)) {
     j.top_logprobs = static_cast<int>(get_int(b, "top_logprobs", 0, 0, 20));
     j.base.logprobs = j.top_logprobs;

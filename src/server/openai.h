@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "chat/prompt_format.h"
 #include "engine/engine.h"
-#include "engine/prompt.h"
 
 namespace brisk::server {
 
@@ -47,10 +47,12 @@ struct GenSpec {
 GenSpec parse_completion_request(const json& body, const PromptFormat& fmt, int64_t max_model_len);
 GenSpec parse_chat_request(const json& body, const PromptFormat& fmt, int64_t max_model_len);
 
-// The messages as the chat template receives them: text content parts joined into a string.
-ojson normalize_messages(const json& messages);
 // The template variables besides messages that a chat request sets (tools, chat_template_kwargs).
 ojson chat_template_extra(const json& body);
+// A chat body's messages (with its template variables) rendered and encoded; a 400 naming
+// 'messages' when they are malformed or the template fails on them.
+std::vector<int32_t> encode_messages(const json& body, const PromptFormat& pf,
+                                     bool add_generation_prompt);
 
 // One generated token's log-probabilities in the shape of each API.
 json completion_logprobs(const Tokenizer& tok, const std::vector<int32_t>& tokens,

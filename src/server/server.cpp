@@ -489,13 +489,10 @@ void Server::tokenize(const std::shared_ptr<Exchange>& ex) {
   const json b = parse_body(ex->request().body());
   std::vector<int32_t> ids;
   if (b.contains("messages")) {
-    const bool gen = b.value("add_generation_prompt", true);
-    try {
-      ids = fmt_.encode_chat(
-          fmt_.render_chat(normalize_messages(b.at("messages")), gen, chat_template_extra(b)));
-    } catch (const Error& e) {
-      throw ApiError(400, std::string("the chat template failed: ") + e.what(), "messages");
-    }
+    const auto gen = b.find("add_generation_prompt");
+    if (gen != b.end() && !gen->is_boolean())
+      throw ApiError(400, "'add_generation_prompt' must be true or false", "add_generation_prompt");
+    ids = encode_messages(b, fmt_, gen == b.end() || gen->get<bool>());
   } else {
     if (!b.contains("prompt") || !b.at("prompt").is_string())
       throw ApiError(400, "'prompt' (a string) or 'messages' is required", "prompt");

@@ -14,8 +14,8 @@
 #include <thread>
 #include <unordered_map>
 
+#include "chat/prompt_format.h"
 #include "engine/engine.h"
-#include "engine/prompt.h"
 #include "server/http.h"
 #include "server/metrics.h"
 

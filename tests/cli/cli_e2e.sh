@@ -79,7 +79,7 @@ check "info on a vocab-only file" 'grep -q "vocabulary only" "$T/i" && grep -q "
 
 # brisk chat: the second turn reuses the cached conversation; /reset starts over.
 printf 'Once upon a time\nThe cat sat\n/reset\nHi\n' | "$BRISK" chat -m "$M/stories260K.gguf" --temp 0 -n 16 \
-  --chat-template tests/tokenizer/jinja/templates/chatml.jinja >"$T/o" 2>"$T/e"
+  --chat-template tests/chat/jinja/templates/chatml.jinja >"$T/o" 2>"$T/e"
 check "chat: three replies" '[ $(grep -c "generated" "$T/e") -eq 3 ]'
 check "chat: turn 2 reuses the cache" 'sed -n 2p <(grep "prompt tokens" "$T/e") | grep -qv " 0 reused"'
 check "chat: /reset clears it" 'sed -n 3p <(grep "prompt tokens" "$T/e") | grep -q " 0 reused"'
@@ -162,7 +162,7 @@ printf '{"model": {"type": "Unigram", "vocab": []}}' >"$T/tokenizer.json"
 bad "unsupported tokenizer.json" "Unigram" "$BRISK" tokenize -m "$T/tokenizer.json" -p x
 
 # brisk template: the exact prompt text, from a template file or a model, with a context or messages.
-J=tests/tokenizer/jinja
+J=tests/chat/jinja
 printf '{"messages": [{"role": "user", "content": "Hi"}], "add_generation_prompt": true, "bos_token": "<s>", "who": "x"}' >"$T/ctx.json"
 "$BRISK" template --chat-template $J/templates/chatml.jinja --context "$T/ctx.json" >"$T/o" 2>"$T/e"
 printf '<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n' >"$T/want"

@@ -1,4 +1,4 @@
-#include "tokenizer/jinja/strings.h"
+#include "chat/jinja/strings.h"
 
 #include <utf8proc.h>
 

@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "tokenizer/jinja/parser.h"
-#include "tokenizer/jinja/value.h"
+#include "chat/jinja/parser.h"
+#include "chat/jinja/value.h"
 
 namespace brisk::jinja {
 

@@ -1,4 +1,4 @@
-#include "kv/kv_types.h"
+#include "core/kv_types.h"
 
 #include <algorithm>
 #include <cmath>

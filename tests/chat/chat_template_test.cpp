@@ -1,16 +1,16 @@
 // Chat templates rendered by brisk's Jinja interpreter against the reference renderer
-// (@huggingface/jinja): tests/tokenizer/jinja/expected/*.json were written by render.mjs there,
+// (@huggingface/jinja): tests/chat/jinja/expected/*.json were written by render.mjs there,
 // for every template in templates/ and every conversation in conversations.json.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "chat/chat_template.h"
+#include "chat/jinja/interpreter.h"
 #include "core/error.h"
 #include "formats/loader.h"
 #include "support/test_util.h"
-#include "tokenizer/chat_template.h"
-#include "tokenizer/jinja/interpreter.h"
 #include "tokenizer/unicode.h"
 #include "tokenizer/vocab.h"
 
@@ -18,7 +18,7 @@ namespace brisk {
 namespace {
 
 using json = nlohmann::ordered_json;
-const std::string kDir = "tests/tokenizer/jinja/";
+const std::string kDir = "tests/chat/jinja/";
 
 TEST(ChatTemplate, EveryTemplateMatchesTheReferenceRenderer) {
   const json manifest = json::parse(test::read_file(kDir + "templates.json"));

@@ -1,11 +1,12 @@
-#include "tokenizer/chat_template.h"
+#include "chat/chat_template.h"
 
 #include <fmt/format.h>
 
 #include <set>
 
+#include "chat/jinja/interpreter.h"
+#include "chat/messages.h"
 #include "core/error.h"
-#include "tokenizer/jinja/interpreter.h"
 #include "tokenizer/vocab.h"
 
 namespace brisk {
@@ -87,25 +88,15 @@ ContentFormat detect_content_format(const jinja::Program& p) {
 }
 
 json normalize_content(const json& messages, ContentFormat f) {
-  if (!messages.is_array()) fail("chat template: messages must be an array");
-  json out = messages;
-  for (size_t i = 0; i < out.size(); ++i) {
-    json& m = out[i];
-    if (!m.is_object() || !m.contains("content") || !m["content"].is_array()) continue;
+  json out = check_messages(messages);
+  if (f == ContentFormat::OpenAI) return out;
+  for (json& m : out) {
+    if (!m["content"].is_array()) continue;
     std::string text;
     const json& parts = m["content"];
-    for (size_t k = 0; k < parts.size(); ++k) {
-      const json& part = parts[k];
-      if (!part.is_object() || !part.contains("type") || part["type"] != "text" ||
-          !part.contains("text") || !part["text"].is_string())
-        fail(
-            "messages[{}].content[{}]: only parts of type \"text\" with a string \"text\" are "
-            "supported",
-            i, k);
-      if (k) text += '\n';
-      text += part["text"].get<std::string>();
-    }
-    if (f == ContentFormat::String) m["content"] = text;
+    for (size_t k = 0; k < parts.size(); ++k)
+      text += (k ? "\n" : "") + parts[k]["text"].get<std::string>();
+    m["content"] = text;
   }
   return out;
 }

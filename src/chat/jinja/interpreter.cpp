@@ -1,4 +1,4 @@
-#include "tokenizer/jinja/interpreter.h"
+#include "chat/jinja/interpreter.h"
 
 #include <fmt/format.h>
 
@@ -8,8 +8,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "chat/jinja/strings.h"
 #include "core/error.h"
-#include "tokenizer/jinja/strings.h"
 #include "tokenizer/unicode.h"
 
 namespace brisk::jinja {

@@ -1,7 +1,7 @@
 // Renders every template in templates/ for every conversation in conversations.json, with
 // add_generation_prompt true and false, using the reference renderer (@huggingface/jinja, what
 // transformers.js uses). Writes expected/<template>.json; the C++ tests compare byte for byte.
-// Usage: cd tests/tokenizer/jinja && npm install && node render.mjs
+// Usage: cd tests/chat/jinja && npm install && node render.mjs
 import { Template } from "@huggingface/jinja";
 import fs from "node:fs";
 

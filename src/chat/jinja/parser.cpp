@@ -1,12 +1,12 @@
-#include "tokenizer/jinja/parser.h"
+#include "chat/jinja/parser.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
 
+#include "chat/jinja/strings.h"
 #include "core/error.h"
-#include "tokenizer/jinja/strings.h"
 #include "tokenizer/unicode.h"
 
 namespace brisk::jinja {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tokenizer/jinja/ast.h"
+#include "chat/jinja/ast.h"
 
 namespace brisk::jinja {
 

@@ -6,10 +6,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "chat/chat_template.h"
+#include "chat/jinja/interpreter.h"
+#include "chat/jinja/strings.h"
 #include "core/error.h"
-#include "tokenizer/chat_template.h"
-#include "tokenizer/jinja/interpreter.h"
-#include "tokenizer/jinja/strings.h"
 
 namespace brisk {
 namespace {

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "tokenizer/jinja/parser.h"
+#include "chat/jinja/parser.h"
 
 namespace brisk {
 
@@ -46,8 +46,8 @@ class ChatTemplate {
 // The template's content format, from its syntax tree.
 ContentFormat detect_content_format(const jinja::Program& p);
 
-// Messages as the template will see them: text parts joined by "\n" for the string format, kept
-// for the OpenAI format; parts of any type but text are refused, naming the message.
+// Messages as the template will see them: checked (chat/messages.h), then text parts joined by
+// "\n" for the string format or kept for the OpenAI format.
 nlohmann::ordered_json normalize_content(const nlohmann::ordered_json& messages, ContentFormat f);
 
 }  // namespace brisk

@@ -1,4 +1,4 @@
-#include "tokenizer/jinja/ast.h"
+#include "chat/jinja/ast.h"
 
 namespace brisk::jinja {
 
