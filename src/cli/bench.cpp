@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/options.h"
 #include "core/error.h"
 #include "core/quant.h"
 #include "engine/engine.h"
@@ -19,7 +20,7 @@ namespace brisk::cli {
 namespace {
 
 struct BenchArgs {
-  ModelArgs model;
+  Options opt;
   int n_prompt = 512, n_gen = 128, reps = 3;
   std::string threads = "1,2";
   bool no_peaks = false;
@@ -36,7 +37,7 @@ double median(std::vector<double> v) {
 
 int bench(BenchArgs& a) {
   double load_s = 0;
-  auto m = load_model(a.model, &load_s);
+  auto m = load_model(a.opt.model, &load_s);
   const auto& hp = m->hp;
   std::vector<int> threads;
   std::stringstream ss(a.threads);
@@ -172,7 +173,7 @@ void register_bench(CLI::App& app, Commands& c) {
   CLI::App* s = app.add_subcommand(
       "bench", "Measure prompt and generation speed against this machine's roofline");
   s->option_defaults()->always_capture_default();  // --help shows each default
-  add_model_options(*s, a->model);
+  add_options(*s, a->opt, kModel);
   s->add_option("-p,--n-prompt", a->n_prompt, "Prompt length for the prompt-processing test")
       ->check(CLI::Range(1, 65536));
   s->add_option("-n,--n-gen", a->n_gen, "Tokens for the generation test")

@@ -11,7 +11,7 @@
 #include "chat/prompt_format.h"
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "cli/engine_options.h"
+#include "cli/options.h"
 #include "core/error.h"
 #include "ops/cpu.h"
 
@@ -27,14 +27,13 @@ constexpr const char* kQuotePrompt =
     "Once upon a time, there was a little girl named Lily. She loved to play";
 
 struct SpecBenchArgs {
-  ModelArgs model;
-  SpecArgs spec;
+  Options opt;
+  SpecArgs& spec = opt.engine.spec;
   std::string prompt, prompt_file;
   int n_predict = 128;
   std::vector<int> drafts = {2, 4, 8};
   std::vector<int> concurrency = {1, 8};
   int reps = 3;
-  int threads = 0;
   float temp = 0;
 };
 
@@ -92,7 +91,7 @@ RunResult run_once(const Model& m, ThreadPool& pool, const std::vector<int32_t>&
 
 int bench_spec(SpecBenchArgs& a) {
   double load_s = 0;
-  auto m = load_model(a.model, &load_s);
+  auto m = load_model(a.opt.model, &load_s);
   if (a.spec.method.empty()) a.spec.method = a.spec.draft_model.empty() ? "ngram" : "draft";
   (void)spec_config(a.spec);  // checks the options, loads the draft model before any timing
   if (a.spec.draft) check_draft_vocab(*m, *a.spec.draft);
@@ -102,7 +101,7 @@ int bench_spec(SpecBenchArgs& a) {
   const PromptFormat fmt(*m->tokenizer);
   const std::vector<int32_t> prompt = fmt.encode_text(text, true);
   if (prompt.empty()) fail("the prompt is empty");
-  const int threads = a.threads > 0 ? a.threads : ThreadPool::default_threads();
+  const int threads = a.opt.thread_count();
   ThreadPool pool(threads);
   std::printf(
       "model: %s, %d threads, kernels: %s; prompt %zu tokens, %d generated (%s), median of %d\n",
@@ -167,7 +166,8 @@ void register_bench_spec(CLI::App& bench, Commands& c) {
       "Speculative decoding: decode speed and acceptance with and without it, by draft length and "
       "concurrency");
   s->option_defaults()->always_capture_default();
-  add_model_options(*s, a->model);
+  // Takes speculation's tuning; the proposer and the draft lengths are this command's own.
+  add_options(*s, a->opt, kModel | kThreads | kSpecTuning);
   s->add_option("-p,--prompt", a->prompt,
                 "Prompt (default: a quote task, a paragraph and the start of it again)");
   s->add_option("-f,--file", a->prompt_file, "Read the prompt from a file")->excludes("-p");
@@ -181,8 +181,6 @@ void register_bench_spec(CLI::App& bench, Commands& c) {
       ->check(CLI::Range(1, 1024));
   s->add_option("-r,--repetitions", a->reps, "Runs per setting (the median is shown)")
       ->check(CLI::Range(1, 100));
-  s->add_option("-t,--threads", a->threads, "Threads to compute with (default: all cores)")
-      ->check(CLI::Range(0, 1024));
   s->add_option("--temp", a->temp, "Sampling temperature (0: greedy, and outputs are compared)")
       ->check(CLI::Range(0.0f, 10.0f));
   a->spec.method = "";
@@ -190,8 +188,6 @@ void register_bench_spec(CLI::App& bench, Commands& c) {
                 "Proposer: draft (a draft model, -md), ngram (prompt lookup) or layer-skip "
                 "(default: draft when -md is given, else ngram)")
       ->check(CLI::IsMember({"draft", "ngram", "layer-skip"}));
-  add_draft_model_option(*s, a->spec);
-  add_spec_tuning_options(*s, a->spec);
   s->callback([a, &c] { c.selected = [a] { return bench_spec(*a); }; });
 }
 

@@ -7,7 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "cli/engine_options.h"
+#include "cli/options.h"
 #include "core/error.h"
 #include "ops/cpu.h"
 
@@ -15,12 +15,10 @@ namespace brisk::cli {
 namespace {
 
 struct ThroughputArgs {
-  ModelArgs model;
-  EngineArgs engine;
+  Options opt;
   int num_prompts = 64;
   int input_len = 128, output_len = 128, shared_prefix_len = 0;
   bool prime_prefix = false;
-  int threads = 0;
   uint64_t seed = 1;
   float temp = 0;
 };
@@ -37,10 +35,10 @@ double median(std::vector<double> v) {
 
 int throughput(ThroughputArgs& a) {
   double load_s = 0;
-  auto m = load_model(a.model, &load_s);
-  const int threads = a.threads > 0 ? a.threads : ThreadPool::default_threads();
+  auto m = load_model(a.opt.model, &load_s);
+  const int threads = a.opt.thread_count();
   ThreadPool pool(threads);
-  Engine e(*m, pool, engine_config(a.engine, *m));
+  Engine e(*m, pool, engine_config(a.opt.engine, *m));
   std::fprintf(stderr, "%s\n", describe_kv(e).c_str());
 
   std::mt19937_64 rng(a.seed);
@@ -114,7 +112,7 @@ int throughput(ThroughputArgs& a) {
               a.shared_prefix_len ? fmt::format(", {} shared", a.shared_prefix_len).c_str() : "",
               a.output_len,
               a.temp > 0 ? fmt::format("sampled at temperature {}", a.temp).c_str() : "greedy",
-              a.engine.max_seqs);
+              a.opt.engine.max_seqs);
   // The share of the time outside the model's forward pass: scheduling, batch assembly, sampling,
   // detokenizing and the callbacks (the engine's fixed costs per step and per sequence).
   const double fwd = st.forward_seconds - before.forward_seconds;
@@ -158,7 +156,7 @@ void register_bench_throughput(CLI::App& bench, Commands& c) {
       "throughput",
       "Offline serving throughput: many random-token requests through the batching engine");
   s->option_defaults()->always_capture_default();
-  add_model_options(*s, a->model);
+  add_options(*s, a->opt, kModel | kThreads);
   s->add_option("--num-prompts", a->num_prompts, "Requests to run")->check(CLI::Range(1, 100000));
   s->add_option("--input-len", a->input_len,
                 "Random prompt tokens per request (after the shared prefix)")
@@ -170,14 +168,12 @@ void register_bench_throughput(CLI::App& bench, Commands& c) {
       ->check(CLI::Range(0, 1 << 20));
   s->add_flag("--prime-prefix", a->prime_prefix,
               "Run one request with the shared prefix first, so timing starts with it cached");
-  s->add_option("-t,--threads", a->threads, "Threads to compute with (default: all cores)")
-      ->check(CLI::Range(0, 1024));
   s->add_option("-s,--seed", a->seed, "Seed of the random prompts (and of each request's sampler)");
   s->add_option("--temp", a->temp,
                 "Sampling temperature, with no top-k, top-p or min-p (the OpenAI API's defaults; "
                 "vLLM's benchmark_throughput uses 1); 0: greedy")
       ->check(CLI::Range(0.0f, 100.0f));
-  add_engine_options(*s, a->engine);
+  add_options(*s, a->opt, kEngine | kConcurrency | kSpeculation);
   s->callback([a, &c] { c.selected = [a] { return throughput(*a); }; });
 }
 

@@ -5,13 +5,12 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
-#include <random>
 
 #include "chat/prompt_format.h"
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "cli/engine_options.h"
 #include "cli/generate.h"
+#include "cli/options.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 
@@ -19,14 +18,9 @@ namespace brisk::cli {
 namespace {
 
 struct ChatArgs {
-  ModelArgs model;
-  std::string system, template_file;
-  int64_t n_predict = -1, n_ctx = 0, n_batch = 512;
-  int threads = 0;
-  std::string kv_dtype = "auto";
-  SpecArgs spec;
-  SamplingParams sp;
-  int64_t seed = -1;
+  Options opt;
+  std::string system;
+  int64_t n_predict = -1;
   bool verbose = false;
 };
 
@@ -48,26 +42,19 @@ bool read_message(std::string& out) {
 }
 
 int chat(ChatArgs& a) {
-  const int threads = a.threads > 0 ? a.threads : ThreadPool::default_threads();
   double load_s = 0;
-  auto model = load_model(a.model, &load_s);
-  const PromptFormat fmt(*model->tokenizer, a.template_file.empty()
-                                                ? std::string()
-                                                : read_text_file(a.template_file, "chat template"));
+  auto model = load_model(a.opt.model, &load_s);
+  const PromptFormat fmt(*model->tokenizer, a.opt.chat_template_source());
   if (fmt.uses_fallback_template())
     std::fprintf(stderr,
                  "note: the model has no chat template; using ChatML (--chat-template "
                  "FILE to choose one)\n");
-  const int64_t n_ctx = a.n_ctx > 0 ? a.n_ctx : std::min<int64_t>(model->hp.n_ctx_train, 4096);
-  a.sp.seed = a.seed >= 0 ? static_cast<uint64_t>(a.seed) : std::random_device{}();
-  if (a.verbose || a.seed < 0)
-    std::fprintf(stderr, "seed: %llu\n", static_cast<unsigned long long>(a.sp.seed));
-  ThreadPool pool(threads);
+  const uint64_t seed = a.opt.resolve_seed(a.verbose);
+  ThreadPool pool(a.opt.thread_count());
   // Each turn is a request for the whole conversation; the prefix cache keeps the blocks of what
   // earlier turns computed, so only the new tokens are processed.
-  const EngineConfig ec =
-      single_sequence_config(*model, n_ctx, a.n_batch, a.kv_dtype, spec_config(a.spec));
-  Engine engine(*model, pool, ec);
+  Engine engine(*model, pool, engine_config(a.opt.engine, *model));
+  const int64_t n_ctx = engine.max_model_len();
 
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();
   if (!a.system.empty()) messages.push_back({{"role", "system"}, {"content", a.system}});
@@ -105,8 +92,8 @@ int chat(ChatArgs& a) {
       std::fprintf(stderr, "error: %s\n", e.what());
       continue;
     }
-    req.sampling = a.sp;
-    req.sampling.seed = a.sp.seed + turn++;
+    req.sampling = a.opt.sampling;
+    req.sampling.seed = seed + turn++;
     const auto room = n_ctx - static_cast<int64_t>(req.prompt.size());
     req.max_tokens = a.n_predict >= 0 ? std::min(room, a.n_predict) : room;
     std::string reply;
@@ -142,23 +129,11 @@ void register_chat(CLI::App& app, Commands& c) {
   CLI::App* s = app.add_subcommand(
       "chat", "Chat with a model in the terminal, using its chat template (replies on stdout)");
   s->option_defaults()->always_capture_default();
-  add_model_options(*s, a->model);
+  a->opt.engine.max_seqs = 1;  // the engine with one sequence
+  add_options(*s, a->opt, kModel | kThreads | kChatTemplate | kEngine | kSpeculation | kSampling);
   s->add_option("--system", a->system, "System message that opens the conversation");
-  s->add_option("--chat-template", a->template_file,
-                "Jinja chat template file to use instead of the model's own");
   s->add_option("-n,--n-predict", a->n_predict,
                 "Most tokens per reply (-1: until the end of the turn or a full context)");
-  s->add_option("-t,--threads", a->threads, "Threads to compute with (default: all cores)")
-      ->check(CLI::Range(1, 1024));
-  s->add_option("-c,--ctx-size", a->n_ctx,
-                "Context size in tokens for the whole conversation (default: the model's, at "
-                "most 4096)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
-  s->add_option("-b,--batch-size", a->n_batch, "Prompt tokens processed per forward pass")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
-  s->add_option("--kv-cache-dtype", a->kv_dtype, kKvDtypeHelp);
-  add_sampling_options(*s, a->sp, a->seed);
-  add_spec_options(*s, a->spec);
   s->add_flag("-v,--verbose", a->verbose, "Print run details to stderr");
   s->callback([a, &c] { c.selected = [a] { return chat(*a); }; });
 }

@@ -1,13 +1,11 @@
-// Pieces every subcommand shares: which model to open (a path, -hf, or the default model) and
-// loading it with timing.
+// Pieces every subcommand shares: which model to open (a path, -hf, or the default model),
+// loading it with timing, reading the files users name, and Ctrl-C. Options: cli/options.h.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <atomic>
 #include <memory>
 #include <string>
 
-#include "engine/sampler.h"
 #include "model/model.h"
 
 namespace brisk::cli {
@@ -18,8 +16,6 @@ struct ModelArgs {
   std::string hf;          // -hf OWNER/REPO[:FILE]
   bool no_repack = false;  // --no-repack: weights used as the file stores them
 };
-
-void add_model_options(CLI::App& app, ModelArgs& a, bool required = false);
 
 // The file to open: -m, else -hf (downloaded), else the default model (stories260K from
 // ../shared next to the checkout or the working directory, else downloaded once to the cache).
@@ -37,8 +33,5 @@ std::string read_text_file(const std::string& path, const char* what);
 extern std::atomic<bool> g_interrupted;
 void install_interrupt_handler();
 void catch_interrupts(bool graceful);
-
-// llama.cpp's sampling flags (--temp, --top-k, --top-p, --min-p, penalties, -s/--seed).
-void add_sampling_options(CLI::App& app, SamplingParams& sp, int64_t& seed);
 
 }  // namespace brisk::cli

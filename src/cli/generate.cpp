@@ -3,7 +3,6 @@
 #include <chrono>
 
 #include "cli/common.h"
-#include "cli/engine_options.h"
 
 namespace brisk::cli {
 
@@ -47,20 +46,6 @@ Generation generate(Engine& e, Request r, const std::function<void(const std::st
     g.prompt_seconds = now() - t0;
   }
   return g;
-}
-
-EngineConfig single_sequence_config(const Model& m, int64_t n_ctx, int64_t n_batch,
-                                    const std::string& kv_dtype, const SpecConfig& spec) {
-  EngineConfig c;
-  c.spec = spec;
-  c.max_seqs = 1;
-  c.max_model_len = n_ctx;
-  c.max_batched_tokens = n_batch;
-  c.kv_type = kv_type_for(kv_dtype, m);
-  // Room for exactly one sequence of n_ctx tokens. The pool is allocated but not written until
-  // the text reaches it, so a large -c costs nothing until it is used.
-  c.kv_cache_bytes = kv_bytes_for_tokens(m, c, n_ctx);
-  return c;
 }
 
 }  // namespace brisk::cli

@@ -19,8 +19,4 @@ struct Generation {
 
 Generation generate(Engine& e, Request r, const std::function<void(const std::string&)>& on_text);
 
-// The engine for one interactive conversation: a single sequence of up to n_ctx tokens.
-EngineConfig single_sequence_config(const Model& m, int64_t n_ctx, int64_t n_batch,
-                                    const std::string& kv_dtype, const SpecConfig& spec);
-
 }  // namespace brisk::cli

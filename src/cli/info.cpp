@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/options.h"
 #include "core/error.h"
 #include "formats/loader.h"
 #include "model/hparams.h"
@@ -15,7 +16,7 @@ namespace brisk::cli {
 namespace {
 
 struct InfoArgs {
-  ModelArgs model;
+  Options opt;
   std::string positional;
   bool all_meta = false;
 };
@@ -28,9 +29,9 @@ std::string human(uint64_t b) {
 }
 
 int info(InfoArgs& a) {
-  if (!a.positional.empty()) a.model.path = a.positional;
-  const std::string path = resolve_model(a.model);
-  ModelFile mf = load_model_file(path, a.model.tokenizer);
+  if (!a.positional.empty()) a.opt.model.path = a.positional;
+  const std::string path = resolve_model(a.opt.model);
+  ModelFile mf = load_model_file(path, a.opt.model.tokenizer);
   fmt::print("file:          {}\nformat:        {} ({})\n", mf.path, mf.format,
              human(mf.file_bytes));
   std::string tiers;
@@ -105,7 +106,7 @@ void register_info(CLI::App& app, Commands& c) {
       "info", "Describe a model: architecture, hyper-parameters, tokenizer, tensors");
   s->option_defaults()->always_capture_default();  // --help shows each default
   s->add_option("model", a->positional, "Model file or directory (same as -m)");
-  add_model_options(*s, a->model);
+  add_options(*s, a->opt, kModel);
   s->add_flag("--all", a->all_meta, "Also list every metadata key and value");
   s->callback([a, &c] { c.selected = [a] { return info(*a); }; });
 }

@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/options.h"
 #include "core/error.h"
 #include "formats/loader.h"
 #include "model/awq.h"
@@ -14,8 +15,8 @@ namespace brisk::cli {
 namespace {
 
 struct QuantizeArgs {
+  Options opt;
   std::string in, out, type, type_pos;
-  int threads = 0;
   bool awq = false;
   std::string calib;
   AwqOptions awq_opt;
@@ -26,7 +27,7 @@ int quantize(QuantizeArgs& a) {
   if (tname.empty()) fail("no target type: give --type TYPE ({})", quant_target_names());
   const QuantTarget target = parse_quant_target(tname);
   const auto t0 = std::chrono::steady_clock::now();
-  ThreadPool pool(a.threads > 0 ? a.threads : ThreadPool::default_threads());
+  ThreadPool pool(a.opt.thread_count());
   QuantizeJob job;
   job.out_path = a.out;
   job.target = target;
@@ -89,8 +90,7 @@ void register_quantize(CLI::App& app, Commands& c) {
   s->add_option("output", a->out, "GGUF file to write")->required();
   s->add_option("type_pos", a->type_pos, "Target type (same as --type)");
   s->add_option("--type", a->type, "Target type: " + quant_target_names());
-  s->add_option("-t,--threads", a->threads, "Threads (default: all cores)")
-      ->check(CLI::Range(0, 1024));
+  add_options(*s, a->opt, kThreads);
   s->add_flag("--awq", a->awq,
               "Activation-aware scaling (AWQ): search per-channel scales on --calib text before "
               "quantizing");

@@ -2,13 +2,12 @@
 #include <atomic>
 #include <cstdio>
 #include <memory>
-#include <random>
 
 #include "chat/prompt_format.h"
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "cli/engine_options.h"
 #include "cli/generate.h"
+#include "cli/options.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 #include "ops/cpu.h"
@@ -17,35 +16,30 @@ namespace brisk::cli {
 namespace {
 
 struct RunArgs {
-  ModelArgs model;
+  Options opt;
   std::string prompt, prompt_file;
-  int64_t n_predict = -1, n_ctx = 0, n_batch = 512;
-  int threads = 0;
-  SamplingParams sp;
-  int64_t seed = -1;
-  std::string kv_dtype = "auto";
-  SpecArgs spec;
+  int64_t n_predict = -1;
   bool ignore_eos = false, verbose = false, no_display_prompt = false;
 };
 
 int run(RunArgs& a) {
   if (!a.prompt_file.empty()) a.prompt = read_text_file(a.prompt_file, "prompt file");
-  const int threads = a.threads > 0 ? a.threads : ThreadPool::default_threads();
+  const int threads = a.opt.thread_count();
   double load_s = 0;
-  auto model = load_model(a.model, &load_s);
-  const auto& hp = model->hp;
-  const int64_t n_ctx = a.n_ctx > 0 ? a.n_ctx : std::min<int64_t>(hp.n_ctx_train, 4096);
+  auto model = load_model(a.opt.model, &load_s);
+  ThreadPool pool(threads);
+  Engine engine(*model, pool, engine_config(a.opt.engine, *model));
+  const int64_t n_ctx = engine.max_model_len();
   if (a.verbose) {
+    const auto& hp = model->hp;
     std::fprintf(stderr, "model: %s (%s, %s), %lld layers, embd %lld, heads %d/%d, vocab %lld\n",
                  model->file.path.c_str(), model->file.format.c_str(), hp.arch.c_str(),
                  static_cast<long long>(hp.n_layer), static_cast<long long>(hp.n_embd), hp.n_head,
                  hp.n_head_kv, static_cast<long long>(hp.n_vocab));
     std::fprintf(stderr, "threads: %d, context: %lld, kernels: %s\n", threads,
                  static_cast<long long>(n_ctx), isa_name(best_isa()));
+    std::fprintf(stderr, "%s\n", describe_kv(engine).c_str());
   }
-  a.sp.seed = a.seed >= 0 ? static_cast<uint64_t>(a.seed) : std::random_device{}();
-  if (a.verbose || a.seed < 0)
-    std::fprintf(stderr, "seed: %llu\n", static_cast<unsigned long long>(a.sp.seed));
 
   const PromptFormat fmt(*model->tokenizer);
   Request req;
@@ -55,15 +49,10 @@ int run(RunArgs& a) {
   const auto n_prompt = static_cast<int64_t>(req.prompt.size());
   if (n_prompt >= n_ctx)
     fail("the prompt has {} tokens but the context size is {} (raise -c)", n_prompt, n_ctx);
-  req.sampling = a.sp;
+  req.sampling = a.opt.sampling;
+  req.sampling.seed = a.opt.resolve_seed(a.verbose);
   req.ignore_eos = a.ignore_eos;
   req.max_tokens = a.n_predict < 0 ? n_ctx - n_prompt : std::min(a.n_predict, n_ctx - n_prompt);
-
-  ThreadPool pool(threads);
-  const EngineConfig ec =
-      single_sequence_config(*model, n_ctx, a.n_batch, a.kv_dtype, spec_config(a.spec));
-  Engine engine(*model, pool, ec);
-  if (a.verbose) std::fprintf(stderr, "%s\n", describe_kv(engine).c_str());
 
   if (!a.no_display_prompt) {
     StreamDecoder dec(*model->tokenizer);
@@ -110,21 +99,12 @@ void register_run(CLI::App& app, Commands& c) {
   CLI::App* s = app.add_subcommand(
       "run", "Generate text from a prompt (streams to stdout; statistics to stderr)");
   s->option_defaults()->always_capture_default();  // --help shows each default
-  add_model_options(*s, a->model);
+  a->opt.engine.max_seqs = 1;                      // the engine with one sequence
+  add_options(*s, a->opt, kModel | kThreads | kEngine | kSpeculation | kSampling);
   s->add_option("-p,--prompt", a->prompt, "Prompt text");
   s->add_option("-f,--file", a->prompt_file, "Read the prompt from a file")->excludes("-p");
   s->add_option("-n,--n-predict", a->n_predict,
                 "Number of tokens to generate (-1: until end of text or full context)");
-  s->add_option("-t,--threads", a->threads, "Threads to compute with (default: all cores)")
-      ->check(CLI::Range(1, 1024));
-  s->add_option("-c,--ctx-size", a->n_ctx,
-                "Context size in tokens (default: the model's, at most 4096)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
-  s->add_option("-b,--batch-size", a->n_batch, "Prompt tokens processed per forward pass")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
-  s->add_option("--kv-cache-dtype", a->kv_dtype, kKvDtypeHelp);
-  add_sampling_options(*s, a->sp, a->seed);
-  add_spec_options(*s, a->spec);
   s->add_flag("--ignore-eos", a->ignore_eos, "Keep generating past the end-of-text token");
   s->add_flag("--no-display-prompt", a->no_display_prompt, "Do not echo the prompt to stdout");
   s->add_flag("-v,--verbose", a->verbose, "Print model and run details to stderr");

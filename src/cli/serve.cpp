@@ -8,7 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "cli/engine_options.h"
+#include "cli/options.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 #include "ops/cpu.h"
@@ -18,25 +18,20 @@ namespace brisk::cli {
 namespace {
 
 struct ServeArgs {
-  ModelArgs model;
-  EngineArgs engine;
+  Options opt;
   server::ServerConfig server;
-  std::string template_file, max_body = "8MiB";
-  int threads = 0;
+  std::string max_body = "8MiB";
 };
 
 int serve(ServeArgs& a) {
   double load_s = 0;
-  auto m = load_model(a.model, &load_s);
-  const int threads = a.threads > 0 ? a.threads : ThreadPool::default_threads();
+  auto m = load_model(a.opt.model, &load_s);
+  const int threads = a.opt.thread_count();
   ThreadPool pool(threads);
-  Engine engine(*m, pool, engine_config(a.engine, *m));
-  const PromptFormat fmt(*m->tokenizer, a.template_file.empty()
-                                            ? std::string()
-                                            : read_text_file(a.template_file, "chat template"));
+  Engine engine(*m, pool, engine_config(a.opt.engine, *m));
+  const PromptFormat fmt(*m->tokenizer, a.opt.chat_template_source());
   server::ServerConfig c = a.server;
   if (c.model_name.empty()) c.model_name = std::filesystem::path(m->file.path).stem().string();
-  c.max_running = a.engine.max_seqs;
   c.http.max_body_bytes = parse_size(a.max_body, "--max-body-size");
   server::Server srv(engine, fmt, c);
   std::fprintf(stderr, "model: %s (%s), %d threads, kernels: %s, load %.0f ms\n",
@@ -61,7 +56,7 @@ void register_serve(CLI::App& app, Commands& c) {
       "serve",
       "Serve the model over HTTP with OpenAI's API (/v1/completions, /v1/chat/completions)");
   s->option_defaults()->always_capture_default();
-  add_model_options(*s, a->model);
+  add_options(*s, a->opt, kModel | kThreads | kChatTemplate);
   auto& sc = a->server;
   s->add_option("--host", sc.host, "Address to listen on (0.0.0.0: every interface)");
   s->add_option("--port", sc.port, "Port to listen on (0: any free port, printed at start)");
@@ -70,10 +65,6 @@ void register_serve(CLI::App& app, Commands& c) {
                 "stay open)");
   s->add_option("--served-model-name", sc.model_name,
                 "Model name clients give and /v1/models lists (default: the file's name)");
-  s->add_option("--chat-template", a->template_file,
-                "Jinja chat template file to use instead of the model's own");
-  s->add_option("-t,--threads", a->threads, "Threads to compute with (default: all cores)")
-      ->check(CLI::Range(0, 1024));
   s->add_option("--max-queue", sc.max_queue,
                 "Requests that may wait beyond --max-seqs running; more are refused with 429")
       ->check(CLI::Range(0, 1 << 20));
@@ -90,7 +81,7 @@ void register_serve(CLI::App& app, Commands& c) {
       ->check(CLI::Range(0.001, 1e6));
   s->add_option("--max-connections", sc.http.max_connections, "Open connections at most")
       ->check(CLI::Range(1, 1 << 20));
-  add_engine_options(*s, a->engine);
+  add_options(*s, a->opt, kEngine | kConcurrency | kSpeculation);
   s->callback([a, &c] { c.selected = [a] { return serve(*a); }; });
 }
 

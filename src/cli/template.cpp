@@ -7,6 +7,7 @@
 #include "chat/prompt_format.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/options.h"
 #include "core/error.h"
 #include "formats/loader.h"
 #include "tokenizer/tokenizer.h"
@@ -17,8 +18,8 @@ namespace {
 using json = nlohmann::ordered_json;
 
 struct TemplateArgs {
-  ModelArgs model;
-  std::string template_file, context_file, messages_file, tools_file;
+  Options opt;
+  std::string context_file, messages_file, tools_file;
   bool add_generation_prompt = false;
 };
 
@@ -32,8 +33,8 @@ json read_json(const std::string& path, const char* what) {
 }
 
 int run_template(TemplateArgs& a) {
-  const bool with_model = !a.model.path.empty() || !a.model.hf.empty();
-  if (!with_model && a.template_file.empty())
+  const bool with_model = !a.opt.model.path.empty() || !a.opt.model.hf.empty();
+  if (!with_model && a.opt.chat_template.empty())
     fail("template: give a model (-m) or a template (--chat-template FILE)");
   if (a.context_file.empty() == a.messages_file.empty())
     fail("template: give exactly one of --context FILE.json and --messages FILE.json");
@@ -42,12 +43,11 @@ int run_template(TemplateArgs& a) {
         "template: --tools and --add-generation-prompt go with --messages (a --context file "
         "holds every variable itself)");
 
-  const std::string source =
-      a.template_file.empty() ? std::string() : read_text_file(a.template_file, "chat template");
+  const std::string source = a.opt.chat_template_source();
   std::unique_ptr<Tokenizer> tok;
   std::unique_ptr<PromptFormat> pf;
   if (with_model) {
-    tok = Tokenizer::create(load_model_file(resolve_model(a.model), a.model.tokenizer));
+    tok = Tokenizer::create(load_model_file(resolve_model(a.opt.model), a.opt.model.tokenizer));
     pf = std::make_unique<PromptFormat>(*tok, source);
     if (pf->uses_fallback_template())
       std::fprintf(stderr,
@@ -89,10 +89,7 @@ void register_template(CLI::App& app, Commands& c) {
   CLI::App* s = app.add_subcommand(
       "template",
       "Print the exact prompt text a chat template makes of a conversation (no newline added)");
-  add_model_options(*s, a->model);
-  s->add_option("--chat-template", a->template_file,
-                "Jinja template file to use (with -m: instead of the model's own, keeping the "
-                "model's BOS/EOS texts)");
+  add_options(*s, a->opt, kModel | kChatTemplate);
   s->add_option("--context", a->context_file,
                 "JSON object whose keys are the template's variables exactly as given (messages, "
                 "tools, add_generation_prompt, bos_token, date_string, ...); the model fills in "

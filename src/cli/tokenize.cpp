@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/options.h"
 #include "core/error.h"
 #include "core/utf8.h"
 #include "formats/loader.h"
@@ -16,7 +17,7 @@ namespace brisk::cli {
 namespace {
 
 struct TokenizeArgs {
-  ModelArgs model;
+  Options opt;
   std::string prompt, file;
   bool from_stdin = false, ids_only = false, no_bos = false, parse_special = false;
   bool show_count = false;
@@ -53,8 +54,8 @@ int tokenize(TokenizeArgs& a) {
     ss << std::cin.rdbuf();
     text = ss.str();
   }
-  const std::string path = resolve_model(a.model);
-  const auto tok = Tokenizer::create(load_model_file(path, a.model.tokenizer));
+  const std::string path = resolve_model(a.opt.model);
+  const auto tok = Tokenizer::create(load_model_file(path, a.opt.model.tokenizer));
   const auto ids = tok->encode(text, !a.no_bos, a.parse_special);
   if (a.ids_only) {
     std::string line = "[";
@@ -75,7 +76,7 @@ void register_tokenize(CLI::App& app, Commands& c) {
   CLI::App* s = app.add_subcommand(
       "tokenize", "Show the tokens a model's tokenizer makes of a text (like llama-tokenize)");
   s->option_defaults()->always_capture_default();
-  add_model_options(*s, a->model);
+  add_options(*s, a->opt, kModel);
   s->add_option("-p,--prompt", a->prompt, "Text to tokenize");
   s->add_option("-f,--file", a->file, "Read the text from this file");
   s->add_flag("--stdin", a->from_stdin, "Read the text from standard input");

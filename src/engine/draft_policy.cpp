@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/limits.h"
+
 namespace brisk {
 
 namespace {
@@ -100,19 +102,19 @@ double DraftPolicy::speedup(int g, const double* accept, int64_t n) const {
 }
 
 double DraftPolicy::expected_speedup(int g, double a, int64_t n) const {
-  std::array<double, 64> accept;
+  std::array<double, kMaxDraftTokens> accept;
   accept.fill(a);
-  return speedup(std::min(g, 64), accept.data(), n);
+  return speedup(std::min(g, kMaxDraftTokens), accept.data(), n);
 }
 
 int DraftPolicy::choose(Seq& s, int max, int64_t n_decoding, int64_t step, int64_t lag) const {
-  max = std::min(max, 64);
+  max = std::min(max, kMaxDraftTokens);
   if (max <= 0) return 0;
   if (step_seconds(1) <= 0) return 0;  // a plain step is timed first
   const int64_t n = std::max<int64_t>(n_decoding, 1);
   // A step so compute-bound that even a sure guess would not pay: nothing to probe for.
   if (expected_speedup(1, 1.0, n) < kMinGain) return 0;
-  std::array<double, 64> accept;
+  std::array<double, kMaxDraftTokens> accept;
   for (int i = 0; i < max; ++i) accept[static_cast<size_t>(i)] = accept_rate(s, i);
   int best = 0;
   double best_gain = 1;

@@ -125,13 +125,14 @@ uint64_t kv_bytes_for_tokens(const Model& m, const EngineConfig& c, int64_t toke
 
 Engine::Engine(const Model& m, ThreadPool& pool, const EngineConfig& c)
     : m_(m), pool_(pool), c_(c), forward_(m, pool) {
-  if (c.spec.draft_max < 0 || c.spec.draft_max > 64)
-    fail("speculative draft max {} is not in 0..64", c.spec.draft_max);
+  if (c.spec.draft_max < 0 || c.spec.draft_max > kMaxDraftTokens)
+    fail("speculative draft max {} is not in 0..{}", c.spec.draft_max, kMaxDraftTokens);
   if (c.spec.draft_min < 1 || c.spec.draft_min > std::max(c.spec.draft_max, 1))
     fail("speculative draft min {} is not in 1..{}", c.spec.draft_min, c.spec.draft_max);
-  if (c.spec.ngram.n_min < 1 || c.spec.ngram.n_max < c.spec.ngram.n_min || c.spec.ngram.n_max > 64)
-    fail("prompt lookup n-gram sizes {}..{} are invalid (1 <= min <= max <= 64)",
-         c.spec.ngram.n_min, c.spec.ngram.n_max);
+  if (c.spec.ngram.n_min < 1 || c.spec.ngram.n_max < c.spec.ngram.n_min ||
+      c.spec.ngram.n_max > kMaxNgram)
+    fail("prompt lookup n-gram sizes {}..{} are invalid (1 <= min <= max <= {})",
+         c.spec.ngram.n_min, c.spec.ngram.n_max, kMaxNgram);
   if (c.spec.method == SpecMethod::LayerSkip) {
     if (m.hp.n_layer < 2) fail("layer skipping needs a model of two layers or more");
     if (c.spec.draft_layers < 0 || c.spec.draft_layers >= m.hp.n_layer)
@@ -191,7 +192,8 @@ RequestId Engine::submit(Request r, OutputFn fn) {
   for (int32_t t : r.prompt)
     if (t < 0 || t >= m_.hp.n_vocab)
       fail("prompt token id {} is outside the vocabulary (0..{})", t, m_.hp.n_vocab - 1);
-  if (r.n < 1 || r.n > 128) fail("n = {} completions: must be between 1 and 128", r.n);
+  if (r.n < 1 || r.n > kMaxCompletions)
+    fail("n = {} completions: must be between 1 and {}", r.n, kMaxCompletions);
   const int64_t len = static_cast<int64_t>(r.prompt.size());
   if (len >= max_len_)
     fail(
@@ -208,7 +210,8 @@ RequestId Engine::submit(Request r, OutputFn fn) {
   req->id = next_id_++;
   req->r = std::move(r);
   req->fn = std::move(fn);
-  if (req->r.logprobs > 20) fail("logprobs = {}: at most 20 alternatives", req->r.logprobs);
+  if (req->r.logprobs > kMaxLogprobs)
+    fail("logprobs = {}: at most {} alternatives", req->r.logprobs, kMaxLogprobs);
   if (req->r.proposer && *req->r.proposer != SpecMethod::None &&
       *req->r.proposer != SpecMethod::Ngram && *req->r.proposer != c_.spec.method)
     fail("the request asks for a proposer (draft model or layer skip) this engine does not run");

@@ -17,6 +17,7 @@
 
 #include "core/thread_pool.h"
 #include "engine/draft_policy.h"
+#include "engine/limits.h"
 #include "engine/model_drafter.h"
 #include "engine/ngram_proposer.h"
 #include "engine/sampler.h"
@@ -154,6 +155,7 @@ class Engine {
   uint64_t kv_bytes() const;  // both caches' with a draft model
   const KvGeometry* draft_kv_geometry() const { return draft_geom_ ? &*draft_geom_ : nullptr; }
   int64_t max_model_len() const { return max_len_; }
+  const EngineConfig& config() const { return c_; }
   const Model& model() const { return m_; }
   // Throws unless block accounting is exact (free + in use + cached = total, ref counts match).
   void check() const;

@@ -152,11 +152,11 @@ void parse_common(const json& b, GenSpec& j, const Tokenizer& tok) {
       bad("stop_token_ids", "'stop_token_ids' must be a list");
     r.stop_token_ids = token_list(b.at("stop_token_ids"), "stop_token_ids", tok.vocab().size());
   }
-  r.n = static_cast<int>(get_int(b, "n", 1, 1, 128));
+  r.n = static_cast<int>(get_int(b, "n", 1, 1, kMaxCompletions));
   r.ignore_eos = get_bool(b, "ignore_eos", false);
   // Speculative decoding per request (when the server runs with --spec): 0 turns it off, a smaller
   // number shortens the drafts; the server's --draft-max is the ceiling.
-  r.draft_max = static_cast<int>(get_int(b, "num_speculative_tokens", -1, 0, 64));
+  r.draft_max = static_cast<int>(get_int(b, "num_speculative_tokens", -1, 0, kMaxDraftTokens));
   (void)get_string(b, "user", "");
   j.stream = get_bool(b, "stream", false);
   if (has(b, "stream_options")) {
@@ -283,12 +283,12 @@ GenSpec parse_completion_request(const json& b, const PromptFormat& pf, int64_t 
   }
   j.echo = get_bool(b, "echo", false);
   if (has(b, "logprobs")) {
-    j.top_logprobs = static_cast<int>(get_int(b, "logprobs", 0, 0, 20));
+    j.top_logprobs = static_cast<int>(get_int(b, "logprobs", 0, 0, kMaxLogprobs));
     j.base.logprobs = j.top_logprobs;
     if (j.echo)
       bad("echo", "'echo' together with 'logprobs' (prompt log-probabilities) is not supported");
   }
-  if (has(b, "best_of") && get_int(b, "best_of", 1, 1, 128) != j.base.n)
+  if (has(b, "best_of") && get_int(b, "best_of", 1, 1, kMaxCompletions) != j.base.n)
     bad("best_of", "'best_of' other than n is not supported");
   if (has(b, "suffix")) bad("suffix", "'suffix' is not supported");
   parse_max_tokens(b, j, 16, max_model_len);
@@ -349,7 +349,7 @@ GenSpec parse_chat_request(const json& b, const PromptFormat& pf, int64_t max_mo
   }
   j.prompts.push_back(encode_messages(b, pf, get_bool(b, "add_generation_prompt", true)));
   if (get_bool(b, "logprobs", false)) {
-    j.top_logprobs = static_cast<int>(get_int(b, "top_logprobs", 0, 0, 20));
+    j.top_logprobs = static_cast<int>(get_int(b, "top_logprobs", 0, 0, kMaxLogprobs));
     j.base.logprobs = j.top_logprobs;
   } else if (has(b, "top_logprobs")) {
     bad("top_logprobs", "'top_logprobs' needs 'logprobs' set to true");

@@ -466,7 +466,7 @@ void Server::generate(const std::shared_ptr<Exchange>& ex, bool chat) {
   if (!spec.model.empty() && spec.model != c_.model_name)
     throw ApiError(404, fmt::format("The model `{}` does not exist.", spec.model), "model", "",
                    "model_not_found");
-  if (jobs_.size() >= static_cast<size_t>(c_.max_running + c_.max_queue))
+  if (jobs_.size() >= static_cast<size_t>(engine_.config().max_seqs + c_.max_queue))
     return send_error(
         *ex,
         ApiError(429, "the server is busy: too many requests are waiting; retry later", "", "",

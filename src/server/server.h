@@ -26,7 +26,6 @@ struct ServerConfig {
   uint16_t port = 8080;
   std::string api_key;                   // "": no authentication
   std::string model_name;                // as /v1/models lists it
-  int max_running = 64;                  // the engine's --max-seqs
   int max_queue = 1024;                  // requests waiting beyond those running; then 429
   double request_timeout_seconds = 600;  // a request running longer is ended
   double shutdown_grace_seconds = 10;    // running requests may finish this long on SIGTERM

@@ -1,10 +1,14 @@
-#include "cli/engine_options.h"
+#include "cli/options.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 
+#include <cstdio>
+#include <random>
+
 #include "core/error.h"
+#include "core/thread_pool.h"
 
 namespace brisk::cli {
 
@@ -39,16 +43,50 @@ uint64_t parse_size(const std::string& s, const std::string& what) {
   return static_cast<uint64_t>(bytes);
 }
 
+namespace {
+
+void add_model_options(CLI::App& app, ModelArgs& a) {
+  app.add_option("-m,--model", a.path,
+                 "Model to load: a GGUF file, a llama2.c checkpoint, or a Hugging Face directory "
+                 "(config.json + *.safetensors + tokenizer.json). Default: stories260K");
+  app.add_option(
+      "-z,--tokenizer", a.tokenizer,
+      "llama2.c tokenizer file (default: tokenizer.bin or tok<vocab>.bin beside the checkpoint)");
+  app.add_option("--hf-repo", a.hf,
+                 "Download a model from the Hugging Face hub: OWNER/REPO[:FILE-OR-QUANT] (also "
+                 "-hf); cached in $BRISK_CACHE, $XDG_CACHE_HOME/brisk or ~/.cache/brisk");
+  app.add_flag(
+      "--no-repack", a.no_repack,
+      "Use the weights as the file stores them, mapped from it: faster loading and no "
+      "copy in memory, but slower kernels (by default Q4_0, Q8_0, Q4_K, Q6_K, BF16 and F16 "
+      "matrices are interleaved 16 rows at a time on CPUs with AVX2, F32 ones on CPUs with "
+      "AVX-512)");
+}
+
 void add_engine_options(CLI::App& app, EngineArgs& a) {
-  app.add_option("--kv-cache-size", a.kv_cache_size,
-                 "Memory for the paged KV cache, e.g. 2GiB or 512MiB (default: enough for "
-                 "--max-seqs sequences of --max-model-len tokens, at most 2 GiB)");
-  app.add_option("--kv-cache-dtype", a.kv_dtype, kKvDtypeHelp);
-  app.add_option("--block-size", a.block_size, "Tokens per KV cache block")
-      ->check(CLI::Range(1, 1024));
-  app.add_option("--max-batched-tokens,--max-num-batched-tokens", a.max_batched_tokens,
+  app.add_option("-c,--ctx-size,--max-model-len", a.max_model_len,
+                 "Longest sequence, prompt plus output, in tokens (0: the model's training "
+                 "context, as far as the KV cache holds it)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
+  app.add_option("-b,--batch-size,--max-batched-tokens,--max-num-batched-tokens",
+                 a.max_batched_tokens,
                  "Token budget of one forward pass; longer prompts are prefilled in chunks")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  app.add_option("--kv-cache-size", a.kv_cache_size,
+                 "Memory for the paged KV cache, e.g. 2GiB or 512MiB (default: enough for "
+                 "every sequence that runs at once, --max-seqs or the one of run and chat, at "
+                 "the full --ctx-size, at most 2 GiB)");
+  app.add_option("--kv-cache-dtype", a.kv_dtype,
+                 "KV cache element type: auto (f32 or bf16 for such weights, else f16), f16, "
+                 "bf16, f32 or q8_0 (8-bit, a scale per position and head)");
+  app.add_option("--block-size", a.block_size, "Tokens per KV cache block")
+      ->check(CLI::Range(1, 1024));
+  app.add_flag("--no-prefix-caching,--no-enable-prefix-caching", a.no_prefix_caching,
+               "Compute every prompt in full instead of reusing cached KV blocks of prefixes "
+               "seen before");
+}
+
+void add_concurrency_options(CLI::App& app, EngineArgs& a) {
   app.add_option("--max-seqs,--max-num-seqs", a.max_seqs,
                  "Sequences running at once (more wait their turn)")
       ->check(CLI::Range(1, 4096));
@@ -58,16 +96,9 @@ void add_engine_options(CLI::App& app, EngineArgs& a) {
                  "--max-batched-tokens). Lower keeps streams smooth, higher gives new requests "
                  "their first token sooner")
       ->check(CLI::Range(int64_t{-1}, int64_t{1} << 20));
-  app.add_option("--max-model-len", a.max_model_len,
-                 "Longest sequence, prompt plus output (0: the model's training context)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
-  app.add_flag("--no-prefix-caching,--no-enable-prefix-caching", a.no_prefix_caching,
-               "Compute every prompt in full instead of reusing cached KV blocks of prefixes "
-               "seen before");
-  add_spec_options(app, a.spec);
 }
 
-void add_spec_options(CLI::App& app, SpecArgs& a) {
+void add_spec_method_options(CLI::App& app, SpecArgs& a) {
   app.add_option("--spec", a.method,
                  "Speculative decoding: none; draft (a smaller model with the same vocabulary "
                  "drafts, -md; the default when one is given); ngram (prompt lookup: propose "
@@ -75,34 +106,28 @@ void add_spec_options(CLI::App& app, SpecArgs& a) {
                  "layer-skip (the model's own first layers draft). Drafts are verified by the "
                  "whole model in one pass; output is distributed exactly as without speculation")
       ->check(CLI::IsMember({"none", "draft", "ngram", "layer-skip"}));
-  add_draft_model_option(app, a);
   app.add_option("--draft-max,--draft,--spec-draft-n-max", a.draft_max,
                  "Speculative tokens proposed per step at most (adapts per sequence below this)")
-      ->check(CLI::Range(1, 64));
-
-  add_spec_tuning_options(app, a);
+      ->check(CLI::Range(1, kMaxDraftTokens));
 }
 
-void add_draft_model_option(CLI::App& app, SpecArgs& a) {
+void add_spec_tuning_options(CLI::App& app, SpecArgs& a) {
   app.add_option("--model-draft,--draft-model", a.draft_model,
                  "-md: a draft model for speculative decoding (GGUF, llama2.c or Hugging Face "
                  "directory), smaller than -m and with its vocabulary; its KV cache takes its "
                  "share of the KV memory");
-}
-
-void add_spec_tuning_options(CLI::App& app, SpecArgs& a) {
   app.add_flag("--draft-fixed", a.fixed,
                "Always propose --draft-max tokens, instead of choosing per sequence and step the "
                "length expected to pay most (from the measured step times and acceptance)");
   app.add_option("--draft-min,--spec-draft-n-min", a.draft_min,
                  "Fewest speculative tokens worth verifying")
-      ->check(CLI::Range(1, 64));
+      ->check(CLI::Range(1, kMaxDraftTokens));
   app.add_option("--spec-ngram-max,--prompt-lookup-max", a.ngram_max,
                  "Prompt lookup: longest suffix of the sequence searched for (tried first)")
-      ->check(CLI::Range(1, 64));
+      ->check(CLI::Range(1, kMaxNgram));
   app.add_option("--spec-ngram-min,--prompt-lookup-min", a.ngram_min,
                  "Prompt lookup: shortest suffix searched for")
-      ->check(CLI::Range(1, 64));
+      ->check(CLI::Range(1, kMaxNgram));
   app.add_option("--spec-draft-layers", a.draft_layers,
                  "Layer skipping: the first layers the draft runs (0: half the model's)")
       ->check(CLI::Range(0, 4096));
@@ -112,6 +137,63 @@ void add_spec_tuning_options(CLI::App& app, SpecArgs& a) {
                  "speculation still switches itself off where its measured cost outweighs what "
                  "the guesses are expected to save, as in large compute-bound batches)")
       ->check(CLI::Range(0, 1 << 20));
+}
+
+void add_sampling_options(CLI::App& app, SamplingParams& sp, int64_t& seed) {
+  app.add_option("--temp", sp.temperature,
+                 "Sampling temperature; 0 picks the most likely token (greedy)")
+      ->check(CLI::Range(0.0f, 100.0f));
+  app.add_option("--top-k", sp.top_k, "Keep only the k most likely tokens (0: off)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--top-p", sp.top_p,
+                 "Keep the most likely tokens whose probabilities sum to p (1: off)")
+      ->check(CLI::Range(0.0f, 1.0f));
+  app.add_option("--min-p", sp.min_p,
+                 "Drop tokens less likely than min-p times the most likely one (0: off)")
+      ->check(CLI::Range(0.0f, 1.0f));
+  app.add_option("--repeat-penalty", sp.repeat_penalty,
+                 "Penalize tokens seen in the last --repeat-last-n tokens (1: off)")
+      ->check(CLI::Range(0.0f, 100.0f));
+  app.add_option("--repeat-last-n", sp.penalty_last_n,
+                 "Tokens the penalties look back over (-1: whole context)")
+      ->check(CLI::Range(-1, 1 << 24));
+  app.add_option("--presence-penalty", sp.presence_penalty,
+                 "Subtract this from tokens already present (0: off)");
+  app.add_option("--frequency-penalty", sp.frequency_penalty,
+                 "Subtract this times a token's count (0: off)");
+  app.add_option("-s,--seed", seed, "Random seed (-1: random, printed to stderr)");
+}
+
+}  // namespace
+
+void add_options(CLI::App& app, Options& o, unsigned groups) {
+  if (groups & kModel) add_model_options(app, o.model);
+  if (groups & kThreads)
+    app.add_option("-t,--threads", o.threads, "Threads to compute with (0: every core)")
+        ->check(CLI::Range(0, 1024));
+  if (groups & kChatTemplate)
+    app.add_option("--chat-template", o.chat_template,
+                   "Jinja chat template file to use instead of the model's own (which keeps "
+                   "its BOS/EOS texts)");
+  if (groups & kEngine) add_engine_options(app, o.engine);
+  if (groups & kConcurrency) add_concurrency_options(app, o.engine);
+  if (groups & kSpecMethod) add_spec_method_options(app, o.engine.spec);
+  if (groups & kSpecTuning) add_spec_tuning_options(app, o.engine.spec);
+  if (groups & kSampling) add_sampling_options(app, o.sampling, o.seed);
+}
+
+int Options::thread_count() const {
+  return threads > 0 ? threads : ThreadPool::default_threads();
+}
+
+uint64_t Options::resolve_seed(bool verbose) const {
+  const uint64_t s = seed >= 0 ? static_cast<uint64_t>(seed) : std::random_device{}();
+  if (verbose || seed < 0) std::fprintf(stderr, "seed: %llu\n", static_cast<unsigned long long>(s));
+  return s;
+}
+
+std::string Options::chat_template_source() const {
+  return chat_template.empty() ? std::string() : read_text_file(chat_template, "chat template");
 }
 
 SpecConfig spec_config(SpecArgs& a) {
