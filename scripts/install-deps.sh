@@ -9,7 +9,7 @@ $SUDO dpkg --add-architecture arm64
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   g++ cmake ninja-build pkg-config python3 clang clang-format \
-  libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev \
+  libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev \
   libcurl4-openssl-dev libpcre2-dev libutf8proc-dev libboost-dev ca-certificates curl >/dev/null
 # The Arm cross build and its test run under qemu-user (scripts/test-arm64.sh).
 $SUDO apt-get install -y -qq --no-install-recommends g++-aarch64-linux-gnu qemu-user \

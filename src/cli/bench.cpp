@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/options.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/quant.h"
 #include "engine/engine.h"
@@ -25,10 +26,6 @@ struct BenchArgs {
   std::string threads = "1,2";
   bool no_peaks = false;
 };
-
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -110,8 +107,8 @@ int bench(BenchArgs& a) {
     for (int r = 0; r < a.reps + 1; ++r) {
       const double peak_now = measure_peak();
       double t_tok = 0;
-      const double t0 = now();
-      engine.submit(request(a.n_prompt, 1), [&](const Output&) { t_tok = now(); });
+      const double t0 = now_seconds();
+      engine.submit(request(a.n_prompt, 1), [&](const Output&) { t_tok = now_seconds(); });
       engine.run_until_idle();
       if (r == 0) continue;  // the first run warms up
       pp.push_back(a.n_prompt / (t_tok - t0));
@@ -129,7 +126,7 @@ int bench(BenchArgs& a) {
       double t_first = 0, t_last = 0;
       int got = 0;
       engine.submit(request(1, a.n_gen + 1), [&](const Output&) {
-        t_last = now();
+        t_last = now_seconds();
         if (got++ == 0) t_first = t_last;
       });
       engine.run_until_idle();

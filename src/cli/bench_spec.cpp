@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/options.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "ops/cpu.h"
 
@@ -36,10 +37,6 @@ struct SpecBenchArgs {
   int reps = 3;
   float temp = 0;
 };
-
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 struct RunResult {
   double tokens_per_s = 0;
@@ -80,9 +77,9 @@ RunResult run_once(const Model& m, ThreadPool& pool, const std::vector<int32_t>&
   while (!all_started() && e.step()) {
   }
   const EngineStats before = e.stats();
-  const double t0 = now();
+  const double t0 = now_seconds();
   e.run_until_idle();
-  const double dt = now() - t0;
+  const double dt = now_seconds() - t0;
   r.stats = e.stats();
   const auto decoded = static_cast<double>(r.stats.generated_tokens - before.generated_tokens);
   r.tokens_per_s = dt > 0 ? decoded / dt : 0;

@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/options.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "ops/cpu.h"
 
@@ -22,10 +23,6 @@ struct ThroughputArgs {
   uint64_t seed = 1;
   float temp = 0;
 };
-
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -76,16 +73,16 @@ int throughput(ThroughputArgs& a) {
     int64_t n = 0;
   };
   std::vector<Timing> tm(static_cast<size_t>(a.num_prompts));
-  const double t0 = now();
+  const double t0 = now_seconds();
   for (int i = 0; i < a.num_prompts; ++i)
     e.submit(make(a.input_len, a.output_len), [&tm, i, t0](const Output&) {
       Timing& t = tm[static_cast<size_t>(i)];
-      const double tn = now() - t0;
+      const double tn = now_seconds() - t0;
       if (t.n++ == 0) t.first = tn;
       t.last = tn;
     });
   e.run_until_idle();
-  const double elapsed = now() - t0;
+  const double elapsed = now_seconds() - t0;
   const EngineStats st = e.stats();
 
   std::vector<double> ttft, tpot;

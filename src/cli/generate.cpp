@@ -3,23 +3,18 @@
 #include <chrono>
 
 #include "cli/common.h"
+#include "core/clock.h"
 
 namespace brisk::cli {
-
-namespace {
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-}  // namespace
 
 Generation generate(Engine& e, Request r, const std::function<void(const std::string&)>& on_text) {
   Generation g;
   bool done = false;
   double t_first = 0, t_last = 0;
-  const double t0 = now();
+  const double t0 = now_seconds();
   const RequestId id = e.submit(std::move(r), [&](const Output& o) {
     if (o.token >= 0) {
-      t_last = now();
+      t_last = now_seconds();
       if (g.generated_tokens++ == 0) t_first = t_last;
     }
     g.prompt_tokens = o.prompt_tokens;
@@ -43,7 +38,7 @@ Generation generate(Engine& e, Request r, const std::function<void(const std::st
     g.prompt_seconds = t_first - t0;
     g.generate_seconds = t_last - t_first;
   } else {
-    g.prompt_seconds = now() - t0;
+    g.prompt_seconds = now_seconds() - t0;
   }
   return g;
 }

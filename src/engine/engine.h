@@ -16,13 +16,10 @@
 #include <vector>
 
 #include "core/thread_pool.h"
-#include "engine/draft_policy.h"
 #include "engine/limits.h"
-#include "engine/model_drafter.h"
-#include "engine/ngram_proposer.h"
-#include "engine/sampler.h"
+#include "engine/request.h"
 #include "engine/scheduler.h"
-#include "engine/stop.h"
+#include "engine/spec/spec_config.h"
 #include "kv/block_manager.h"
 #include "kv/paged_kv_cache.h"
 #include "model/forward.h"
@@ -30,36 +27,9 @@
 
 namespace brisk {
 
-using RequestId = uint64_t;
-
-// Speculative decoding: a proposer guesses tokens that one forward pass then verifies together
-// with the sequence's next token; the output is distributed exactly as without it (greedy output
-// is the same, token for token).
-enum class SpecMethod { None, Ngram, LayerSkip, DraftModel };
-struct SpecConfig {
-  SpecMethod method = SpecMethod::None;
-  // DraftModel: a smaller model with the target's vocabulary (outlives the engine). Its KV lives
-  // in a second paged cache over the same block tables, taking its share of the KV memory.
-  const Model* draft_model = nullptr;
-  int draft_max = 8;  // tokens proposed per step at most (γ; per request: Request::draft_max)
-  // Draft lengths chosen per sequence and step from measured costs and acceptance (see
-  // engine/draft_policy.h); false: always draft_max (reproducible, for tests and comparisons).
-  bool adaptive = true;
-  int draft_min = 1;  // fewer proposed tokens than this are not worth verifying
-  NgramConfig ngram;
-  // Layer skipping: the draft is the model's own first draft_layers blocks plus its final norm and
-  // classifier (0: half the blocks), drafting greedily.
-  int draft_layers = 0;
-  // No drafts in a step that decodes more sequences than this (0: no limit). Without a limit the
-  // draft policy still switches speculation off where a step is compute-bound (see
-  // engine/draft_policy.h); this is a hard cap beside it.
-  int disable_batch_size = 0;
-};
-SpecMethod parse_spec_method(const std::string& name);  // none | ngram | layer-skip | draft
-// Throws unless the draft's token ids mean what the target's do: the same tokenizer family, the
-// same text for every id both hold (their sizes may differ by padding of up to 128 ids), the same
-// BOS and EOS.
-void check_draft_vocab(const Model& target, const Model& draft);
+struct Req;
+struct Seq;
+class Speculator;
 
 struct EngineConfig {
   uint64_t kv_cache_bytes = 0;  // 0: enough for max_seqs full-length sequences, at most 2 GiB
@@ -77,39 +47,6 @@ struct EngineConfig {
 // positions of one sequence (whole blocks; with a draft model, in both caches).
 KvGeometry kv_geometry_for(const Model& m, const EngineConfig& c);
 uint64_t kv_bytes_for_tokens(const Model& m, const EngineConfig& c, int64_t tokens);
-
-struct Request {
-  std::vector<int32_t> prompt;
-  SamplingParams sampling;
-  int64_t max_tokens = -1;  // -1: until the model's context is full
-  int n = 1;                // completions of the prompt (they share its KV blocks)
-  std::vector<std::string> stop;
-  std::vector<int32_t> stop_token_ids;
-  bool ignore_eos = false;
-  int logprobs = -1;   // -1: none; k >= 0: each token's log-probability and the k most likely
-  int draft_max = -1;  // speculative tokens per step: -1 the engine's, 0 none, at most the engine's
-  // The proposer for this request: the engine's (unset), none, prompt lookup, or the engine's own
-  // model proposer by name (a request cannot ask for a model the engine has not loaded).
-  std::optional<SpecMethod> proposer;
-};
-
-enum class FinishReason { None, Stop, Length, Abort };
-const char* finish_reason_name(FinishReason r);
-
-// One event of one completion: a new token and the text it releases (possibly empty while a
-// character or a possible stop string is incomplete), and on the last event the reason.
-struct Output {
-  RequestId id;
-  int index;      // which of the request's n completions
-  int32_t token;  // -1 on an event that only finishes (abort)
-  std::string text;
-  FinishReason finish = FinishReason::None;
-  int64_t prompt_tokens = 0;  // of this completion's prompt
-  int64_t cached_tokens = 0;  // prompt tokens whose KV came from the prefix cache
-  double scheduled_at = 0;    // steady-clock seconds when its prompt first entered a batch
-  const TokenLogprobs* logprobs = nullptr;  // when the request asked; null on an abort event
-};
-using OutputFn = std::function<void(const Output&)>;
 
 struct EngineStats {
   int64_t prompt_tokens = 0;     // prompt (and recomputed) tokens run through the model
@@ -161,17 +98,15 @@ class Engine {
   void check() const;
 
  private:
-  struct Req;
-  struct Seq;
   void take_inbox();
-  void finish(Seq& s, FinishReason r, std::string text);
-  void emit_token(Seq& s, int32_t tok, const float* logits);
-  Output output(const Seq& s, int32_t tok, std::string text, FinishReason r) const;
+  Seq& add_seq(Req& r, int index, const SamplingParams& sp, const std::vector<int32_t>& tokens);
   void fork_children(Seq& parent, const float* logits);
-  void propose();
-  void draft(const StepPlan& plan);
-  SpecMethod proposer(const Seq& s) const;
-  void verify(Seq& s, int64_t n_draft, const float* logits);
+  std::vector<Seq*> decoding_seqs();
+  const float* run(const StepPlan& plan);
+  void process_outputs(const StepPlan& plan, const float* logits);
+  void emit_token(Seq& s, int32_t tok, const float* logits);
+  void finish(Seq& s, FinishReason r, std::string text);
+  Output output(const Seq& s, int32_t tok, std::string text, FinishReason r) const;
 
   const Model& m_;
   ThreadPool& pool_;
@@ -185,10 +120,7 @@ class Engine {
   std::unique_ptr<Scheduler> sched_;
   Forward forward_;
   Batch batch_;
-  std::unique_ptr<ModelDrafter> drafter_;  // layer skipping or a draft model
-  std::vector<DraftTask> draft_tasks_;
-  DraftPolicy ngram_policy_, model_policy_;  // acceptance and costs differ by proposer
-  double proposer_seconds_ = 0;              // in this step
+  std::unique_ptr<Speculator> spec_;
 
   std::unordered_map<RequestId, std::unique_ptr<Req>> reqs_;
   std::vector<int32_t> free_ids_;
@@ -196,8 +128,6 @@ class Engine {
   int64_t generated_ = 0, prompt_tokens_ = 0, steps_ = 0;
   size_t peak_running_ = 0;
   double forward_seconds_ = 0;
-  int64_t spec_drafts_ = 0, spec_draft_tokens_ = 0, spec_accepted_ = 0;
-  std::vector<int64_t> spec_accepted_per_pos_;
 
   mutable std::mutex inbox_mu_;
   std::condition_variable inbox_cv_;

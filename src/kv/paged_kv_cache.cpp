@@ -15,10 +15,6 @@ uint64_t KvGeometry::bytes_per_block() const {
   return 2 * per_layer * static_cast<uint64_t>(n_layer);
 }
 
-int32_t KvGeometry::blocks_for(uint64_t bytes) const {
-  return static_cast<int32_t>(std::min<uint64_t>(bytes / bytes_per_block(), INT32_MAX));
-}
-
 PagedKvCache::PagedKvCache(const KvGeometry& g, const BlockManager& tables)
     : g_(g), tables_(tables), n_blocks_(tables.pool().n_blocks()) {
   if (g.block_size != tables.block_size())

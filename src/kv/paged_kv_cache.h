@@ -23,8 +23,6 @@ struct KvGeometry {
   int64_t kv_dim() const { return static_cast<int64_t>(n_head_kv) * head_dim; }
   // Bytes one block takes over all layers, K and V (and scales).
   uint64_t bytes_per_block() const;
-  // Blocks that fit in `bytes`.
-  int32_t blocks_for(uint64_t bytes) const;
 };
 
 class PagedKvCache : public KvCache {
@@ -39,7 +37,6 @@ class PagedKvCache : public KvCache {
 
   // Copies block src's rows (every layer, K and V, scales) into dst.
   void copy_block(BlockId src, BlockId dst);
-  const KvGeometry& geometry() const { return g_; }
   uint64_t bytes() const { return bytes_; }
 
  private:

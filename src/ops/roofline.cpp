@@ -9,15 +9,12 @@
 #include <cstring>
 #include <vector>
 
+#include "core/clock.h"
 #include "ops/cpu.h"
 #include "ops/isa_target.h"
 
 namespace brisk {
 namespace {
-
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 // Integer sums: any bytes (weights included) read at the same speed, no float special cases.
 #if defined(__x86_64__)
@@ -149,9 +146,10 @@ double peak(ThreadPool& pool, F loop, double flop_per_iter) {
   std::vector<double> rates;
   for (int rep = 0; rep < 3; ++rep) {
     std::atomic<double> sink{0};
-    const double t0 = now();
+    const double t0 = now_seconds();
     pool.run([&](int) { sink = sink + loop(iters); });
-    rates.push_back(flop_per_iter * static_cast<double>(iters) * pool.size() / (now() - t0));
+    rates.push_back(flop_per_iter * static_cast<double>(iters) * pool.size() /
+                    (now_seconds() - t0));
   }
   std::sort(rates.begin(), rates.end());
   return rates[rates.size() / 2];
@@ -170,13 +168,13 @@ double measure_read_bandwidth(ThreadPool& pool, size_t bytes, int reps) {
   std::vector<double> rates;
   std::atomic<float> sink{0};
   for (int r = 0; r < reps; ++r) {
-    const double t0 = now();
+    const double t0 = now_seconds();
     // Read the way the kernels read: 1 MiB chunks claimed in order by all threads.
     pool.parallel_chunks(static_cast<int64_t>(n), 1 << 18, [&](int64_t b, int64_t e) {
       const size_t len = static_cast<size_t>(e - b);
       sink = sink + sum(isa, buf + b, len);
     });
-    rates.push_back(static_cast<double>(n * sizeof(float)) / (now() - t0));
+    rates.push_back(static_cast<double>(n * sizeof(float)) / (now_seconds() - t0));
   }
   std::free(buf);
   std::sort(rates.begin(), rates.end());
@@ -192,7 +190,7 @@ double measure_span_bandwidth(ThreadPool& pool, const std::vector<std::span<cons
   uint64_t total = 0;
   for (const auto& s : spans) total += s.size() / 256 * 256;
   for (int r = 0; r < reps; ++r) {
-    const double t0 = now();
+    const double t0 = now_seconds();
     for (const auto& s : spans) {
       const auto* p = reinterpret_cast<const float*>(s.data());
       const int64_t n = static_cast<int64_t>(s.size() / 256 * 64);
@@ -201,7 +199,7 @@ double measure_span_bandwidth(ThreadPool& pool, const std::vector<std::span<cons
         sink = sink + sum(isa, p + b, len);
       });
     }
-    rates.push_back(static_cast<double>(total) / (now() - t0));
+    rates.push_back(static_cast<double>(total) / (now_seconds() - t0));
   }
   std::sort(rates.begin(), rates.end());
   return rates[rates.size() / 2];

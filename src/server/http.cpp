@@ -250,10 +250,6 @@ void Exchange::on_disconnect(std::function<void()> fn) {
   conn_->set_disconnect(std::move(fn));
 }
 
-bool Exchange::client_gone() const {
-  return conn_->closed();
-}
-
 HttpServer::HttpServer(net::io_context& io, const std::string& host, uint16_t port,
                        const HttpLimits& limits, Handler handler)
     : io_(io), acceptor_(io), limits_(limits), handler_(std::move(handler)) {

@@ -53,7 +53,6 @@ class Exchange {
 
   // Called once if the client disconnects before the response is complete.
   void on_disconnect(std::function<void()> fn);
-  bool client_gone() const;
   bool done() const { return done_; }
 
  private:

@@ -2,6 +2,7 @@
 // where it is inlined: a false positive in Boost's headers.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "server/server.h"
+#include "core/clock.h"
 
 #include <boost/asio/post.hpp>
 #include <chrono>
@@ -16,10 +17,6 @@ namespace brisk::server {
 namespace net = boost::asio;
 
 namespace {
-
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 int64_t unix_time() {
   return std::chrono::duration_cast<std::chrono::seconds>(
@@ -124,7 +121,7 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
   void start() {
     id = random_id(chat() ? "chatcmpl-" : "cmpl-");
     created = unix_time();
-    arrival = now();
+    arrival = now_seconds();
     const int np = static_cast<int>(spec.prompts.size());
     prompts.resize(static_cast<size_t>(np));
     choices.resize(static_cast<size_t>(np * n()));
@@ -194,7 +191,7 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
     Prompt& pr = prompts[static_cast<size_t>(p)];
     const int index = p * n() + o.index;
     Choice& ch = choices[static_cast<size_t>(index)];
-    const double t = now();
+    const double t = now_seconds();
     Metrics& m = srv.metrics_;
     pr.n_prompt = o.prompt_tokens;
     pr.cached = o.cached_tokens;

@@ -51,7 +51,6 @@ struct Vocab {
     auto it = index.find(s);
     return it == index.end() ? -1 : it->second;
   }
-  bool is_control(int32_t id) const { return types[id] == TokenType::Control; }
   // End-of-generation: EOS, EOT, and the end-of-turn tokens chat templates write (<|im_end|>,
   // <|eot_id|>, <end_of_turn>, ...), so a chat reply stops where its turn ends.
   std::vector<int32_t> eog;

@@ -3,7 +3,7 @@
 // rare probes).
 #include <gtest/gtest.h>
 
-#include "engine/draft_policy.h"
+#include "engine/spec/draft_policy.h"
 
 namespace brisk {
 namespace {

@@ -6,8 +6,8 @@
 
 #include <map>
 
-#include "engine/ngram_proposer.h"
 #include "engine/sampler.h"
+#include "engine/spec/ngram_proposer.h"
 
 namespace brisk {
 namespace {

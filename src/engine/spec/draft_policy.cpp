@@ -1,4 +1,4 @@
-#include "engine/draft_policy.h"
+#include "engine/spec/draft_policy.h"
 
 #include <algorithm>
 #include <cmath>

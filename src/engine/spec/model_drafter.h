@@ -50,9 +50,8 @@ class ModelDrafter {
   // The draft model's own cache (null for layer skipping): its blocks are copied with the
   // target's on copy-on-write.
   PagedKvCache* own_cache() { return own_cache_.get(); }
+  const PagedKvCache* own_cache() const { return own_cache_.get(); }
   double seconds() const { return seconds_; }
-  // Draft positions computed to catch up (verified tokens the draft had not seen), in all.
-  int64_t caught_up() const { return caught_up_; }
   // The last round's first pass: its rows (catch-up and first draft positions) and seconds.
   int64_t first_pass_rows() const { return first_rows_; }
   double first_pass_seconds() const { return first_seconds_; }
@@ -75,7 +74,7 @@ class ModelDrafter {
   std::vector<uint64_t> marks_;
   std::unordered_set<int64_t> claimed_;  // rows of shared blocks computed in this round
   double seconds_ = 0, first_seconds_ = 0;
-  int64_t caught_up_ = 0, first_rows_ = 0;
+  int64_t first_rows_ = 0;
 };
 
 }  // namespace brisk

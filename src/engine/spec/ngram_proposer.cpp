@@ -1,4 +1,4 @@
-#include "engine/ngram_proposer.h"
+#include "engine/spec/ngram_proposer.h"
 
 #include <algorithm>
 

@@ -1,17 +1,12 @@
-#include "engine/model_drafter.h"
+#include "engine/spec/model_drafter.h"
 
 #include <algorithm>
 #include <chrono>
 
+#include "core/clock.h"
 #include "core/error.h"
 
 namespace brisk {
-
-namespace {
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-}  // namespace
 
 ModelDrafter::ModelDrafter(Forward& target, KvCache& target_cache, int n_layers, int64_t n_vocab)
     : forward_(target),
@@ -62,7 +57,6 @@ void ModelDrafter::catch_up(const DraftTask& t) {
     if (tables_->pool().ref_count(b) > 1 && !claimed_.insert(int64_t{b} * bs + p % bs).second)
       continue;
     batch_.add(draft_token(s.tokens[static_cast<size_t>(p)]), p, s.id, false);
-    ++caught_up_;
   }
   have = s.n_computed;
 }
@@ -81,7 +75,7 @@ void ModelDrafter::mark(const DraftTask& t) {
 }
 
 void ModelDrafter::run(std::span<DraftTask> tasks) {
-  const double t0 = now();
+  const double t0 = now_seconds();
   const bool own = own_cache_ != nullptr;
   // First pass: what each sequence's draft cache lacks, and its first draft position (its last
   // token).
@@ -98,9 +92,9 @@ void ModelDrafter::run(std::span<DraftTask> tasks) {
   }
   first_rows_ = batch_.size();
   for (size_t j = 0; j < longest; ++j) {
-    const double tj = now();
+    const double tj = now_seconds();
     const float* lg = forward_.run(batch_, cache_, n_layers_);
-    if (j == 0) first_seconds_ = now() - tj;
+    if (j == 0) first_seconds_ = now_seconds() - tj;
     int64_t row = 0;
     for (DraftTask& t : tasks) {
       if (j >= t.seq->draft.size()) continue;
@@ -123,7 +117,7 @@ void ModelDrafter::run(std::span<DraftTask> tasks) {
       // The draft's KV now holds the last token and every draft token but the final one.
       *t.n_draft_computed = static_cast<int64_t>(t.seq->tokens.size() + t.seq->draft.size()) - 1;
     }
-  seconds_ += now() - t0;
+  seconds_ += now_seconds() - t0;
 }
 
 }  // namespace brisk
