@@ -358,41 +358,4 @@ GenSpec parse_chat_request(const json& b, const PromptFormat& pf, int64_t max_mo
   return j;
 }
 
-json completion_logprobs(const Tokenizer& tok, const std::vector<int32_t>& tokens,
-                         const std::vector<TokenLogprobs>& lps, int64_t text_offset) {
-  json out = {{"tokens", json::array()},
-              {"token_logprobs", json::array()},
-              {"top_logprobs", json::array()},
-              {"text_offset", json::array()}};
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    const std::string s = tok.token_bytes(tokens[i], true);
-    out["tokens"].push_back(s);
-    out["token_logprobs"].push_back(lps[i].logprob);
-    json top = json::object();
-    for (const auto& [id, lp] : lps[i].top) top[tok.token_bytes(id, true)] = lp;
-    out["top_logprobs"].push_back(top);
-    out["text_offset"].push_back(text_offset);
-    text_offset += static_cast<int64_t>(s.size());
-  }
-  return out;
-}
-
-json chat_logprobs(const Tokenizer& tok, const std::vector<int32_t>& tokens,
-                   const std::vector<TokenLogprobs>& lps) {
-  auto entry = [&](int32_t id, float lp) {
-    const std::string s = tok.token_bytes(id, true);
-    json bytes = json::array();
-    for (unsigned char c : s) bytes.push_back(static_cast<int>(c));
-    return json{{"token", s}, {"logprob", lp}, {"bytes", bytes}};
-  };
-  json content = json::array();
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    json e = entry(tokens[i], lps[i].logprob);
-    e["top_logprobs"] = json::array();
-    for (const auto& [id, lp] : lps[i].top) e["top_logprobs"].push_back(entry(id, lp));
-    content.push_back(std::move(e));
-  }
-  return json{{"content", content}};
-}
-
 }  // namespace brisk::server

@@ -1,6 +1,6 @@
-// OpenAI's API shapes: a completion or chat request body checked field by field and turned into
-// engine requests, and the response bodies and stream chunks built from what the engine produced.
-// Field names, defaults and error bodies follow OpenAI's API (with vLLM's extra sampling fields).
+// OpenAI's API requests: a completion or chat request body checked field by field and turned into
+// engine requests, and the error bodies. Field names, defaults and errors follow OpenAI's API (with
+// vLLM's extra sampling fields); the response shapes are in server/responses.h.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -53,12 +53,6 @@ ojson chat_template_extra(const json& body);
 // 'messages' when they are malformed or the template fails on them.
 std::vector<int32_t> encode_messages(const json& body, const PromptFormat& pf,
                                      bool add_generation_prompt);
-
-// One generated token's log-probabilities in the shape of each API.
-json completion_logprobs(const Tokenizer& tok, const std::vector<int32_t>& tokens,
-                         const std::vector<TokenLogprobs>& lps, int64_t text_offset);
-json chat_logprobs(const Tokenizer& tok, const std::vector<int32_t>& tokens,
-                   const std::vector<TokenLogprobs>& lps);
 
 // Serializes for the wire: invalid UTF-8 (a token's partial character) becomes U+FFFD instead of
 // an exception.

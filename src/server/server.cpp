@@ -7,31 +7,16 @@
 #include <boost/asio/post.hpp>
 #include <chrono>
 #include <cstdio>
-#include <random>
 
 #include "core/error.h"
 #include "server/openai.h"
+#include "server/responses.h"
 
 namespace brisk::server {
 
 namespace net = boost::asio;
 
 namespace {
-
-int64_t unix_time() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-std::string random_id(const char* prefix) {
-  static std::mt19937_64 rng{std::random_device{}()};
-  return fmt::format("{}{:016x}{:016x}", prefix, rng(), rng());
-}
-
-const char* finish_name(FinishReason r) {
-  return r == FinishReason::Length ? "length" : "stop";
-}
 
 // Compares without an early exit, so response timing does not reveal how much of a key matched.
 bool same_secret(const std::string& a, const std::string& b) {
@@ -76,8 +61,7 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
   Server& srv;
   std::shared_ptr<Exchange> ex;
   GenSpec spec;
-  std::string id;
-  int64_t created = 0;
+  ResponseHead head;
   double arrival = 0;
   std::vector<Prompt> prompts;
   std::vector<Choice> choices;
@@ -88,39 +72,19 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
   bool chat() const { return spec.api == Api::Chat; }
   int n() const { return spec.base.n; }
 
-  json chunk_base() const {
-    return json{{"id", id},
-                {"object", chat() ? "chat.completion.chunk" : "text_completion"},
-                {"created", created},
-                {"model", srv.c_.model_name}};
-  }
   json usage() const {
     int64_t p = 0, c = 0, cached = 0;
     for (const auto& pr : prompts) p += pr.n_prompt, cached += pr.cached;
     for (const auto& ch : choices) c += static_cast<int64_t>(ch.tokens.size());
-    return json{{"prompt_tokens", p},
-                {"completion_tokens", c},
-                {"total_tokens", p + c},
-                {"prompt_tokens_details", {{"cached_tokens", cached}}}};
+    return server::usage(p, c, cached);
   }
   void send_event(const json& j) { ex->send("data: " + dump(j) + "\n\n"); }
   void send_chunk(int index, const std::string& text, const json& logprobs, const char* finish) {
-    json c = chunk_base();
-    json choice = {{"index", index}};
-    if (chat())
-      choice["delta"] = text.empty() && finish ? json::object() : json{{"content", text}};
-    else
-      choice["text"] = text;
-    choice["logprobs"] = logprobs;
-    choice["finish_reason"] = finish ? json(finish) : json(nullptr);
-    c["choices"] = json::array({choice});
-    if (spec.include_usage) c["usage"] = nullptr;
-    send_event(c);
+    send_event(text_chunk(head, index, text, logprobs, finish, spec.include_usage));
   }
 
   void start() {
-    id = random_id(chat() ? "chatcmpl-" : "cmpl-");
-    created = unix_time();
+    head = new_response_head(spec.api, srv.c_.model_name);
     arrival = now_seconds();
     const int np = static_cast<int>(spec.prompts.size());
     prompts.resize(static_cast<size_t>(np));
@@ -155,17 +119,10 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
     if (spec.stream) {
       ex->begin_stream("text/event-stream");
       for (int i = 0; i < np * n(); ++i) {
-        if (chat()) {
-          json c = chunk_base();
-          c["choices"] = json::array({{{"index", i},
-                                       {"delta", {{"role", "assistant"}, {"content", ""}}},
-                                       {"logprobs", nullptr},
-                                       {"finish_reason", nullptr}}});
-          if (spec.include_usage) c["usage"] = nullptr;
-          send_event(c);
-        } else if (spec.echo) {
+        if (chat())
+          send_event(role_chunk(head, i, spec.include_usage));
+        else if (spec.echo)
           send_chunk(i, prompts[static_cast<size_t>(i / n())].echo, nullptr, nullptr);
-        }
       }
     }
     ex->on_disconnect([self] {
@@ -223,11 +180,11 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
     if (spec.stream && !gone) {
       const bool aborted = o.finish == FinishReason::Abort;
       if (!o.text.empty() || !lps.is_null() || (last && !aborted))
-        send_chunk(index, o.text, lps, last && !aborted ? finish_name(o.finish) : nullptr);
+        send_chunk(index, o.text, lps, last && !aborted ? finish_reason(o.finish) : nullptr);
     }
     if (!last) return;
     ch.finish = o.finish;
-    ++m.finished[o.finish == FinishReason::Abort ? "abort" : finish_name(o.finish)];
+    ++m.finished[o.finish == FinishReason::Abort ? "abort" : finish_reason(o.finish)];
     m.generation_len.observe(static_cast<double>(ch.tokens.size()));
     --open;
     if (--pr.open == 0) m.e2e.observe(t - arrival);
@@ -253,12 +210,7 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
           send_error(*ex, e);
         }
       } else if (spec.stream) {
-        if (spec.include_usage) {
-          json c = chunk_base();
-          c["choices"] = json::array();
-          c["usage"] = usage();
-          send_event(c);
-        }
+        if (spec.include_usage) send_event(usage_chunk(head, usage()));
         ex->send("data: [DONE]\n\n");
         ex->end_stream();
       } else {
@@ -273,31 +225,22 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
 
   void respond() {
     const Tokenizer& tok = srv.fmt_.tokenizer();
-    json out = {{"id", id},
-                {"object", chat() ? "chat.completion" : "text_completion"},
-                {"created", created},
-                {"model", srv.c_.model_name}};
+    const bool lp = spec.base.logprobs >= 0;
     json list = json::array();
     for (size_t i = 0; i < choices.size(); ++i) {
       const Choice& ch = choices[i];
-      json c = {{"index", i}};
       if (chat()) {
-        c["message"] = {{"role", "assistant"}, {"content", ch.text}};
-        c["logprobs"] =
-            spec.base.logprobs >= 0 ? chat_logprobs(tok, ch.tokens, ch.logprobs) : json(nullptr);
+        list.push_back(choice_body(head, i, ch.text,
+                                   lp ? chat_logprobs(tok, ch.tokens, ch.logprobs) : json(nullptr),
+                                   ch.finish));
       } else {
         const std::string& echo = prompts[i / static_cast<size_t>(n())].echo;
-        c["text"] = echo + ch.text;
-        c["logprobs"] = spec.base.logprobs >= 0
-                            ? completion_logprobs(tok, ch.tokens, ch.logprobs, 0)
-                            : json(nullptr);
+        list.push_back(choice_body(
+            head, i, echo + ch.text,
+            lp ? completion_logprobs(tok, ch.tokens, ch.logprobs, 0) : json(nullptr), ch.finish));
       }
-      c["finish_reason"] = finish_name(ch.finish);
-      list.push_back(std::move(c));
     }
-    out["choices"] = std::move(list);
-    out["usage"] = usage();
-    send_json(*ex, out);
+    send_json(*ex, response_body(head, std::move(list), usage()));
   }
 };
 
@@ -443,13 +386,7 @@ void Server::route(const std::shared_ptr<Exchange>& ex) {
     return ex->respond(http::status::ok, "text/plain; version=0.0.4; charset=utf-8",
                        metrics_.render(c_.model_name, stats()));
   if (target == "/v1/models")
-    return send_json(*ex,
-                     json{{"object", "list"},
-                          {"data", json::array({{{"id", c_.model_name},
-                                                 {"object", "model"},
-                                                 {"created", unix_time()},
-                                                 {"owned_by", "brisk"},
-                                                 {"max_model_len", engine_.max_model_len()}}})}});
+    return send_json(*ex, models_body(c_.model_name, engine_.max_model_len()));
   if (draining_) throw ApiError(503, "the server is shutting down");
   if (target == "/tokenize") return tokenize(ex);
   if (target == "/detokenize") return detokenize(ex);
