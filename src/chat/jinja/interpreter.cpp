@@ -6,6 +6,7 @@
 #include <cmath>
 #include <ctime>
 #include <set>
+#include <span>
 #include <stdexcept>
 
 #include "chat/jinja/strings.h"
@@ -961,228 +962,43 @@ class Interp {
     return filter(v, f.a->s, args, env);
   }
 
+  // Filters are looked up in tables: those that take any value, then those of the value's kind
+  // (the reference renderer's errors name the kind: "Unknown ArrayValue filter: ...").
+  struct FilterCall {
+    const std::string& name;
+    const Args& a;
+    const EnvP& env;
+  };
+  using FilterFn = Value (*)(Interp&, const Value&, const FilterCall&);
+  struct FilterEntry {
+    std::string_view name;
+    FilterFn fn;
+  };
+  static FilterFn find_filter(std::span<const FilterEntry> table, const std::string& name) {
+    for (const FilterEntry& e : table)
+      if (e.name == name) return e.fn;
+    return nullptr;
+  }
+
   Value filter(const Value& v, const std::string& name, const Args& a, const EnvP& env) {
     step();
-    if (name == "safe") return v;
-    if (name == "tojson") {
-      JsonOptions o;
-      const Value* ind = kwarg(a, "indent");
-      if (ind && ind->kind != K::Int && !ind->is_none()) err("If set, indent must be a number");
-      o.indent =
-          ind && ind->kind == K::Int ? static_cast<int>(std::clamp<int64_t>(ind->i, 0, 64)) : 0;
-      const Value* ea = kwarg(a, "ensure_ascii");
-      o.ensure_ascii = ea && ea->truthy();
-      const Value* sk = kwarg(a, "sort_keys");
-      o.sort_keys = sk && sk->truthy();
-      std::pair<std::string, std::string> seps;
-      if (const Value* s = kwarg(a, "separators"); s && !s->is_none()) {
-        if (!s->is_array() || s->arr->size() != 2 || !(*s->arr)[0].is_string() ||
-            !(*s->arr)[1].is_string())
-          err("separators must be a tuple of two strings");
-        seps = {(*s->arr)[0].s, (*s->arr)[1].s};
-        o.separators = &seps;
-      }
-      return Value::string(to_json(v, o));
-    }
-    if (name == "default" || name == "d") {
-      const Value* def = a.get(0, "default_value");
-      const Value* boolean = a.get(1, "boolean");
-      if (v.is_undefined() || (boolean && boolean->truthy() && !v.truthy()))
-        return def ? *def : Value::string("");
-      return v;
-    }
-    if (name == "join") {
-      std::vector<std::string> parts;
-      if (v.is_string()) {
-        step(static_cast<int64_t>(v.s.size()));
-        charge(static_cast<int64_t>(v.s.size() * sizeof(std::string)));
-        parts = utf8_chars(v.s);
-      } else if (v.is_array()) {
-        step(static_cast<int64_t>(v.arr->size()));
-        for (const Value& x : *v.arr) parts.push_back(js_string(x, room()));
-      } else {
-        err("Cannot apply filter \"join\" to type: " + v.type_name());
-      }
-      const Value* sep = a.get(0, "separator");
-      if (sep && !sep->is_string()) err("separator must be a string");
-      size_t total = 0;
-      for (const std::string& p : parts) total += p.size() + (sep ? sep->s.size() : 0);
-      charge(static_cast<int64_t>(total));
-      std::string out;
-      out.reserve(total);
-      for (size_t k = 0; k < parts.size(); ++k) out += (k && sep ? sep->s : "") + parts[k];
-      return Value::string(out);
-    }
-    if (name == "int" || name == "float") {
-      const bool is_int = name == "int";
-      const Value* def = a.get(0, "default");
-      if (v.is_string()) {
-        const std::string t = js_trim(v.s);
-        char* end = nullptr;
-        if (is_int) {
-          const long long x = std::strtoll(t.c_str(), &end, 10);
-          if (end == t.c_str()) return def ? *def : Value::integer(0);
-          return Value::integer(x);
-        }
-        const double x = std::strtod(t.c_str(), &end);
-        if (end == t.c_str()) return def ? *def : Value::number(0);
-        return Value::number(x);
-      }
-      if (v.kind == K::Bool) return is_int ? Value::integer(v.b) : Value::number(v.b);
-      if (v.is_number()) {
-        if (!a.pos.empty() || !a.kw.empty()) return v;  // the call form leaves numbers alone
-        return is_int ? Value::integer(static_cast<int64_t>(std::floor(v.as_double())))
-                      : Value::number(v.as_double());
-      }
-      err("Cannot apply filter \"" + name + "\" to type: " + v.type_name());
-    }
+    const FilterCall c{name, a, env};
+    static constexpr FilterEntry kAny[] = {
+        {"safe", [](Interp&, const Value& x, const FilterCall&) { return x; }},
+        {"tojson", &Interp::filter_tojson},
+        {"default", &Interp::filter_default},
+        {"d", &Interp::filter_default},
+        {"join", &Interp::filter_join},
+        {"int", &Interp::filter_number},
+        {"float", &Interp::filter_number},
+    };
+    if (FilterFn f = find_filter(kAny, name)) return f(*this, v, c);
     if (v.is_array()) {
-      const auto& arr = *v.arr;
-      if (name == "list") return v;
-      if (name == "first") return arr.empty() ? Value() : arr.front();
-      if (name == "last") return arr.empty() ? Value() : arr.back();
-      if (name == "length" || name == "count")
-        return Value::integer(static_cast<int64_t>(arr.size()));
-      if (name == "reverse") return Value::array(std::vector<Value>(arr.rbegin(), arr.rend()));
-      if (name == "string") return Value::string(to_json(v, {}, 0, false));
-      if (name == "unique") {
-        std::vector<Value> out;
-        for (const Value& x : arr) {
-          bool seen = false;
-          for (const Value& y : out) seen |= strict_equal(x, y);
-          if (!seen) out.push_back(x);
-        }
-        return Value::array(std::move(out));
-      }
-      if (name == "sort") {
-        const Value* rev = a.get(0, "reverse");
-        const Value* cs = a.get(1, "case_sensitive");
-        const Value* attr = a.get(2, "attribute");
-        std::vector<Value> out = arr;
-        auto key = [&](const Value& x) {
-          if (!attr || attr->is_none()) return x;
-          return attribute_path(x, attr->kind == K::Int ? std::to_string(attr->i) : attr->s);
-        };
-        std::stable_sort(out.begin(), out.end(), [&](const Value& x, const Value& y) {
-          const int r = compare_values(key(x), key(y), cs && cs->truthy());
-          return rev && rev->truthy() ? r > 0 : r < 0;
-        });
-        return Value::array(std::move(out));
-      }
-      if (name == "selectattr" || name == "rejectattr") {
-        const bool select = name == "selectattr";
-        for (const Value& x : arr)
-          if (!x.is_mapping()) err("`" + name + "` can only be applied to array of objects");
-        const Value* attr = a.get(0, nullptr);
-        const Value* test = a.get(1, nullptr);
-        const Value* arg = a.get(2, nullptr);
-        if (!attr) err("`" + name + "` needs an attribute name");
-        std::vector<Value> out;
-        for (const Value& x : arr) {
-          const Value* field = x.obj->find(attr->s);
-          bool r = false;
-          if (field && !field->is_undefined())
-            r = test ? run_test(test->s, *field, arg) : field->truthy();
-          if (r == select) out.push_back(x);
-        }
-        return Value::array(std::move(out));
-      }
-      if (name == "select" || name == "reject") {
-        const bool select = name == "select";
-        const Value* test = a.get(0, nullptr);
-        const Value* arg = a.get(1, nullptr);
-        std::vector<Value> out;
-        for (const Value& x : arr) {
-          const bool r = test ? run_test(test->s, x, arg) : x.truthy();
-          if (r == select) out.push_back(x);
-        }
-        return Value::array(std::move(out));
-      }
-      if (name == "map") {
-        const Value* attr = kwarg(a, "attribute");
-        if (!attr) {
-          // map('filter_name') applies a filter to each item.
-          const Value* fname = a.get(0, nullptr);
-          if (!fname || !fname->is_string()) err("`map` needs attribute= or a filter name");
-          Args rest;
-          rest.pos.assign(a.pos.begin() + 1, a.pos.end());
-          std::vector<Value> out;
-          for (const Value& x : arr) out.push_back(filter(x, fname->s, rest, env));
-          return Value::array(std::move(out));
-        }
-        if (!attr->is_string()) err("attribute must be a string");
-        const Value* def = kwarg(a, "default");
-        std::vector<Value> out;
-        for (const Value& x : arr) {
-          if (!x.is_mapping()) err("items in map must be an object");
-          Value y = attribute_path(x, attr->s);
-          out.push_back(y.is_undefined() && def ? *def : y);
-        }
-        return Value::array(std::move(out));
-      }
+      if (FilterFn f = find_filter(array_filters(), name)) return f(*this, v, c);
       err("Unknown ArrayValue filter: " + name);
     }
     if (v.is_string()) {
-      const std::string& s = v.s;
-      if (name == "length" || name == "count") return Value::integer(utf16_length(s));
-      if (name == "upper") return Value::string(js_upper(s));
-      if (name == "lower") return Value::string(js_lower(s));
-      if (name == "title") return Value::string(js_title(s));
-      if (name == "capitalize") return Value::string(js_capitalize(s));
-      if (name == "trim") return Value::string(js_trim(s));
-      if (name == "string") return v;
-      if (name == "list") {
-        const auto cps = utf8_to_cpts(s);
-        step(static_cast<int64_t>(cps.size()));
-        charge(static_cast<int64_t>(cps.size() * sizeof(Value)));
-        std::vector<Value> out;
-        out.reserve(cps.size());
-        for (uint32_t cp : cps) {
-          std::string c;
-          append_utf8(c, cp);
-          out.push_back(Value::string(std::move(c)));
-        }
-        return Value::array(std::move(out));
-      }
-      if (name == "first" || name == "last") {
-        if (s.empty()) return Value();
-        size_t p = 0;  // a UTF-8 character is at most 4 bytes
-        if (name == "last") {
-          p = s.size() - 1;
-          while (p > 0 && s.size() - p < 4 && (static_cast<unsigned char>(s[p]) & 0xC0) == 0x80)
-            --p;
-        }
-        const auto cps = utf8_to_cpts(s.substr(p, 4));
-        std::string c;
-        append_utf8(c, name == "first" ? cps.front() : cps.back());
-        return Value::string(c);
-      }
-      if (name == "indent") {
-        const Value* width = a.get(0, "width");
-        const Value* first = a.get(1, "first");
-        const Value* blank = a.get(2, "blank");
-        if (width && width->kind != K::Int) err("width must be a number");
-        const int64_t w = width ? std::max<int64_t>(width->i, 0) : 4;
-        const auto lines = static_cast<int64_t>(std::count(s.begin(), s.end(), '\n')) + 1;
-        charge(std::min<int64_t>(w, budget_ + 1));  // before multiplying: w may be huge
-        charge(static_cast<int64_t>(s.size()) + lines * w);
-        const std::string ind(static_cast<size_t>(w), ' ');
-        std::string out;
-        size_t p = 0, line = 0;
-        while (true) {
-          const size_t q = s.find('\n', p);
-          const std::string l = s.substr(p, q == std::string::npos ? std::string::npos : q - p);
-          const bool skip = (line == 0 && !(first && first->truthy())) ||
-                            (l.empty() && !(blank && blank->truthy()));
-          out += (skip ? "" : ind) + l;
-          if (q == std::string::npos) break;
-          out += '\n';
-          p = q + 1;
-          ++line;
-        }
-        return Value::string(out);
-      }
-      if (name == "replace") return str_replace(s, a, room());
+      if (FilterFn f = find_filter(string_filters(), name)) return f(*this, v, c);
       err("Unknown StringValue filter: " + name);
     }
     if (v.is_number()) {
@@ -1207,6 +1023,278 @@ class Interp {
       err("Unknown BooleanValue filter: " + name);
     }
     err("Cannot apply filter \"" + name + "\" to type: " + v.type_name());
+  }
+
+  static Value filter_tojson(Interp&, const Value& v, const FilterCall& c) {
+    JsonOptions o;
+    const Value* ind = kwarg(c.a, "indent");
+    if (ind && ind->kind != K::Int && !ind->is_none()) err("If set, indent must be a number");
+    o.indent =
+        ind && ind->kind == K::Int ? static_cast<int>(std::clamp<int64_t>(ind->i, 0, 64)) : 0;
+    const Value* ea = kwarg(c.a, "ensure_ascii");
+    o.ensure_ascii = ea && ea->truthy();
+    const Value* sk = kwarg(c.a, "sort_keys");
+    o.sort_keys = sk && sk->truthy();
+    std::pair<std::string, std::string> seps;
+    if (const Value* s = kwarg(c.a, "separators"); s && !s->is_none()) {
+      if (!s->is_array() || s->arr->size() != 2 || !(*s->arr)[0].is_string() ||
+          !(*s->arr)[1].is_string())
+        err("separators must be a tuple of two strings");
+      seps = {(*s->arr)[0].s, (*s->arr)[1].s};
+      o.separators = &seps;
+    }
+    return Value::string(to_json(v, o));
+  }
+
+  static Value filter_default(Interp&, const Value& v, const FilterCall& c) {
+    const Value* def = c.a.get(0, "default_value");
+    const Value* boolean = c.a.get(1, "boolean");
+    if (v.is_undefined() || (boolean && boolean->truthy() && !v.truthy()))
+      return def ? *def : Value::string("");
+    return v;
+  }
+
+  static Value filter_join(Interp& in, const Value& v, const FilterCall& c) {
+    std::vector<std::string> parts;
+    if (v.is_string()) {
+      in.step(static_cast<int64_t>(v.s.size()));
+      in.charge(static_cast<int64_t>(v.s.size() * sizeof(std::string)));
+      parts = utf8_chars(v.s);
+    } else if (v.is_array()) {
+      in.step(static_cast<int64_t>(v.arr->size()));
+      for (const Value& x : *v.arr) parts.push_back(js_string(x, in.room()));
+    } else {
+      err("Cannot apply filter \"join\" to type: " + v.type_name());
+    }
+    const Value* sep = c.a.get(0, "separator");
+    if (sep && !sep->is_string()) err("separator must be a string");
+    size_t total = 0;
+    for (const std::string& p : parts) total += p.size() + (sep ? sep->s.size() : 0);
+    in.charge(static_cast<int64_t>(total));
+    std::string out;
+    out.reserve(total);
+    for (size_t k = 0; k < parts.size(); ++k) out += (k && sep ? sep->s : "") + parts[k];
+    return Value::string(out);
+  }
+
+  // int and float.
+  static Value filter_number(Interp&, const Value& v, const FilterCall& c) {
+    const bool is_int = c.name == "int";
+    const Value* def = c.a.get(0, "default");
+    if (v.is_string()) {
+      const std::string t = js_trim(v.s);
+      char* end = nullptr;
+      if (is_int) {
+        const long long x = std::strtoll(t.c_str(), &end, 10);
+        if (end == t.c_str()) return def ? *def : Value::integer(0);
+        return Value::integer(x);
+      }
+      const double x = std::strtod(t.c_str(), &end);
+      if (end == t.c_str()) return def ? *def : Value::number(0);
+      return Value::number(x);
+    }
+    if (v.kind == K::Bool) return is_int ? Value::integer(v.b) : Value::number(v.b);
+    if (v.is_number()) {
+      if (!c.a.pos.empty() || !c.a.kw.empty()) return v;  // the call form leaves numbers alone
+      return is_int ? Value::integer(static_cast<int64_t>(std::floor(v.as_double())))
+                    : Value::number(v.as_double());
+    }
+    err("Cannot apply filter \"" + c.name + "\" to type: " + v.type_name());
+  }
+
+  static Value filter_unique(Interp&, const Value& v, const FilterCall&) {
+    std::vector<Value> out;
+    for (const Value& x : *v.arr) {
+      bool seen = false;
+      for (const Value& y : out) seen |= strict_equal(x, y);
+      if (!seen) out.push_back(x);
+    }
+    return Value::array(std::move(out));
+  }
+
+  static Value filter_sort(Interp&, const Value& v, const FilterCall& c) {
+    const Value* rev = c.a.get(0, "reverse");
+    const Value* cs = c.a.get(1, "case_sensitive");
+    const Value* attr = c.a.get(2, "attribute");
+    std::vector<Value> out = *v.arr;
+    auto key = [&](const Value& x) {
+      if (!attr || attr->is_none()) return x;
+      return attribute_path(x, attr->kind == K::Int ? std::to_string(attr->i) : attr->s);
+    };
+    std::stable_sort(out.begin(), out.end(), [&](const Value& x, const Value& y) {
+      const int r = compare_values(key(x), key(y), cs && cs->truthy());
+      return rev && rev->truthy() ? r > 0 : r < 0;
+    });
+    return Value::array(std::move(out));
+  }
+
+  // selectattr and rejectattr.
+  static Value filter_selectattr(Interp&, const Value& v, const FilterCall& c) {
+    const bool select = c.name == "selectattr";
+    for (const Value& x : *v.arr)
+      if (!x.is_mapping()) err("`" + c.name + "` can only be applied to array of objects");
+    const Value* attr = c.a.get(0, nullptr);
+    const Value* test = c.a.get(1, nullptr);
+    const Value* arg = c.a.get(2, nullptr);
+    if (!attr) err("`" + c.name + "` needs an attribute name");
+    std::vector<Value> out;
+    for (const Value& x : *v.arr) {
+      const Value* field = x.obj->find(attr->s);
+      bool r = false;
+      if (field && !field->is_undefined())
+        r = test ? run_test(test->s, *field, arg) : field->truthy();
+      if (r == select) out.push_back(x);
+    }
+    return Value::array(std::move(out));
+  }
+
+  // select and reject.
+  static Value filter_select(Interp&, const Value& v, const FilterCall& c) {
+    const bool select = c.name == "select";
+    const Value* test = c.a.get(0, nullptr);
+    const Value* arg = c.a.get(1, nullptr);
+    std::vector<Value> out;
+    for (const Value& x : *v.arr) {
+      const bool r = test ? run_test(test->s, x, arg) : x.truthy();
+      if (r == select) out.push_back(x);
+    }
+    return Value::array(std::move(out));
+  }
+
+  static Value filter_map(Interp& in, const Value& v, const FilterCall& c) {
+    const Value* attr = kwarg(c.a, "attribute");
+    if (!attr) {
+      // map('filter_name') applies a filter to each item.
+      const Value* fname = c.a.get(0, nullptr);
+      if (!fname || !fname->is_string()) err("`map` needs attribute= or a filter name");
+      Args rest;
+      rest.pos.assign(c.a.pos.begin() + 1, c.a.pos.end());
+      std::vector<Value> out;
+      for (const Value& x : *v.arr) out.push_back(in.filter(x, fname->s, rest, c.env));
+      return Value::array(std::move(out));
+    }
+    if (!attr->is_string()) err("attribute must be a string");
+    const Value* def = kwarg(c.a, "default");
+    std::vector<Value> out;
+    for (const Value& x : *v.arr) {
+      if (!x.is_mapping()) err("items in map must be an object");
+      Value y = attribute_path(x, attr->s);
+      out.push_back(y.is_undefined() && def ? *def : y);
+    }
+    return Value::array(std::move(out));
+  }
+
+  static std::span<const FilterEntry> array_filters() {
+    static constexpr FilterEntry kTable[] = {
+        {"list", [](Interp&, const Value& v, const FilterCall&) { return v; }},
+        {"first", [](Interp&, const Value& v,
+                     const FilterCall&) { return v.arr->empty() ? Value() : v.arr->front(); }},
+        {"last", [](Interp&, const Value& v,
+                    const FilterCall&) { return v.arr->empty() ? Value() : v.arr->back(); }},
+        {"length", &Interp::array_length},
+        {"count", &Interp::array_length},
+        {"reverse",
+         [](Interp&, const Value& v, const FilterCall&) {
+           return Value::array(std::vector<Value>(v.arr->rbegin(), v.arr->rend()));
+         }},
+        {"string", [](Interp&, const Value& v,
+                      const FilterCall&) { return Value::string(to_json(v, {}, 0, false)); }},
+        {"unique", &Interp::filter_unique},
+        {"sort", &Interp::filter_sort},
+        {"selectattr", &Interp::filter_selectattr},
+        {"rejectattr", &Interp::filter_selectattr},
+        {"select", &Interp::filter_select},
+        {"reject", &Interp::filter_select},
+        {"map", &Interp::filter_map},
+    };
+    return kTable;
+  }
+  static Value array_length(Interp&, const Value& v, const FilterCall&) {
+    return Value::integer(static_cast<int64_t>(v.arr->size()));
+  }
+
+  static Value string_list(Interp& in, const Value& v, const FilterCall&) {
+    const auto cps = utf8_to_cpts(v.s);
+    in.step(static_cast<int64_t>(cps.size()));
+    in.charge(static_cast<int64_t>(cps.size() * sizeof(Value)));
+    std::vector<Value> out;
+    out.reserve(cps.size());
+    for (uint32_t cp : cps) {
+      std::string ch;
+      append_utf8(ch, cp);
+      out.push_back(Value::string(std::move(ch)));
+    }
+    return Value::array(std::move(out));
+  }
+
+  // first and last.
+  static Value string_end(Interp&, const Value& v, const FilterCall& c) {
+    const std::string& s = v.s;
+    if (s.empty()) return Value();
+    size_t p = 0;  // a UTF-8 character is at most 4 bytes
+    if (c.name == "last") {
+      p = s.size() - 1;
+      while (p > 0 && s.size() - p < 4 && (static_cast<unsigned char>(s[p]) & 0xC0) == 0x80) --p;
+    }
+    const auto cps = utf8_to_cpts(s.substr(p, 4));
+    std::string ch;
+    append_utf8(ch, c.name == "first" ? cps.front() : cps.back());
+    return Value::string(ch);
+  }
+
+  static Value string_indent(Interp& in, const Value& v, const FilterCall& c) {
+    const std::string& s = v.s;
+    const Value* width = c.a.get(0, "width");
+    const Value* first = c.a.get(1, "first");
+    const Value* blank = c.a.get(2, "blank");
+    if (width && width->kind != K::Int) err("width must be a number");
+    const int64_t w = width ? std::max<int64_t>(width->i, 0) : 4;
+    const auto lines = static_cast<int64_t>(std::count(s.begin(), s.end(), '\n')) + 1;
+    in.charge(std::min<int64_t>(w, in.budget_ + 1));  // before multiplying: w may be huge
+    in.charge(static_cast<int64_t>(s.size()) + lines * w);
+    const std::string ind(static_cast<size_t>(w), ' ');
+    std::string out;
+    size_t p = 0, line = 0;
+    while (true) {
+      const size_t q = s.find('\n', p);
+      const std::string l = s.substr(p, q == std::string::npos ? std::string::npos : q - p);
+      const bool skip =
+          (line == 0 && !(first && first->truthy())) || (l.empty() && !(blank && blank->truthy()));
+      out += (skip ? "" : ind) + l;
+      if (q == std::string::npos) break;
+      out += '\n';
+      p = q + 1;
+      ++line;
+    }
+    return Value::string(out);
+  }
+
+  static std::span<const FilterEntry> string_filters() {
+    static constexpr FilterEntry kTable[] = {
+        {"length", &Interp::string_length},
+        {"count", &Interp::string_length},
+        {"upper",
+         [](Interp&, const Value& v, const FilterCall&) { return Value::string(js_upper(v.s)); }},
+        {"lower",
+         [](Interp&, const Value& v, const FilterCall&) { return Value::string(js_lower(v.s)); }},
+        {"title",
+         [](Interp&, const Value& v, const FilterCall&) { return Value::string(js_title(v.s)); }},
+        {"capitalize", [](Interp&, const Value& v,
+                          const FilterCall&) { return Value::string(js_capitalize(v.s)); }},
+        {"trim",
+         [](Interp&, const Value& v, const FilterCall&) { return Value::string(js_trim(v.s)); }},
+        {"string", [](Interp&, const Value& v, const FilterCall&) { return v; }},
+        {"list", &Interp::string_list},
+        {"first", &Interp::string_end},
+        {"last", &Interp::string_end},
+        {"indent", &Interp::string_indent},
+        {"replace", [](Interp& in, const Value& v,
+                       const FilterCall& c) { return str_replace(v.s, c.a, in.room()); }},
+    };
+    return kTable;
+  }
+  static Value string_length(Interp&, const Value& v, const FilterCall&) {
+    return Value::integer(utf16_length(v.s));
   }
 };
 
