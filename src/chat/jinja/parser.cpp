@@ -147,223 +147,225 @@ Mapped preprocess(const std::string& src) {
   return c;
 }
 
-std::vector<Tok> tokenize(const std::string& src) {
-  std::vector<Tok> toks;
-  size_t p = 0;
-  int brace_depth = 0;
-  auto last = [&]() -> const Tok* { return toks.empty() ? nullptr : &toks.back(); };
-  auto strip_trailing = [&] {
-    if (!toks.empty() && toks.back().type == T::Text) {
-      toks.back().value = js_trim(toks.back().value, false, true);
-      if (toks.back().value.empty()) toks.pop_back();
+// The template lexer: the source (after preprocessing) as tokens of text, comments, tags and
+// expression pieces, with the whitespace control of {%- -%}, {{- -}} and {#- -#} applied.
+class Lexer {
+ public:
+  explicit Lexer(const std::string& src) : src_(src) {}
+
+  std::vector<Tok> run() {
+    while (p_ < src_.size()) {
+      const Tok* lt = last();
+      if ((!lt || lt->type == T::CloseStmt || lt->type == T::CloseExpr || lt->type == T::Comment) &&
+          text())
+        continue;
+      if (comment() || open_stripping()) continue;
+      skip_space();
+      if (p_ >= src_.size()) break;
+      if (close_stripping() || signed_number() || punctuation()) continue;
+      const char ch = src_[p_];
+      if (ch == '\'' || ch == '"') {
+        const size_t start = p_++;
+        toks_.push_back({T::Str, string_literal(ch), start});
+        continue;
+      }
+      if (is_digit(ch)) {
+        number();
+        continue;
+      }
+      if (is_word(ch)) {
+        const size_t start = p_;
+        while (p_ < src_.size() && is_word(src_[p_])) ++p_;
+        toks_.push_back({T::Ident, src_.substr(start, p_ - start), start});
+        continue;
+      }
+      syntax_error(src_, p_, std::string("unexpected character: ") + ch);
     }
-  };
-  auto skip_space = [&] {
-    while (p < src.size() && is_space(src[p])) ++p;
-  };
-  auto consume_string = [&](char quote) {
+    return std::move(toks_);
+  }
+
+ private:
+  const Tok* last() const { return toks_.empty() ? nullptr : &toks_.back(); }
+  void skip_space() {
+    while (p_ < src_.size() && is_space(src_[p_])) ++p_;
+  }
+  void strip_trailing() {
+    if (!toks_.empty() && toks_.back().type == T::Text) {
+      toks_.back().value = js_trim(toks_.back().value, false, true);
+      if (toks_.back().value.empty()) toks_.pop_back();
+    }
+  }
+
+  // Text up to the next {%, {{ or {#.
+  bool text() {
+    const size_t start = p_;
+    while (p_ < src_.size() &&
+           !(src_[p_] == '{' && p_ + 1 < src_.size() &&
+             (src_[p_ + 1] == '%' || src_[p_ + 1] == '{' || src_[p_ + 1] == '#')))
+      ++p_;
+    if (p_ == start) return false;
+    toks_.push_back({T::Text, src_.substr(start, p_ - start), start});
+    return true;
+  }
+
+  bool comment() {
+    if (src_.compare(p_, 2, "{#") != 0) return false;
+    const size_t start = p_;
+    p_ += 2;
+    const bool strip_before = p_ < src_.size() && src_[p_] == '-';
+    if (strip_before) ++p_;
+    const size_t end = src_.find("#}", p_);
+    if (end == std::string::npos) syntax_error(src_, start, "missing end of comment tag");
+    std::string text = src_.substr(p_, end - p_);
+    const bool strip_after = !text.empty() && text.back() == '-';
+    if (strip_after) text.pop_back();
+    if (strip_before) strip_trailing();
+    toks_.push_back({T::Comment, text, start});
+    p_ = end + 2;
+    if (strip_after) skip_space();
+    return true;
+  }
+
+  // {%- and {{-: the text before loses its trailing whitespace.
+  bool open_stripping() {
+    const bool stmt = src_.compare(p_, 3, "{%-") == 0;
+    if (!stmt && src_.compare(p_, 3, "{{-") != 0) return false;
+    strip_trailing();
+    toks_.push_back({stmt ? T::OpenStmt : T::OpenExpr, stmt ? "{%" : "{{", p_});
+    if (!stmt) brace_depth_ = 0;
+    p_ += 3;
+    return true;
+  }
+
+  // -%} and -}}: the whitespace after is skipped.
+  bool close_stripping() {
+    const bool stmt = src_.compare(p_, 3, "-%}") == 0;
+    if (!stmt && src_.compare(p_, 3, "-}}") != 0) return false;
+    toks_.push_back({stmt ? T::CloseStmt : T::CloseExpr, stmt ? "%}" : "}}", p_});
+    p_ += 3;
+    skip_space();
+    return true;
+  }
+
+  // A sign where no operand precedes it: a signed number literal, or a unary operator.
+  bool signed_number() {
+    const char ch = src_[p_];
+    if (ch != '-' && ch != '+') return false;
+    const Tok* l = last();
+    if (!l || l->type == T::Text)
+      syntax_error(src_, p_, std::string("unexpected character: ") + ch);
+    const T lt = l->type;
+    if (lt == T::Ident || lt == T::Num || lt == T::Str || lt == T::RParen || lt == T::RBracket)
+      return false;
+    const size_t start = p_++;
+    std::string num;
+    while (p_ < src_.size() && is_digit(src_[p_])) num += src_[p_++];
+    if (!num.empty() && p_ + 1 < src_.size() && src_[p_] == '.' && is_digit(src_[p_ + 1])) {
+      ++p_;
+      num += '.';
+      while (p_ < src_.size() && is_digit(src_[p_])) num += src_[p_++];
+    }
+    toks_.push_back({num.empty() ? T::Unary : T::Num, std::string(1, ch) + num, start});
+    return true;
+  }
+
+  bool punctuation() {
+    static const std::pair<const char*, T> kTable[] = {
+        {"{%", T::OpenStmt}, {"%}", T::CloseStmt}, {"{{", T::OpenExpr}, {"}}", T::CloseExpr},
+        {"(", T::LParen},    {")", T::RParen},     {"{", T::LBrace},    {"}", T::RBrace},
+        {"[", T::LBracket},  {"]", T::RBracket},   {",", T::Comma},     {".", T::Dot},
+        {":", T::Colon},     {"|", T::Pipe},       {"<=", T::Cmp},      {">=", T::Cmp},
+        {"==", T::Cmp},      {"!=", T::Cmp},       {"<", T::Cmp},       {">", T::Cmp},
+        {"+", T::Add},       {"-", T::Add},        {"~", T::Add},       {"**", T::Pow},
+        {"*", T::Mul},       {"//", T::Mul},       {"/", T::Mul},       {"%", T::Mul},
+        {"=", T::Equals},
+    };
+    for (const auto& [seq, type] : kTable) {
+      // A dict literal's closing braces inside {{ }} are braces, not the tag's end.
+      if (type == T::CloseExpr && brace_depth_ > 0) continue;
+      const size_t n = std::char_traits<char>::length(seq);
+      if (src_.compare(p_, n, seq) != 0) continue;
+      toks_.push_back({type, seq, p_});
+      if (type == T::OpenExpr)
+        brace_depth_ = 0;
+      else if (type == T::LBrace)
+        ++brace_depth_;
+      else if (type == T::RBrace)
+        --brace_depth_;
+      p_ += n;
+      return true;
+    }
+    return false;
+  }
+
+  void number() {
+    const size_t start = p_;
+    std::string num;
+    while (p_ < src_.size() && is_digit(src_[p_])) num += src_[p_++];
+    if ((toks_.empty() || toks_.back().type != T::Dot) && p_ + 1 < src_.size() && src_[p_] == '.' &&
+        is_digit(src_[p_ + 1])) {
+      ++p_;
+      num += '.';
+      while (p_ < src_.size() && is_digit(src_[p_])) num += src_[p_++];
+    }
+    toks_.push_back({T::Num, num, start});
+  }
+
+  // A quoted string's value, after the opening quote; ends past the closing one.
+  std::string string_literal(char quote) {
     std::string out;
-    const size_t start = p;
+    const size_t start = p_;
     while (true) {
-      if (p >= src.size()) syntax_error(src, start, "unterminated string");
-      char ch = src[p];
+      if (p_ >= src_.size()) syntax_error(src_, start, "unterminated string");
+      const char ch = src_[p_];
       if (ch == quote) break;
       if (ch == '\\') {
-        if (++p >= src.size()) syntax_error(src, p, "unexpected end of input");
-        const char e = src[p++];
-        switch (e) {
-          case 'n':
-            out += '\n';
-            break;
-          case 't':
-            out += '\t';
-            break;
-          case 'r':
-            out += '\r';
-            break;
-          case 'b':
-            out += '\b';
-            break;
-          case 'f':
-            out += '\f';
-            break;
-          case 'v':
-            out += '\v';
-            break;
-          case '\'':
-            out += '\'';
-            break;
-          case '"':
-            out += '"';
-            break;
-          case '\\':
-            out += '\\';
-            break;
-          case 'x':
-          case 'u': {
-            const size_t n = e == 'x' ? 2 : 4;
-            if (p + n > src.size()) syntax_error(src, p, "invalid escape");
-            const std::string hex = src.substr(p, n);
-            if (hex.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
-              syntax_error(src, p, "invalid hexadecimal escape \\" + std::string(1, e) + hex);
-            const uint32_t cp = static_cast<uint32_t>(std::strtoul(hex.c_str(), nullptr, 16));
-            std::string u;
-            if (cp < 0x80) {
-              u += static_cast<char>(cp);
-            } else if (cp < 0x800) {
-              u += static_cast<char>(0xC0 | (cp >> 6));
-              u += static_cast<char>(0x80 | (cp & 0x3F));
-            } else {
-              u += static_cast<char>(0xE0 | (cp >> 12));
-              u += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-              u += static_cast<char>(0x80 | (cp & 0x3F));
-            }
-            out += u;
-            p += n;
-            break;
-          }
-          default:
-            syntax_error(src, p - 1, std::string("unexpected escaped character: ") + e);
-        }
+        if (++p_ >= src_.size()) syntax_error(src_, p_, "unexpected end of input");
+        out += escape(src_[p_++]);
         continue;
       }
       out += ch;
-      ++p;
+      ++p_;
     }
-    ++p;  // closing quote
+    ++p_;  // closing quote
     return out;
-  };
-  static const std::pair<const char*, T> kTable[] = {
-      {"{%", T::OpenStmt}, {"%}", T::CloseStmt}, {"{{", T::OpenExpr}, {"}}", T::CloseExpr},
-      {"(", T::LParen},    {")", T::RParen},     {"{", T::LBrace},    {"}", T::RBrace},
-      {"[", T::LBracket},  {"]", T::RBracket},   {",", T::Comma},     {".", T::Dot},
-      {":", T::Colon},     {"|", T::Pipe},       {"<=", T::Cmp},      {">=", T::Cmp},
-      {"==", T::Cmp},      {"!=", T::Cmp},       {"<", T::Cmp},       {">", T::Cmp},
-      {"+", T::Add},       {"-", T::Add},        {"~", T::Add},       {"**", T::Pow},
-      {"*", T::Mul},       {"//", T::Mul},       {"/", T::Mul},       {"%", T::Mul},
-      {"=", T::Equals},
-  };
-  while (p < src.size()) {
-    const Tok* lt = last();
-    if (!lt || lt->type == T::CloseStmt || lt->type == T::CloseExpr || lt->type == T::Comment) {
-      const size_t start = p;
-      while (p < src.size() && !(src[p] == '{' && p + 1 < src.size() &&
-                                 (src[p + 1] == '%' || src[p + 1] == '{' || src[p + 1] == '#')))
-        ++p;
-      if (p > start) {
-        toks.push_back({T::Text, src.substr(start, p - start), start});
-        continue;
-      }
-    }
-    if (src.compare(p, 2, "{#") == 0) {
-      const size_t start = p;
-      p += 2;
-      const bool strip_before = p < src.size() && src[p] == '-';
-      if (strip_before) ++p;
-      const size_t end = src.find("#}", p);
-      if (end == std::string::npos) syntax_error(src, start, "missing end of comment tag");
-      std::string comment = src.substr(p, end - p);
-      const bool strip_after = !comment.empty() && comment.back() == '-';
-      if (strip_after) comment.pop_back();
-      if (strip_before) strip_trailing();
-      toks.push_back({T::Comment, comment, start});
-      p = end + 2;
-      if (strip_after) skip_space();
-      continue;
-    }
-    if (src.compare(p, 3, "{%-") == 0) {
-      strip_trailing();
-      toks.push_back({T::OpenStmt, "{%", p});
-      p += 3;
-      continue;
-    }
-    if (src.compare(p, 3, "{{-") == 0) {
-      strip_trailing();
-      toks.push_back({T::OpenExpr, "{{", p});
-      brace_depth = 0;
-      p += 3;
-      continue;
-    }
-    skip_space();
-    if (p >= src.size()) break;
-    if (src.compare(p, 3, "-%}") == 0) {
-      toks.push_back({T::CloseStmt, "%}", p});
-      p += 3;
-      skip_space();
-      continue;
-    }
-    if (src.compare(p, 3, "-}}") == 0) {
-      toks.push_back({T::CloseExpr, "}}", p});
-      p += 3;
-      skip_space();
-      continue;
-    }
-    const char ch = src[p];
-    if (ch == '-' || ch == '+') {
-      const Tok* l2 = last();
-      if (!l2 || l2->type == T::Text)
-        syntax_error(src, p, std::string("unexpected character: ") + ch);
-      const T lt2 = l2->type;
-      if (lt2 != T::Ident && lt2 != T::Num && lt2 != T::Str && lt2 != T::RParen &&
-          lt2 != T::RBracket) {
-        const size_t start = p++;
-        std::string num;
-        while (p < src.size() && is_digit(src[p])) num += src[p++];
-        if (!num.empty() && p + 1 < src.size() && src[p] == '.' && is_digit(src[p + 1])) {
-          ++p;
-          num += '.';
-          while (p < src.size() && is_digit(src[p])) num += src[p++];
-        }
-        toks.push_back({num.empty() ? T::Unary : T::Num, std::string(1, ch) + num, start});
-        continue;
-      }
-    }
-    bool matched = false;
-    for (const auto& [seq, type] : kTable) {
-      if (type == T::CloseExpr && brace_depth > 0) continue;
-      const size_t n = std::char_traits<char>::length(seq);
-      if (src.compare(p, n, seq) == 0) {
-        toks.push_back({type, seq, p});
-        if (type == T::OpenExpr)
-          brace_depth = 0;
-        else if (type == T::LBrace)
-          ++brace_depth;
-        else if (type == T::RBrace)
-          --brace_depth;
-        p += n;
-        matched = true;
-        break;
-      }
-    }
-    if (matched) continue;
-    if (ch == '\'' || ch == '"') {
-      const size_t start = p++;
-      toks.push_back({T::Str, consume_string(ch), start});
-      continue;
-    }
-    if (is_digit(ch)) {
-      const size_t start = p;
-      std::string num;
-      while (p < src.size() && is_digit(src[p])) num += src[p++];
-      if ((toks.empty() || toks.back().type != T::Dot) && p + 1 < src.size() && src[p] == '.' &&
-          is_digit(src[p + 1])) {
-        ++p;
-        num += '.';
-        while (p < src.size() && is_digit(src[p])) num += src[p++];
-      }
-      toks.push_back({T::Num, num, start});
-      continue;
-    }
-    if (is_word(ch)) {
-      const size_t start = p;
-      while (p < src.size() && is_word(src[p])) ++p;
-      toks.push_back({T::Ident, src.substr(start, p - start), start});
-      continue;
-    }
-    syntax_error(src, p, std::string("unexpected character: ") + ch);
   }
-  return toks;
-}
+
+  // The text of a backslash escape whose letter is e (already consumed).
+  std::string escape(char e) {
+    static const std::pair<char, char> kSimple[] = {{'n', '\n'},  {'t', '\t'}, {'r', '\r'},
+                                                    {'b', '\b'},  {'f', '\f'}, {'v', '\v'},
+                                                    {'\'', '\''}, {'"', '"'},  {'\\', '\\'}};
+    for (const auto& [letter, value] : kSimple)
+      if (e == letter) return std::string(1, value);
+    if (e != 'x' && e != 'u')
+      syntax_error(src_, p_ - 1, std::string("unexpected escaped character: ") + e);
+    const size_t n = e == 'x' ? 2 : 4;
+    if (p_ + n > src_.size()) syntax_error(src_, p_, "invalid escape");
+    const std::string hex = src_.substr(p_, n);
+    if (hex.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
+      syntax_error(src_, p_, "invalid hexadecimal escape \\" + std::string(1, e) + hex);
+    const auto cp = static_cast<uint32_t>(std::strtoul(hex.c_str(), nullptr, 16));
+    std::string u;
+    if (cp < 0x80) {
+      u += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+      u += static_cast<char>(0xC0 | (cp >> 6));
+      u += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+      u += static_cast<char>(0xE0 | (cp >> 12));
+      u += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      u += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+    p_ += n;
+    return u;
+  }
+
+  const std::string& src_;
+  size_t p_ = 0;
+  int brace_depth_ = 0;
+  std::vector<Tok> toks_;
+};
 
 class Parser {
  public:
@@ -943,7 +945,7 @@ Program parse(const std::string& template_text) {
   p.origin = std::move(m.origin);
   const std::string& text = m.text;
   try {
-    const auto toks = tokenize(text);
+    const auto toks = Lexer(text).run();
     Parser parser(toks, text);
     p.body = parser.program();
     check_height(p.body);
