@@ -94,6 +94,154 @@ void template_specials(const json& pp, std::string& first, std::string& last) {
   }
 }
 
+using Meta = std::map<std::string, Value>;
+
+// model.vocab and added_tokens as GGUF's token list and types (1 normal, 3 control, 4 user-defined,
+// 5 unused: ids nothing names become [PADn]).
+struct HfVocab {
+  std::vector<std::string> toks;
+  std::vector<int32_t> types;
+  std::vector<bool> seen;
+  size_t size() const { return toks.size(); }
+  int64_t find(const std::string& s) const {
+    for (size_t i = 0; i < toks.size(); ++i)
+      if (toks[i] == s) return static_cast<int64_t>(i);
+    return -1;
+  }
+};
+
+HfVocab read_vocab(const json& t, const json& vocab, const std::string& p) {
+  if (!vocab.is_object() || vocab.empty() || vocab.size() > (1u << 23))
+    fail("{}: model.vocab is invalid", p);
+  size_t n = vocab.size();
+  struct Added {
+    int64_t id;
+    std::string text;
+    bool special;
+  };
+  std::vector<Added> added;
+  if (t.contains("added_tokens"))
+    for (const auto& a : t["added_tokens"]) {
+      added.push_back({json_int(a.at("id"), p + ": added token id", 0, (1 << 23) - 1),
+                       a.at("content").get<std::string>(), a.value("special", true)});
+      n = std::max<size_t>(n, static_cast<size_t>(added.back().id) + 1);
+    }
+  HfVocab v{std::vector<std::string>(n), std::vector<int32_t>(n, 1), std::vector<bool>(n, false)};
+  for (auto it = vocab.begin(); it != vocab.end(); ++it) {
+    const int64_t id = json_int(it.value(), p + ": model.vocab id", 0, (1 << 23) - 1);
+    if (static_cast<size_t>(id) >= n || v.seen[id])
+      fail("{}: token id {} is invalid or repeated", p, id);
+    v.toks[id] = it.key();
+    v.seen[id] = true;
+  }
+  for (const Added& a : added) {
+    v.toks[a.id] = a.text;
+    v.types[a.id] = a.special ? 3 : 4;  // control : user-defined
+    v.seen[a.id] = true;
+  }
+  return v;
+}
+
+// GGUF's WordPiece spelling: word starts get U+2581, continuations lose their prefix.
+void respell_wordpiece(HfVocab& v, const json& model) {
+  const std::string cont = model.value("continuing_subword_prefix", "##");
+  for (size_t i = 0; i < v.size(); ++i) {
+    std::string& s = v.toks[i];
+    if (v.types[i] != 1 || (s.size() >= 2 && s.front() == '[' && s.back() == ']')) continue;
+    if (!cont.empty() && s.rfind(cont, 0) == 0)
+      s.erase(0, cont.size());
+    else
+      s = "\xe2\x96\x81" + s;
+  }
+}
+
+// The merges as GGUF's "left right" strings; SentencePiece-style merging ranks a pair by the score
+// of its union, so each union's score is minus its first merge's rank (earlier ranks higher).
+std::vector<Value> read_merges(const json& model, const json& vocab, std::vector<float>& scores,
+                               const std::string& p) {
+  std::vector<Value> merges;
+  if (!model.contains("merges")) return merges;
+  std::set<std::string> scored;
+  int64_t rank = 0;
+  for (const auto& mg : model["merges"]) {
+    std::string l, r;
+    if (mg.is_string()) {
+      const std::string s = mg.get<std::string>();
+      const size_t sp = s.find(' ', 1);
+      if (sp == std::string::npos) fail("{}: merge '{}' has no space", p, s);
+      l = s.substr(0, sp);
+      r = s.substr(sp + 1);
+    } else {
+      l = mg.at(0).get<std::string>();
+      r = mg.at(1).get<std::string>();
+    }
+    merges.push_back(Value::of_str(l + " " + r));
+    const std::string u = l + r;
+    auto it = vocab.find(u);
+    if (it != vocab.end() && scored.insert(u).second)
+      scores[it.value().get<int64_t>()] = -static_cast<float>(rank);
+    ++rank;
+  }
+  return merges;
+}
+
+// A byte-level BPE's pre-tokenizer and normalizer, as brisk's GGUF keys.
+void put_byte_level(Meta& m, const json& t, const json& model, const std::string& p) {
+  ByteLevelPre pre;
+  read_pre_tokenizer(t.value("pre_tokenizer", json()), p, pre);
+  if (!pre.byte_level) fail("{}: BPE without ByteLevel or byte_fallback is not supported", p);
+  const std::string name = pretokenizer_name_for(pre.regexes);
+  m["tokenizer.ggml.pre"] = Value::of_str(name.empty() ? "default" : name);
+  std::vector<Value> rx;
+  for (const auto& r : pre.regexes) rx.push_back(Value::of_str(r));
+  m["tokenizer.brisk.pre_regex"] = Value::of_array(GgufType::STRING, std::move(rx));
+  m["tokenizer.brisk.ignore_merges"] = Value::of_bool(model.value("ignore_merges", false));
+  m["tokenizer.brisk.normalizer"] =
+      Value::of_str(normalizer_form(t.value("normalizer", json()), p));
+  m["tokenizer.ggml.add_space_prefix"] = Value::of_bool(pre.add_prefix_space);
+}
+
+void put_token_id(Meta& m, const HfVocab& v, const char* key, const std::string& text) {
+  if (text.empty()) return;
+  if (auto id = v.find(text); id >= 0) m[key] = Value::of_u32(static_cast<uint32_t>(id));
+}
+
+// tokenizer_config.json beside tokenizer.json: the special tokens, whether BOS/EOS are added, and
+// the chat template. `first`: the BOS the post-processor's template adds ("" if none).
+void put_tokenizer_config(Meta& m, const HfVocab& v, const fs::path& tc, const std::string& first,
+                          const std::string& kind) {
+  const json c = read_json_file(tc.string());
+  auto tok_text = [](const json& j) -> std::string {
+    if (j.is_string()) return j.get<std::string>();
+    if (j.is_object() && j.contains("content") && j["content"].is_string())
+      return j["content"].get<std::string>();
+    return "";
+  };
+  for (const auto& [field, key] : {std::pair{"bos_token", "tokenizer.ggml.bos_token_id"},
+                                   std::pair{"eos_token", "tokenizer.ggml.eos_token_id"},
+                                   std::pair{"unk_token", "tokenizer.ggml.unknown_token_id"},
+                                   std::pair{"pad_token", "tokenizer.ggml.padding_token_id"}})
+    if (c.contains(field)) put_token_id(m, v, key, tok_text(c[field]));
+  if (c.contains("add_bos_token") && c["add_bos_token"].is_boolean())
+    m["tokenizer.ggml.add_bos_token"] = Value::of_bool(c["add_bos_token"].get<bool>());
+  else if (first.empty() && kind == "gpt2" && m["tokenizer.ggml.pre"].s == "llama3" &&
+           c.contains("bos_token"))
+    // Llama 3 files without a template processor still expect BOS, as llama.cpp assumes.
+    m["tokenizer.ggml.add_bos_token"] = Value::of_bool(true);
+  if (c.contains("add_eos_token") && c["add_eos_token"].is_boolean())
+    m["tokenizer.ggml.add_eos_token"] = Value::of_bool(c["add_eos_token"].get<bool>());
+  if (c.contains("chat_template")) {
+    const json& ct = c["chat_template"];
+    if (ct.is_string()) {
+      m["tokenizer.chat_template"] = Value::of_str(ct.get<std::string>());
+    } else if (ct.is_array()) {  // named templates: the default one is the chat template
+      for (const auto& e : ct)
+        if (e.value("name", "") == "default" && e.contains("template"))
+          m["tokenizer.chat_template"] = Value::of_str(e["template"].get<std::string>());
+    }
+  }
+}
+
 }  // namespace
 
 void add_hf_tokenizer(ModelFile& mf, const std::string& tokenizer_json) {
@@ -106,84 +254,21 @@ void add_hf_tokenizer(ModelFile& mf, const std::string& tokenizer_json) {
     if (mtype != "BPE" && mtype != "WordPiece")
       fail("{}: tokenizer model type '{}' is not supported (BPE and WordPiece are)", p, mtype);
     const json& vocab = model.at("vocab");
-    if (!vocab.is_object() || vocab.empty() || vocab.size() > (1u << 23))
-      fail("{}: model.vocab is invalid", p);
-    size_t n = vocab.size();
-    struct Added {
-      int64_t id;
-      std::string text;
-      bool special;
-    };
-    std::vector<Added> added;
-    if (t.contains("added_tokens"))
-      for (const auto& a : t["added_tokens"]) {
-        added.push_back({json_int(a.at("id"), p + ": added token id", 0, (1 << 23) - 1),
-                         a.at("content").get<std::string>(), a.value("special", true)});
-        n = std::max<size_t>(n, static_cast<size_t>(added.back().id) + 1);
-      }
-    std::vector<std::string> toks(n);
-    std::vector<int32_t> types(n, 1);
-    std::vector<bool> seen(n, false);
-    for (auto it = vocab.begin(); it != vocab.end(); ++it) {
-      const int64_t id = json_int(it.value(), p + ": model.vocab id", 0, (1 << 23) - 1);
-      if (static_cast<size_t>(id) >= n || seen[id])
-        fail("{}: token id {} is invalid or repeated", p, id);
-      toks[id] = it.key();
-      seen[id] = true;
-    }
-    for (const Added& a : added) {
-      toks[a.id] = a.text;
-      types[a.id] = a.special ? 3 : 4;  // control : user-defined
-      seen[a.id] = true;
-    }
+    HfVocab v = read_vocab(t, vocab, p);
+    const size_t n = v.size();
     const bool wordpiece = mtype == "WordPiece";
     const bool byte_fallback = !wordpiece && model.value("byte_fallback", false);
-    if (wordpiece) {
-      // GGUF's WordPiece spelling: word starts get U+2581, continuations lose their prefix.
-      const std::string cont = model.value("continuing_subword_prefix", "##");
-      for (size_t i = 0; i < n; ++i) {
-        std::string& s = toks[i];
-        if (types[i] != 1 || (s.size() >= 2 && s.front() == '[' && s.back() == ']')) continue;
-        if (!cont.empty() && s.rfind(cont, 0) == 0)
-          s.erase(0, cont.size());
-        else
-          s = "\xe2\x96\x81" + s;
-      }
-    }
-    std::vector<Value> merges;
+    if (wordpiece) respell_wordpiece(v, model);
     std::vector<float> scores(n, 0.0f);
-    std::set<std::string> scored;
-    if (!wordpiece && model.contains("merges")) {
-      int64_t rank = 0;
-      for (const auto& mg : model["merges"]) {
-        std::string l, r;
-        if (mg.is_string()) {
-          const std::string s = mg.get<std::string>();
-          const size_t sp = s.find(' ', 1);
-          if (sp == std::string::npos) fail("{}: merge '{}' has no space", p, s);
-          l = s.substr(0, sp);
-          r = s.substr(sp + 1);
-        } else {
-          l = mg.at(0).get<std::string>();
-          r = mg.at(1).get<std::string>();
-        }
-        merges.push_back(Value::of_str(l + " " + r));
-        // SentencePiece-style merging ranks a pair by the score of its union: earlier merges
-        // rank higher.
-        const std::string u = l + r;
-        auto it = vocab.find(u);
-        if (it != vocab.end() && scored.insert(u).second)
-          scores[it.value().get<int64_t>()] = -static_cast<float>(rank);
-        ++rank;
-      }
-    }
+    std::vector<Value> merges;
+    if (!wordpiece) merges = read_merges(model, vocab, scores, p);
     std::vector<Value> vt, vs, vty;
     for (size_t i = 0; i < n; ++i) {
-      if (!seen[i]) toks[i] = fmt::format("[PAD{}]", i), types[i] = 5;
-      if (byte_fallback && toks[i].size() == 6 && toks[i].rfind("<0x", 0) == 0) types[i] = 6;
-      vt.push_back(Value::of_str(toks[i]));
+      if (!v.seen[i]) v.toks[i] = fmt::format("[PAD{}]", i), v.types[i] = 5;
+      if (byte_fallback && v.toks[i].size() == 6 && v.toks[i].rfind("<0x", 0) == 0) v.types[i] = 6;
+      vt.push_back(Value::of_str(v.toks[i]));
       vs.push_back(Value::of_f32(scores[i]));
-      vty.push_back(Value::of_i32(types[i]));
+      vty.push_back(Value::of_i32(v.types[i]));
     }
     const std::string kind = wordpiece ? "bert" : byte_fallback ? "llama" : "gpt2";
     m["tokenizer.ggml.model"] = Value::of_str(kind);
@@ -196,74 +281,24 @@ void add_hf_tokenizer(ModelFile& mf, const std::string& tokenizer_json) {
       m["tokenizer.ggml.add_space_prefix"] = Value::of_bool(prepend);
     } else if (kind == "gpt2") {
       m["tokenizer.ggml.merges"] = Value::of_array(GgufType::STRING, std::move(merges));
-      ByteLevelPre pre;
-      read_pre_tokenizer(t.value("pre_tokenizer", json()), p, pre);
-      if (!pre.byte_level) fail("{}: BPE without ByteLevel or byte_fallback is not supported", p);
-      const std::string name = pretokenizer_name_for(pre.regexes);
-      m["tokenizer.ggml.pre"] = Value::of_str(name.empty() ? "default" : name);
-      std::vector<Value> rx;
-      for (const auto& r : pre.regexes) rx.push_back(Value::of_str(r));
-      m["tokenizer.brisk.pre_regex"] = Value::of_array(GgufType::STRING, std::move(rx));
-      m["tokenizer.brisk.ignore_merges"] = Value::of_bool(model.value("ignore_merges", false));
-      m["tokenizer.brisk.normalizer"] =
-          Value::of_str(normalizer_form(t.value("normalizer", json()), p));
-      m["tokenizer.ggml.add_space_prefix"] = Value::of_bool(pre.add_prefix_space);
+      put_byte_level(m, t, model, p);
     } else {
       m["tokenizer.ggml.pre"] = Value::of_str("bert");
     }
-    auto find_id = [&](const std::string& s) -> int64_t {
-      for (size_t i = 0; i < n; ++i)
-        if (toks[i] == s) return static_cast<int64_t>(i);
-      return -1;
-    };
-    auto set_id = [&](const char* key, const std::string& text) {
-      if (text.empty()) return;
-      if (auto id = find_id(text); id >= 0) m[key] = Value::of_u32(static_cast<uint32_t>(id));
-    };
-    if (wordpiece) set_id("tokenizer.ggml.unknown_token_id", model.value("unk_token", "[UNK]"));
+    if (wordpiece)
+      put_token_id(m, v, "tokenizer.ggml.unknown_token_id", model.value("unk_token", "[UNK]"));
     std::string first, last;
     template_specials(t.value("post_processor", json()), first, last);
     if (!first.empty()) {
-      set_id("tokenizer.ggml.bos_token_id", first);
+      put_token_id(m, v, "tokenizer.ggml.bos_token_id", first);
       m["tokenizer.ggml.add_bos_token"] = Value::of_bool(true);
     }
     if (!last.empty()) {
-      set_id("tokenizer.ggml.eos_token_id", last);
+      put_token_id(m, v, "tokenizer.ggml.eos_token_id", last);
       m["tokenizer.ggml.add_eos_token"] = Value::of_bool(true);
     }
     const fs::path tc = fs::path(p).parent_path() / "tokenizer_config.json";
-    if (fs::exists(tc)) {
-      const json c = read_json_file(tc.string());
-      auto tok_text = [](const json& j) -> std::string {
-        if (j.is_string()) return j.get<std::string>();
-        if (j.is_object() && j.contains("content") && j["content"].is_string())
-          return j["content"].get<std::string>();
-        return "";
-      };
-      for (const auto& [field, key] : {std::pair{"bos_token", "tokenizer.ggml.bos_token_id"},
-                                       std::pair{"eos_token", "tokenizer.ggml.eos_token_id"},
-                                       std::pair{"unk_token", "tokenizer.ggml.unknown_token_id"},
-                                       std::pair{"pad_token", "tokenizer.ggml.padding_token_id"}})
-        if (c.contains(field)) set_id(key, tok_text(c[field]));
-      if (c.contains("add_bos_token") && c["add_bos_token"].is_boolean())
-        m["tokenizer.ggml.add_bos_token"] = Value::of_bool(c["add_bos_token"].get<bool>());
-      else if (first.empty() && kind == "gpt2" && m["tokenizer.ggml.pre"].s == "llama3" &&
-               c.contains("bos_token"))
-        // Llama 3 files without a template processor still expect BOS, as llama.cpp assumes.
-        m["tokenizer.ggml.add_bos_token"] = Value::of_bool(true);
-      if (c.contains("add_eos_token") && c["add_eos_token"].is_boolean())
-        m["tokenizer.ggml.add_eos_token"] = Value::of_bool(c["add_eos_token"].get<bool>());
-      if (c.contains("chat_template")) {
-        const json& ct = c["chat_template"];
-        if (ct.is_string()) {
-          m["tokenizer.chat_template"] = Value::of_str(ct.get<std::string>());
-        } else if (ct.is_array()) {  // named templates: the default one is the chat template
-          for (const auto& e : ct)
-            if (e.value("name", "") == "default" && e.contains("template"))
-              m["tokenizer.chat_template"] = Value::of_str(e["template"].get<std::string>());
-        }
-      }
-    }
+    if (fs::exists(tc)) put_tokenizer_config(m, v, tc, first, kind);
   } catch (const json::exception& e) {
     fail("{}: malformed tokenizer: {}", p, e.what());
   }
