@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 #include <random>
+#include <span>
 #include <sstream>
 
 #include "cli/commands.h"
@@ -32,21 +33,152 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-int bench(BenchArgs& a) {
-  double load_s = 0;
-  auto m = load_model(a.opt.model, &load_s);
-  const auto& hp = m->hp;
+std::vector<int> parse_thread_list(const std::string& list) {
   std::vector<int> threads;
-  std::stringstream ss(a.threads);
+  std::stringstream ss(list);
   for (std::string t; std::getline(ss, t, ',');) {
     const int n = std::atoi(t.c_str());
     if (n < 1 || n > 1024) fail("-t: '{}' is not a thread count", t);
     threads.push_back(n);
   }
-  const uint64_t weight_bytes = m->w.matrix_bytes();
-  std::string wtype = dtype_name(m->w.layers.empty() ? m->w.output.type : m->w.layers[0].wq.type);
+  return threads;
+}
+
+// What the runs are quoted against, from the model: its weight type and bytes, the operations a
+// prompt token costs, and the weight matrices as generation reads them.
+struct Workload {
+  std::string wtype;
+  uint64_t weight_bytes = 0;
+  bool int8 = false;
+  double pp_flops_per_token = 0;
+  std::vector<std::span<const uint8_t>> spans;
+};
+
+Workload workload(const Model& m, int n_prompt) {
+  Workload w;
+  const auto& hp = m.hp;
+  w.wtype = dtype_name(m.w.layers.empty() ? m.w.output.type : m.w.layers[0].wq.type);
+  w.weight_bytes = m.w.matrix_bytes();
+  w.int8 = dtype_is_quantized(m.w.layers[0].wq.type);
+  // Operations per prompt token: 2 per weight (matmuls) plus attention over the average causal
+  // length.
+  const double attn_flops = 4.0 * static_cast<double>(hp.n_layer) * hp.q_dim() * (n_prompt / 2.0);
+  w.pp_flops_per_token = 2.0 * static_cast<double>(m.w.matrix_elements()) + attn_flops;
+  // Their own memory's read rate is quoted too, because on virtual machines it differs from a
+  // fresh buffer's (page sizes, placement).
+  auto add_span = [&](const Tensor& t) {
+    w.spans.emplace_back(static_cast<const uint8_t*>(t.data), t.nbytes);
+  };
+  add_span(m.w.output);
+  for (const auto& L : m.w.layers)
+    for (const Tensor* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_gate, &L.ffn_up, &L.ffn_down})
+      add_span(*t);
+  return w;
+}
+
+// One thread count's runs: tokens/s with, per run, the peak or bandwidth measured just before it
+// and the run's fraction of that.
+struct Runs {
+  std::vector<double> rate, roof, ratio, weights_read;
+};
+
+// Both tests run through the engine, as every command does: the prompt as one batch, then one
+// sequence decoding token by token from an empty context.
+struct Bench {
+  const BenchArgs& a;
+  const Workload& w;
+  ThreadPool& pool;
+  Engine& engine;
+  std::mt19937& rng;
+
+  Request request(int n_prompt, int n_out) {
+    std::uniform_int_distribution<int32_t> tok(3,
+                                               static_cast<int32_t>(engine.model().hp.n_vocab - 1));
+    Request r;
+    for (int i = 0; i < n_prompt; ++i) r.prompt.push_back(tok(rng));
+    r.sampling.temperature = 0;
+    r.max_tokens = n_out;
+    r.ignore_eos = true;
+    return r;
+  }
+
+  // The compute peak the prompt runs are quoted against; 0 where this tier has no loop for it.
+  double measure_peak() {
+    if (a.no_peaks) return 0.0;
+    if (w.int8) return measure_int8_dot_peak(pool);
+    const double bf16 = w.wtype == "BF16" ? measure_bf16_dot_peak(pool) : 0;
+    return bf16 > 0 ? bf16 : measure_fma_peak(pool);
+  }
+
+  // Each prompt run is paired with a peak measured just before it, as each generation run is with
+  // a bandwidth: other tenants take the cores for seconds at a time, so a peak measured once moved
+  // the quoted fraction by up to 12 points between runs of the same build.
+  Runs prompt_runs() {
+    Runs out;
+    for (int r = 0; r < a.reps + 1; ++r) {
+      const double peak_now = measure_peak();
+      double t_tok = 0;
+      const double t0 = now_seconds();
+      engine.submit(request(a.n_prompt, 1), [&](const Output&) { t_tok = now_seconds(); });
+      engine.run_until_idle();
+      if (r == 0) continue;  // the first run warms up
+      out.rate.push_back(a.n_prompt / (t_tok - t0));
+      if (peak_now <= 0) continue;
+      out.roof.push_back(peak_now);
+      out.ratio.push_back(out.rate.back() * w.pp_flops_per_token / peak_now);
+    }
+    return out;
+  }
+
+  // Generation. The machine's bandwidth drifts (other tenants), so each run is paired with a
+  // bandwidth measurement taken just before it. Timed from the first token (the one-token
+  // prompt's) to the last: n_gen forward passes of one token each.
+  Runs generation_runs(double bw) {
+    Runs out;
+    for (int r = 0; r < a.reps + 1; ++r) {
+      const double bw_now = measure_read_bandwidth(pool, size_t{512} << 20, 3);
+      const double wbw_now = measure_span_bandwidth(pool, w.spans);
+      double t_first = 0, t_last = 0;
+      int got = 0;
+      engine.submit(request(1, a.n_gen + 1), [&](const Output&) {
+        t_last = now_seconds();
+        if (got++ == 0) t_first = t_last;
+      });
+      engine.run_until_idle();
+      const double tps = a.n_gen / (t_last - t_first);
+      if (r == 0) continue;  // warm-up
+      out.rate.push_back(tps);
+      out.roof.push_back(std::max(bw, bw_now));
+      out.weights_read.push_back(wbw_now);
+      out.ratio.push_back(tps * static_cast<double>(w.weight_bytes) / std::max(bw, bw_now));
+    }
+    return out;
+  }
+};
+
+void print_rows(const BenchArgs& a, const Workload& w, int nt, const Runs& pp, const Runs& tg) {
+  const double pps = median(pp.rate), tgs = median(tg.rate);
+  const std::string rate =
+      fmt::format("{:6.1f} G{}/s", pps * w.pp_flops_per_token / 1e9, w.int8 ? "OP" : "FLOP");
+  if (pp.roof.empty())  // no peak loop for this tier (generic), or --no-peaks
+    std::printf("| %7d | pp%-3d | %8.2f | %-23s | %11s |                 |\n", nt, a.n_prompt, pps,
+                rate.c_str(), "-");
+  else
+    std::printf("| %7d | pp%-3d | %8.2f | %s of %4.0f  | %10.1f%% |                 |\n", nt,
+                a.n_prompt, pps, rate.c_str(), median(pp.roof) / 1e9, 100.0 * median(pp.ratio));
+  std::printf("| %7d | tg%-3d | %8.2f | %6.1f GB/s of %5.1f     | %10.1f%% | %10.1f GB/s |\n", nt,
+              a.n_gen, tgs, tgs * static_cast<double>(w.weight_bytes) / 1e9, median(tg.roof) / 1e9,
+              100.0 * median(tg.ratio), median(tg.weights_read) / 1e9);
+  std::fflush(stdout);
+}
+
+int bench(BenchArgs& a) {
+  double load_s = 0;
+  auto m = load_model(a.opt.model, &load_s);
+  const std::vector<int> threads = parse_thread_list(a.threads);
+  const Workload w = workload(*m, a.n_prompt);
   std::printf("model: %s (%s, %s weights, %.1f MiB of matrices), kernels: %s, load %.0f ms%s\n",
-              m->file.path.c_str(), hp.arch.c_str(), wtype.c_str(), weight_bytes / 1048576.0,
+              m->file.path.c_str(), m->hp.arch.c_str(), w.wtype.c_str(), w.weight_bytes / 1048576.0,
               isa_name(best_isa()), load_s * 1e3,
               m->repack_seconds > 0
                   ? fmt::format(" (of which {:.0f} ms interleaving rows for the kernels)",
@@ -58,108 +190,29 @@ int bench(BenchArgs& a) {
   std::printf(
       "|--------:|-------|---------:|-------------------------|------------:|----------------:|\n");
   std::mt19937 rng(1);
-  std::uniform_int_distribution<int32_t> tok(3, static_cast<int32_t>(hp.n_vocab - 1));
-  // Operations per prompt token: 2 per weight (matmuls) plus attention over the average causal
-  // length.
-  const double attn_flops = 4.0 * static_cast<double>(hp.n_layer) * hp.q_dim() * (a.n_prompt / 2.0);
-  const double pp_flops_per_token = 2.0 * static_cast<double>(m->w.matrix_elements()) + attn_flops;
-  const bool int8 = dtype_is_quantized(m->w.layers[0].wq.type);
-  // The weight matrices as generation reads them: their own memory's read rate is quoted too,
-  // because on virtual machines it differs from a fresh buffer's (page sizes, placement).
-  std::vector<std::span<const uint8_t>> spans;
-  auto add_span = [&](const Tensor& t) {
-    spans.emplace_back(static_cast<const uint8_t*>(t.data), t.nbytes);
-  };
-  add_span(m->w.output);
-  for (const auto& L : m->w.layers)
-    for (const Tensor* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_gate, &L.ffn_up, &L.ffn_down})
-      add_span(*t);
   for (int nt : threads) {
     ThreadPool pool(nt);
     const double bw = measure_read_bandwidth(pool);
-    // The compute peak the prompt runs are quoted against; 0 where this tier has no loop for it.
-    auto measure_peak = [&] {
-      if (a.no_peaks) return 0.0;
-      if (int8) return measure_int8_dot_peak(pool);
-      const double bf16 = wtype == "BF16" ? measure_bf16_dot_peak(pool) : 0;
-      return bf16 > 0 ? bf16 : measure_fma_peak(pool);
-    };
-    // Both tests run through the engine, as every command does: the prompt as one batch, then one
-    // sequence decoding token by token from an empty context.
     EngineConfig ec;
     ec.max_seqs = 1;
     ec.max_batched_tokens = a.n_prompt;
     ec.max_model_len = std::max(a.n_prompt, a.n_gen) + 2;
     ec.prefix_caching = false;
     Engine engine(*m, pool, ec);
-    auto request = [&](int n_prompt, int n_out) {
-      Request r;
-      for (int i = 0; i < n_prompt; ++i) r.prompt.push_back(tok(rng));
-      r.sampling.temperature = 0;
-      r.max_tokens = n_out;
-      r.ignore_eos = true;
-      return r;
-    };
-    // Each prompt run is paired with a peak measured just before it, as each generation run is
-    // with a bandwidth: other tenants take the cores for seconds at a time, so a peak measured once
-    // moved the quoted fraction by up to 12 points between runs of the same build.
-    std::vector<double> pp, tg, peaks, pp_ratios;
-    for (int r = 0; r < a.reps + 1; ++r) {
-      const double peak_now = measure_peak();
-      double t_tok = 0;
-      const double t0 = now_seconds();
-      engine.submit(request(a.n_prompt, 1), [&](const Output&) { t_tok = now_seconds(); });
-      engine.run_until_idle();
-      if (r == 0) continue;  // the first run warms up
-      pp.push_back(a.n_prompt / (t_tok - t0));
-      if (peak_now <= 0) continue;
-      peaks.push_back(peak_now);
-      pp_ratios.push_back(pp.back() * pp_flops_per_token / peak_now);
-    }
-    // Generation. The machine's bandwidth drifts (other tenants), so each run is paired with a
-    // bandwidth measurement taken just before it. Timed from the first token (the one-token
-    // prompt's) to the last: n_gen forward passes of one token each.
-    std::vector<double> bws, wbws, ratios;
-    for (int r = 0; r < a.reps + 1; ++r) {
-      const double bw_now = measure_read_bandwidth(pool, size_t{512} << 20, 3);
-      const double wbw_now = measure_span_bandwidth(pool, spans);
-      double t_first = 0, t_last = 0;
-      int got = 0;
-      engine.submit(request(1, a.n_gen + 1), [&](const Output&) {
-        t_last = now_seconds();
-        if (got++ == 0) t_first = t_last;
-      });
-      engine.run_until_idle();
-      const double tps = a.n_gen / (t_last - t_first);
-      if (r == 0) continue;  // warm-up
-      tg.push_back(tps);
-      bws.push_back(std::max(bw, bw_now));
-      wbws.push_back(wbw_now);
-      ratios.push_back(tps * static_cast<double>(weight_bytes) / std::max(bw, bw_now));
-    }
-    const double pps = median(pp), tgs = median(tg);
-    const std::string rate =
-        fmt::format("{:6.1f} G{}/s", pps * pp_flops_per_token / 1e9, int8 ? "OP" : "FLOP");
-    if (peaks.empty())  // no peak loop for this tier (generic), or --no-peaks
-      std::printf("| %7d | pp%-3d | %8.2f | %-23s | %11s |                 |\n", nt, a.n_prompt,
-                  pps, rate.c_str(), "-");
-    else
-      std::printf("| %7d | pp%-3d | %8.2f | %s of %4.0f  | %10.1f%% |                 |\n", nt,
-                  a.n_prompt, pps, rate.c_str(), median(peaks) / 1e9, 100.0 * median(pp_ratios));
-    std::printf("| %7d | tg%-3d | %8.2f | %6.1f GB/s of %5.1f     | %10.1f%% | %10.1f GB/s |\n", nt,
-                a.n_gen, tgs, tgs * static_cast<double>(weight_bytes) / 1e9, median(bws) / 1e9,
-                100.0 * median(ratios), median(wbws) / 1e9);
-    std::fflush(stdout);
+    Bench b{a, w, pool, engine, rng};
+    const Runs pp = b.prompt_runs();
+    const Runs tg = b.generation_runs(bw);
+    print_rows(a, w, nt, pp, tg);
   }
   std::printf(
       "pp: against the %s peak measured in-process before each run. tg: against the bandwidth "
       "roofline (read bandwidth, measured before each run, / %.1f MiB of weights per token); "
       "'weights read at': a plain read of the weight matrices themselves, measured next to it. "
       "Medians of %d runs.\n",
-      int8                                               ? "int8 dot-product"
-      : wtype == "BF16" && best_isa() == Isa::Avx512Bf16 ? "BF16 dot-product"
-                                                         : "FP32 FMA",
-      weight_bytes / 1048576.0, a.reps);
+      w.int8                                               ? "int8 dot-product"
+      : w.wtype == "BF16" && best_isa() == Isa::Avx512Bf16 ? "BF16 dot-product"
+                                                           : "FP32 FMA",
+      w.weight_bytes / 1048576.0, a.reps);
   return 0;
 }
 
