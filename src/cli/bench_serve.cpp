@@ -211,8 +211,8 @@ std::vector<json> make_prompts(const ServeBenchArgs& a, std::mt19937_64& rng) {
   return prompts;
 }
 
-int bench_serve(ServeBenchArgs& a) {
-  curl_global_init(CURL_GLOBAL_DEFAULT);  // before any thread uses curl
+// The server's root (without /v1) and the model to request (the first it lists, unless named).
+std::string server_root(ServeBenchArgs& a) {
   std::string base = a.base_url;
   while (!base.empty() && base.back() == '/') base.pop_back();
   if (base.size() > 3 && base.compare(base.size() - 3, 3, "/v1") == 0) base.resize(base.size() - 3);
@@ -223,32 +223,31 @@ int bench_serve(ServeBenchArgs& a) {
       fail("{}/v1/models lists no model: name one with --model", base);
     a.model = models["data"][0]["id"].get<std::string>();
   }
-  std::mt19937_64 rng(a.seed);
-  const std::vector<json> prompts = make_prompts(a, rng);
-  const int n = a.num_prompts;
-  // Arrival times: all at once (infinite rate), or gaps drawn from an exponential distribution
-  // (Poisson arrivals) or fixed at 1/rate.
-  std::vector<double> arrival(static_cast<size_t>(n), 0.0);
-  if (std::isfinite(a.request_rate)) {
-    std::exponential_distribution<double> gap(a.request_rate);
-    double t = 0;
-    for (int i = 0; i < n; ++i) {
-      arrival[static_cast<size_t>(i)] = t;
-      t += a.fixed_rate ? 1.0 / a.request_rate : gap(rng);
-    }
-  }
-  // A thread per request in flight (at most 4096: the most a client here keeps open).
-  const int workers = std::min(a.max_concurrency > 0 ? std::min(a.max_concurrency, n) : n, 4096);
-  std::fprintf(
-      stderr,
-      "bench serve: %s, model %s, %d requests, rate %s, max concurrency %s, %s prompts, "
-      "%d output tokens each\n",
-      base.c_str(), a.model.c_str(), n,
-      std::isfinite(a.request_rate) ? fmt::format("{}/s", a.request_rate).c_str() : "inf",
-      a.max_concurrency > 0 ? std::to_string(a.max_concurrency).c_str() : "none",
-      a.dataset.empty() ? fmt::format("{}-token random", a.input_len).c_str() : a.dataset.c_str(),
-      a.output_len);
+  return base;
+}
 
+// Arrival times: all at once (infinite rate), or gaps drawn from an exponential distribution
+// (Poisson arrivals) or fixed at 1/rate.
+std::vector<double> arrival_times(const ServeBenchArgs& a, std::mt19937_64& rng) {
+  std::vector<double> arrival(static_cast<size_t>(a.num_prompts), 0.0);
+  if (!std::isfinite(a.request_rate)) return arrival;
+  std::exponential_distribution<double> gap(a.request_rate);
+  double t = 0;
+  for (double& at : arrival) {
+    at = t;
+    t += a.fixed_rate ? 1.0 / a.request_rate : gap(rng);
+  }
+  return arrival;
+}
+
+// Sends every request at its arrival time, streamed, from a thread per request in flight (at
+// most 4096: the most a client here keeps open); returns each one's result and the seconds it all
+// took.
+std::vector<Result> run_requests(const ServeBenchArgs& a, const std::string& base,
+                                 const std::vector<json>& prompts,
+                                 const std::vector<double>& arrival, double& duration) {
+  const int n = a.num_prompts;
+  const int workers = std::min(a.max_concurrency > 0 ? std::min(a.max_concurrency, n) : n, 4096);
   std::vector<Result> results(static_cast<size_t>(n));
   std::atomic<int> next{0}, finished{0};
   std::mutex progress_mu;
@@ -277,83 +276,118 @@ int bench_serve(ServeBenchArgs& a) {
   for (int w = 0; w < workers; ++w) pool.emplace_back(worker);
   for (auto& t : pool) t.join();
   bar.finish();
-  const double duration = seconds_since(start);
+  duration = seconds_since(start);
+  return results;
+}
 
+// What vLLM's benchmark_serving reports, over the successful requests.
+struct Summary {
   int ok = 0;
   int64_t in_tokens = 0, out_tokens = 0;
-  std::vector<double> ttft, tpot, itl, e2e;
+  Stats ttft, tpot, itl, e2e;
   std::string first_error;
+};
+
+Summary summarize(const std::vector<Result>& results) {
+  Summary s;
+  std::vector<double> ttft, tpot, itl, e2e;
   for (const Result& r : results) {
     if (!r.ok) {
-      if (first_error.empty()) first_error = r.error;
+      if (s.first_error.empty()) s.first_error = r.error;
       continue;
     }
-    ++ok;
-    in_tokens += r.prompt_tokens;
-    out_tokens += r.output_tokens;
+    ++s.ok;
+    s.in_tokens += r.prompt_tokens;
+    s.out_tokens += r.output_tokens;
     ttft.push_back(r.ttft);
     e2e.push_back(r.e2e);
     if (r.output_tokens > 1)
       tpot.push_back((r.e2e - r.ttft) / static_cast<double>(r.output_tokens - 1));
     itl.insert(itl.end(), r.itl.begin(), r.itl.end());
   }
-  const Stats s_ttft = stats_of(ttft), s_tpot = stats_of(tpot), s_itl = stats_of(itl),
-              s_e2e = stats_of(e2e);
+  s.ttft = stats_of(ttft), s.tpot = stats_of(tpot), s.itl = stats_of(itl), s.e2e = stats_of(e2e);
+  return s;
+}
+
+void print_summary(const ServeBenchArgs& a, const Summary& s, double duration) {
   auto line = [](const char* k, const std::string& v) {
     std::printf("%-40s %14s\n", k, v.c_str());
   };
   auto num = [](double v, int prec = 2) { return fmt::format("{:.{}f}", v, prec); };
   std::printf("============ Serving Benchmark Result ============\n");
-  line("Successful requests:", std::to_string(ok));
-  line("Failed requests:", std::to_string(n - ok));
+  line("Successful requests:", std::to_string(s.ok));
+  line("Failed requests:", std::to_string(a.num_prompts - s.ok));
   line("Maximum request concurrency:",
        a.max_concurrency > 0 ? std::to_string(a.max_concurrency) : std::string("none"));
   line("Benchmark duration (s):", num(duration));
-  line("Total input tokens:", std::to_string(in_tokens));
-  line("Total generated tokens:", std::to_string(out_tokens));
-  line("Request throughput (req/s):", num(ok / duration));
-  line("Output token throughput (tok/s):", num(static_cast<double>(out_tokens) / duration));
+  line("Total input tokens:", std::to_string(s.in_tokens));
+  line("Total generated tokens:", std::to_string(s.out_tokens));
+  line("Request throughput (req/s):", num(s.ok / duration));
+  line("Output token throughput (tok/s):", num(static_cast<double>(s.out_tokens) / duration));
   line("Total token throughput (tok/s):",
-       num(static_cast<double>(in_tokens + out_tokens) / duration));
+       num(static_cast<double>(s.in_tokens + s.out_tokens) / duration));
   auto block = [&](const char* title, const char* key, const Stats& st) {
     std::printf("%s\n", title);
     line(fmt::format("Mean {} (ms):", key).c_str(), num(st.mean * 1e3));
     line(fmt::format("Median {} (ms):", key).c_str(), num(st.median * 1e3));
     line(fmt::format("P99 {} (ms):", key).c_str(), num(st.p99 * 1e3));
   };
-  block("---------------Time to First Token----------------", "TTFT", s_ttft);
-  block("-----Time per Output Token (excl. 1st token)------", "TPOT", s_tpot);
-  block("---------------Inter-token Latency----------------", "ITL", s_itl);
-  block("----------------End-to-end Latency----------------", "E2EL", s_e2e);
+  block("---------------Time to First Token----------------", "TTFT", s.ttft);
+  block("-----Time per Output Token (excl. 1st token)------", "TPOT", s.tpot);
+  block("---------------Inter-token Latency----------------", "ITL", s.itl);
+  block("----------------End-to-end Latency----------------", "E2EL", s.e2e);
   std::printf("==================================================\n");
-  if (!first_error.empty()) std::fprintf(stderr, "first failure: %s\n", first_error.c_str());
+  if (!s.first_error.empty()) std::fprintf(stderr, "first failure: %s\n", s.first_error.c_str());
+}
 
-  if (!a.result_file.empty()) {
-    auto ms = [](const Stats& st) {
-      return json{{"mean", st.mean * 1e3}, {"median", st.median * 1e3}, {"p99", st.p99 * 1e3}};
-    };
-    const json out = {
-        {"base_url", base},
-        {"model", a.model},
-        {"num_prompts", n},
-        {"completed", ok},
-        {"failed", n - ok},
-        {"request_rate", std::isfinite(a.request_rate) ? json(a.request_rate) : json("inf")},
-        {"max_concurrency", a.max_concurrency},
-        {"duration", duration},
-        {"total_input_tokens", in_tokens},
-        {"total_output_tokens", out_tokens},
-        {"request_throughput", ok / duration},
-        {"output_throughput", static_cast<double>(out_tokens) / duration},
-        {"total_token_throughput", static_cast<double>(in_tokens + out_tokens) / duration},
-        {"ttft_ms", ms(s_ttft)},
-        {"tpot_ms", ms(s_tpot)},
-        {"itl_ms", ms(s_itl)},
-        {"e2el_ms", ms(s_e2e)}};
-    std::ofstream f(a.result_file);
-    if (!(f << out.dump(2) << "\n")) fail("{}: cannot write the results", a.result_file);
-  }
-  return ok == n ? 0 : 1;
+void write_result_file(const ServeBenchArgs& a, const std::string& base, const Summary& s,
+                       double duration) {
+  auto ms = [](const Stats& st) {
+    return json{{"mean", st.mean * 1e3}, {"median", st.median * 1e3}, {"p99", st.p99 * 1e3}};
+  };
+  const int n = a.num_prompts;
+  const json out = {
+      {"base_url", base},
+      {"model", a.model},
+      {"num_prompts", n},
+      {"completed", s.ok},
+      {"failed", n - s.ok},
+      {"request_rate", std::isfinite(a.request_rate) ? json(a.request_rate) : json("inf")},
+      {"max_concurrency", a.max_concurrency},
+      {"duration", duration},
+      {"total_input_tokens", s.in_tokens},
+      {"total_output_tokens", s.out_tokens},
+      {"request_throughput", s.ok / duration},
+      {"output_throughput", static_cast<double>(s.out_tokens) / duration},
+      {"total_token_throughput", static_cast<double>(s.in_tokens + s.out_tokens) / duration},
+      {"ttft_ms", ms(s.ttft)},
+      {"tpot_ms", ms(s.tpot)},
+      {"itl_ms", ms(s.itl)},
+      {"e2el_ms", ms(s.e2e)}};
+  std::ofstream f(a.result_file);
+  if (!(f << out.dump(2) << "\n")) fail("{}: cannot write the results", a.result_file);
+}
+
+int bench_serve(ServeBenchArgs& a) {
+  curl_global_init(CURL_GLOBAL_DEFAULT);  // before any thread uses curl
+  const std::string base = server_root(a);
+  std::mt19937_64 rng(a.seed);
+  const std::vector<json> prompts = make_prompts(a, rng);
+  const std::vector<double> arrival = arrival_times(a, rng);
+  std::fprintf(
+      stderr,
+      "bench serve: %s, model %s, %d requests, rate %s, max concurrency %s, %s prompts, "
+      "%d output tokens each\n",
+      base.c_str(), a.model.c_str(), a.num_prompts,
+      std::isfinite(a.request_rate) ? fmt::format("{}/s", a.request_rate).c_str() : "inf",
+      a.max_concurrency > 0 ? std::to_string(a.max_concurrency).c_str() : "none",
+      a.dataset.empty() ? fmt::format("{}-token random", a.input_len).c_str() : a.dataset.c_str(),
+      a.output_len);
+  double duration = 0;
+  const Summary s = summarize(run_requests(a, base, prompts, arrival, duration));
+  print_summary(a, s, duration);
+  if (!a.result_file.empty()) write_result_file(a, base, s, duration);
+  return s.ok == a.num_prompts ? 0 : 1;
 }
 
 }  // namespace
