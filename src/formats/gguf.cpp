@@ -128,10 +128,10 @@ bool is_gguf(const std::string& path) {
   return f.read(reinterpret_cast<char*>(&m), 4) && m == kMagic;
 }
 
-ModelFile load_gguf(const std::string& path) {
-  auto file = MappedFile::open(path);
-  const uint8_t* data = file->data();
-  const uint64_t size = file->size();
+namespace {
+
+// The magic and version, checked before anything else is read.
+uint32_t check_header(const std::string& path, const uint8_t* data, uint64_t size) {
   if (size < 8) fail("{}: not a GGUF file (only {} bytes)", path, size);
   uint32_t magic, version;
   std::memcpy(&magic, data, 4);
@@ -140,10 +140,109 @@ ModelFile load_gguf(const std::string& path) {
     if (magic == 0x47475546) fail("{}: big-endian GGUF files are not supported", path);
     fail("{}: not a GGUF file (bad magic)", path);
   }
-  if (version == 0 || version > 3) {
-    // A big-endian v3 file reads as version 0x03000000 here.
-    fail("{}: unsupported GGUF version {}", path, version);
+  // A big-endian v3 file reads as version 0x03000000 here.
+  if (version == 0 || version > 3) fail("{}: unsupported GGUF version {}", path, version);
+  return version;
+}
+
+void read_metadata(Reader& r, const std::string& path, uint64_t n_kv, ModelFile& mf) {
+  for (uint64_t k = 0; k < n_kv; ++k) {
+    std::string key = r.read_string("metadata key");
+    if (key.empty()) fail("{}: metadata entry {} has an empty key", path, k);
+    if (!utf8_valid(key)) fail("{}: metadata entry {} has a key that is not valid UTF-8", path, k);
+    const uint32_t t = r.read<uint32_t>("metadata value type");
+    if (t > static_cast<uint32_t>(GgufType::F64))
+      fail("{}: metadata key '{}' has unknown value type {}", path, key, t);
+    Value v = r.read_value(static_cast<GgufType>(t), key, 0);
+    if (!mf.meta.emplace(key, std::move(v)).second)
+      fail("{}: duplicate metadata key '{}'", path, key);
   }
+}
+
+uint64_t alignment_of(const ModelFile& mf) {
+  const Value* a = mf.find("general.alignment");
+  if (!a) return 32;
+  auto al = a->as_int();
+  if (!al || *al <= 0 || *al > 65536 || (*al & (*al - 1)) != 0)
+    fail("{}: general.alignment must be a power of two up to 65536", mf.path);
+  return static_cast<uint64_t>(*al);
+}
+
+// Tensor k's name, shape and type, with its data's offset in the data section.
+Tensor read_tensor_info(Reader& r, const std::string& path, uint32_t version, uint64_t alignment,
+                        uint64_t k, uint64_t& offset) {
+  Tensor t;
+  t.name = r.read_string("tensor name");
+  if (t.name.empty() || t.name.size() > 256 || !utf8_valid(t.name))
+    fail("{}: tensor {} has an invalid name", path, k);
+  const uint32_t nd = r.read<uint32_t>("tensor dimension count");
+  if (nd == 0 || nd > kMaxDims)
+    fail("{}: tensor '{}' has {} dimensions (1 to 4 allowed)", path, t.name, nd);
+  t.n_dims = static_cast<int>(nd);
+  uint64_t elems = 1;
+  for (uint32_t d = 0; d < nd; ++d) {
+    const uint64_t ne =
+        version == 1 ? r.read<uint32_t>("tensor dimension") : r.read<uint64_t>("tensor dimension");
+    if (ne == 0 || ne > (uint64_t{1} << 40))
+      fail("{}: tensor '{}' has an invalid dimension {}", path, t.name, ne);
+    t.ne[d] = static_cast<int64_t>(ne);
+    elems = checked_mul(elems, ne, fmt::format("{}: tensor '{}' element count", path, t.name));
+  }
+  if (elems > (uint64_t{1} << 42))
+    fail("{}: tensor '{}' has an absurd element count {}", path, t.name, elems);
+  const uint32_t type = r.read<uint32_t>("tensor type");
+  auto info = dtype_info(type);
+  if (!info) fail("{}: tensor '{}' has unknown type id {}", path, t.name, type);
+  t.type = info->type;
+  auto row = dtype_row_bytes(t.type, static_cast<uint64_t>(t.ne[0]));
+  if (!row)
+    fail("{}: tensor '{}' row length {} is not a multiple of the {} block size {}", path, t.name,
+         t.ne[0], info->name, info->block_elems);
+  t.nbytes = checked_mul(*row, elems / static_cast<uint64_t>(t.ne[0]),
+                         fmt::format("{}: tensor '{}' size", path, t.name));
+  offset = r.read<uint64_t>("tensor offset");
+  if (offset % alignment != 0)
+    fail("{}: tensor '{}' offset {} is not aligned to {}", path, t.name, offset, alignment);
+  return t;
+}
+
+// Points every tensor at its data: each inside the file, none overlapping another, names unique.
+void place_tensors(ModelFile& mf, std::vector<std::pair<uint64_t, size_t>> offsets,
+                   const uint8_t* data, uint64_t size, uint64_t data_start) {
+  const std::string& path = mf.path;
+  std::vector<std::string> names;
+  for (const auto& t : mf.tensors) names.push_back(t.name);
+  std::sort(names.begin(), names.end());
+  auto d = std::adjacent_find(names.begin(), names.end());
+  if (d != names.end()) fail("{}: duplicate tensor name '{}'", path, *d);
+  if (!mf.tensors.empty() && data_start > size)
+    fail("{}: truncated file: tensor data section missing", path);
+  const uint64_t data_size = size - std::min(size, data_start);
+  std::sort(offsets.begin(), offsets.end());
+  uint64_t prev_end = 0;
+  const Tensor* prev = nullptr;
+  for (const auto& [offset, index] : offsets) {
+    Tensor& t = mf.tensors[index];
+    const uint64_t end =
+        checked_add(offset, t.nbytes, fmt::format("{}: tensor '{}' end", path, t.name));
+    if (end > data_size)
+      fail("{}: tensor '{}' (offset {}, {} bytes) extends past the end of the file", path, t.name,
+           offset, t.nbytes);
+    if (prev && offset < prev_end)
+      fail("{}: tensors '{}' and '{}' overlap", path, prev->name, t.name);
+    t.data = data + data_start + offset;
+    prev_end = end;
+    prev = &t;
+  }
+}
+
+}  // namespace
+
+ModelFile load_gguf(const std::string& path) {
+  auto file = MappedFile::open(path);
+  const uint8_t* data = file->data();
+  const uint64_t size = file->size();
+  const uint32_t version = check_header(path, data, size);
   Reader r(path, data, size, version);
   r.seek(8);
   const uint64_t n_tensors = r.read_count("tensor count");
@@ -157,96 +256,16 @@ ModelFile load_gguf(const std::string& path) {
   mf.path = path;
   mf.format = fmt::format("GGUF v{}", version);
   mf.file_bytes = size;
-  for (uint64_t k = 0; k < n_kv; ++k) {
-    std::string key = r.read_string("metadata key");
-    if (key.empty()) fail("{}: metadata entry {} has an empty key", path, k);
-    if (!utf8_valid(key)) fail("{}: metadata entry {} has a key that is not valid UTF-8", path, k);
-    const uint32_t t = r.read<uint32_t>("metadata value type");
-    if (t > static_cast<uint32_t>(GgufType::F64))
-      fail("{}: metadata key '{}' has unknown value type {}", path, key, t);
-    Value v = r.read_value(static_cast<GgufType>(t), key, 0);
-    if (!mf.meta.emplace(key, std::move(v)).second)
-      fail("{}: duplicate metadata key '{}'", path, key);
-  }
-
-  uint64_t alignment = 32;
-  if (const Value* a = mf.find("general.alignment")) {
-    auto al = a->as_int();
-    if (!al || *al <= 0 || *al > 65536 || (*al & (*al - 1)) != 0)
-      fail("{}: general.alignment must be a power of two up to 65536", path);
-    alignment = static_cast<uint64_t>(*al);
-  }
-
-  struct Info {
-    uint64_t offset;
-    size_t index;
-  };
-  std::vector<Info> infos;
+  read_metadata(r, path, n_kv, mf);
+  const uint64_t alignment = alignment_of(mf);
+  std::vector<std::pair<uint64_t, size_t>> offsets;  // (offset, tensor index)
   for (uint64_t k = 0; k < n_tensors; ++k) {
-    Tensor t;
-    t.name = r.read_string("tensor name");
-    if (t.name.empty() || t.name.size() > 256 || !utf8_valid(t.name))
-      fail("{}: tensor {} has an invalid name", path, k);
-    const uint32_t nd = r.read<uint32_t>("tensor dimension count");
-    if (nd == 0 || nd > kMaxDims)
-      fail("{}: tensor '{}' has {} dimensions (1 to 4 allowed)", path, t.name, nd);
-    t.n_dims = static_cast<int>(nd);
-    uint64_t elems = 1;
-    for (uint32_t d = 0; d < nd; ++d) {
-      const uint64_t ne = version == 1 ? r.read<uint32_t>("tensor dimension")
-                                       : r.read<uint64_t>("tensor dimension");
-      if (ne == 0 || ne > (uint64_t{1} << 40))
-        fail("{}: tensor '{}' has an invalid dimension {}", path, t.name, ne);
-      t.ne[d] = static_cast<int64_t>(ne);
-      elems = checked_mul(elems, ne, fmt::format("{}: tensor '{}' element count", path, t.name));
-    }
-    if (elems > (uint64_t{1} << 42))
-      fail("{}: tensor '{}' has an absurd element count {}", path, t.name, elems);
-    const uint32_t type = r.read<uint32_t>("tensor type");
-    auto info = dtype_info(type);
-    if (!info) fail("{}: tensor '{}' has unknown type id {}", path, t.name, type);
-    t.type = info->type;
-    auto row = dtype_row_bytes(t.type, static_cast<uint64_t>(t.ne[0]));
-    if (!row)
-      fail("{}: tensor '{}' row length {} is not a multiple of the {} block size {}", path, t.name,
-           t.ne[0], info->name, info->block_elems);
-    t.nbytes = checked_mul(*row, elems / static_cast<uint64_t>(t.ne[0]),
-                           fmt::format("{}: tensor '{}' size", path, t.name));
-    const uint64_t off = r.read<uint64_t>("tensor offset");
-    if (off % alignment != 0)
-      fail("{}: tensor '{}' offset {} is not aligned to {}", path, t.name, off, alignment);
-    infos.push_back({off, mf.tensors.size()});
-    mf.tensors.push_back(std::move(t));
+    uint64_t offset = 0;
+    mf.tensors.push_back(read_tensor_info(r, path, version, alignment, k, offset));
+    offsets.emplace_back(offset, mf.tensors.size() - 1);
   }
-  {
-    std::vector<std::string> names;
-    for (const auto& t : mf.tensors) names.push_back(t.name);
-    std::sort(names.begin(), names.end());
-    auto d = std::adjacent_find(names.begin(), names.end());
-    if (d != names.end()) fail("{}: duplicate tensor name '{}'", path, *d);
-  }
-
   const uint64_t data_start = (r.pos() + alignment - 1) / alignment * alignment;
-  if (n_tensors > 0 && data_start > size)
-    fail("{}: truncated file: tensor data section missing", path);
-  const uint64_t data_size = size - std::min(size, data_start);
-  std::sort(infos.begin(), infos.end(),
-            [](const Info& a, const Info& b) { return a.offset < b.offset; });
-  uint64_t prev_end = 0;
-  const Tensor* prev = nullptr;
-  for (const auto& in : infos) {
-    Tensor& t = mf.tensors[in.index];
-    const uint64_t end =
-        checked_add(in.offset, t.nbytes, fmt::format("{}: tensor '{}' end", path, t.name));
-    if (end > data_size)
-      fail("{}: tensor '{}' (offset {}, {} bytes) extends past the end of the file", path, t.name,
-           in.offset, t.nbytes);
-    if (prev && in.offset < prev_end)
-      fail("{}: tensors '{}' and '{}' overlap", path, prev->name, t.name);
-    t.data = data + data_start + in.offset;
-    prev_end = end;
-    prev = &t;
-  }
+  place_tensors(mf, std::move(offsets), data, size, data_start);
   mf.storage.push_back(file);
   return mf;
 }
