@@ -8,8 +8,10 @@ cd "$(dirname "$0")/.."
 JOBS=$(nproc)
 # Formatting follows the committed .clang-format.
 find src tests tools bench fuzz -name '*.cpp' -o -name '*.h' | xargs clang-format --dry-run --Werror
-# The src/ folders depend on each other one way only.
+# The src/ folders include each other in the architecture's order only.
 python3 scripts/check-layout.py
+# No function over 120 lines outside the kernels.
+python3 scripts/check-functions.py
 ./scripts/build.sh
 (cd build && ctest -j"$JOBS" --output-on-failure --timeout 600)
 # Line tables only (-g1): reports keep file:line without the variable tracking of full debug info,

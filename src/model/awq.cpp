@@ -111,18 +111,43 @@ std::vector<float> search(const std::string& label, const std::vector<Linear*>& 
   return best;
 }
 
-}  // namespace
+std::vector<float> mean_square(const SiteStats& st) {
+  std::vector<float> v(st.sq_sum.size());
+  for (size_t c = 0; c < v.size(); ++c) v[c] = static_cast<float>(st.sq_sum[c] / st.count) + 1e-12f;
+  return v;
+}
 
-AwqResult awq_search(const Model& m, ThreadPool& pool, const std::vector<int32_t>& calib,
-                     const QuantTarget& target, const AwqOptions& opt) {
-  if (!dtype_is_quantized(target.base))
-    fail("AWQ needs a quantized target type (got {})", target.name);
+std::vector<float> mean_abs(const SiteStats& st) {
+  std::vector<float> v(st.abs_sum.size());
+  for (size_t c = 0; c < v.size(); ++c) v[c] = static_cast<float>(st.abs_sum[c] / st.count);
+  return v;
+}
+
+void scale_cols(Linear& L, const std::vector<float>& s) {
+  const int64_t cols = L.t->cols();
+  for (int64_t r = 0; r < L.t->rows(); ++r)
+    for (int64_t c = 0; c < cols; ++c) L.w[r * cols + c] *= s[c];
+}
+
+void scale_rows(Linear& L, const std::vector<float>& inv) {
+  const int64_t cols = L.t->cols();
+  for (int64_t r = 0; r < L.t->rows(); ++r)
+    for (int64_t c = 0; c < cols; ++c) L.w[r * cols + c] /= inv[r];
+}
+
+// Importance of each input channel after scaling, for the final rounding.
+std::vector<float> importance(const Linear& L, const std::vector<float>& sc) {
+  std::vector<float> imp(L.msq.size());
+  for (size_t c = 0; c < imp.size(); ++c) imp[c] = L.msq[c] / (sc[c] * sc[c]);
+  return imp;
+}
+
+// Calibration pass: statistics of every linear layer's input (per layer: q/k/v, o, gate/up,
+// down), over the first n_tok calibration tokens in windows of n_ctx.
+std::vector<std::array<SiteStats, 4>> calibrate(const Model& m, ThreadPool& pool,
+                                                const std::vector<int32_t>& calib, int64_t n_tok,
+                                                int64_t n_ctx, const AwqOptions& opt) {
   const auto& h = m.hp;
-  const int64_t n_ctx = std::min<int64_t>(opt.n_ctx, h.n_ctx_train > 0 ? h.n_ctx_train : opt.n_ctx);
-  const int64_t n_tok = std::min<int64_t>(static_cast<int64_t>(calib.size()), opt.max_tokens);
-  if (n_tok < 16) fail("AWQ calibration text is too short ({} tokens)", calib.size());
-
-  // Calibration pass: statistics of every linear layer's input.
   std::vector<std::array<SiteStats, 4>> stats(static_cast<size_t>(h.n_layer));
   const int64_t stride = std::max<int64_t>(1, n_tok / opt.sample_tokens);
   int64_t seen = 0;  // tokens observed so far (for sampling)
@@ -159,111 +184,102 @@ AwqResult awq_search(const Model& m, ThreadPool& pool, const std::vector<int32_t
     bar.update(static_cast<double>(p1));
   }
   bar.finish();
+  return stats;
+}
 
-  auto msq = [](const SiteStats& st) {
-    std::vector<float> v(st.sq_sum.size());
-    for (size_t c = 0; c < v.size(); ++c)
-      v[c] = static_cast<float>(st.sq_sum[c] / st.count) + 1e-12f;
-    return v;
-  };
-  auto mean = [](const SiteStats& st) {
-    std::vector<float> v(st.abs_sum.size());
-    for (size_t c = 0; c < v.size(); ++c) v[c] = static_cast<float>(st.abs_sum[c] / st.count);
-    return v;
-  };
-  auto tensor_named = [&](const std::string& name) -> const Tensor& {
+// One layer's scales: each group of linears sharing an input gets the scales that minimize its
+// output error, with 1/s folded into what produces that input (a norm, or the rows before).
+void search_layer(const Model& m, int64_t l, const std::array<SiteStats, 4>& st,
+                  const QuantTarget& target, const AwqOptions& opt, ThreadPool& pool,
+                  AwqResult& res) {
+  const auto& h = m.hp;
+  const std::string p = "blk." + std::to_string(l) + ".";
+  auto make = [&](const std::string& role) {
+    Linear L;
+    L.name = p + role;
+    L.t = nullptr;
     for (const auto& t : m.file.tensors)
-      if (t.name == name) return t;
-    fail("AWQ: tensor '{}' is missing", name);
+      if (t.name == L.name) L.t = &t;
+    if (!L.t) fail("AWQ: tensor '{}' is missing", L.name);
+    L.w = to_f32(*L.t);
+    L.qtype = choose_quant_type(target, *L.t, h.n_layer, nullptr);
+    return L;
   };
+  Linear q = make("attn_q.weight"), k = make("attn_k.weight"), v = make("attn_v.weight"),
+         o = make("attn_output.weight"), gate = make("ffn_gate.weight"), up = make("ffn_up.weight"),
+         down = make("ffn_down.weight");
+  q.msq = k.msq = v.msq = mean_square(st[0]);
+  o.msq = mean_square(st[1]);
+  gate.msq = up.msq = mean_square(st[2]);
+  down.msq = mean_square(st[3]);
+  const LayerWeights& LW = m.w.layers[static_cast<size_t>(l)];
 
-  AwqResult res;
-  ProgressBar sbar("AWQ search", static_cast<double>(h.n_layer), opt.progress);
-  for (int64_t l = 0; l < h.n_layer; ++l) {
-    const std::string p = "blk." + std::to_string(l) + ".";
-    auto make = [&](const std::string& role) {
-      Linear L;
-      L.name = p + role;
-      L.t = &tensor_named(L.name);
-      L.w = to_f32(*L.t);
-      L.qtype = choose_quant_type(target, *L.t, h.n_layer, nullptr);
-      return L;
-    };
-    Linear q = make("attn_q.weight"), k = make("attn_k.weight"), v = make("attn_v.weight"),
-           o = make("attn_output.weight"), gate = make("ffn_gate.weight"),
-           up = make("ffn_up.weight"), down = make("ffn_down.weight");
-    const auto& st = stats[static_cast<size_t>(l)];
-    q.msq = k.msq = v.msq = msq(st[0]);
-    o.msq = msq(st[1]);
-    gate.msq = up.msq = msq(st[2]);
-    down.msq = msq(st[3]);
-    const LayerWeights& LW = m.w.layers[static_cast<size_t>(l)];
-    auto scale_cols = [](Linear& L, const std::vector<float>& s) {
-      const int64_t cols = L.t->cols();
-      for (int64_t r = 0; r < L.t->rows(); ++r)
-        for (int64_t c = 0; c < cols; ++c) L.w[r * cols + c] *= s[c];
-    };
-    auto scale_rows = [](Linear& L, const std::vector<float>& inv) {
-      const int64_t cols = L.t->cols();
-      for (int64_t r = 0; r < L.t->rows(); ++r)
-        for (int64_t c = 0; c < cols; ++c) L.w[r * cols + c] /= inv[r];
-    };
+  // q/k/v: 1/s into attn_norm.
+  const auto s_qkv =
+      search(p + "q/k/v", {&q, &k, &v}, st[0], mean_abs(st[0]), opt.grid, pool, res.groups);
+  std::vector<float> attn_norm = LW.attn_norm;
+  for (size_t c = 0; c < attn_norm.size(); ++c) attn_norm[c] /= s_qkv[c];
+  scale_cols(q, s_qkv), scale_cols(k, s_qkv), scale_cols(v, s_qkv);
 
-    // q/k/v: 1/s into attn_norm.
-    const auto s_qkv =
-        search(p + "q/k/v", {&q, &k, &v}, st[0], mean(st[0]), opt.grid, pool, res.groups);
-    std::vector<float> attn_norm = LW.attn_norm;
-    for (size_t c = 0; c < attn_norm.size(); ++c) attn_norm[c] /= s_qkv[c];
-    scale_cols(q, s_qkv), scale_cols(k, s_qkv), scale_cols(v, s_qkv);
-
-    // o: 1/s into v's rows. With GQA a v channel feeds several heads: one scale per v channel,
-    // from the mean over the heads that share it.
-    const int g = h.n_head / h.n_head_kv, hd = h.head_dim;
-    std::vector<float> att_mean = mean(st[1]), v_mean(static_cast<size_t>(h.kv_dim()), 0.0f);
-    for (int hh = 0; hh < h.n_head; ++hh)
-      for (int d = 0; d < hd; ++d) v_mean[(hh / g) * hd + d] += att_mean[hh * hd + d] / g;
-    for (int hh = 0; hh < h.n_head; ++hh)
-      for (int d = 0; d < hd; ++d) att_mean[hh * hd + d] = v_mean[(hh / g) * hd + d];
-    const auto s_o = search(p + "o", {&o}, st[1], att_mean, opt.grid, pool, res.groups);
-    std::vector<float> s_v(static_cast<size_t>(h.kv_dim()));
-    for (int hh = 0; hh < h.n_head; ++hh)
-      for (int d = 0; d < hd; ++d) s_v[(hh / g) * hd + d] = s_o[hh * hd + d];
-    scale_rows(v, s_v);
-    scale_cols(o, s_o);
-    if (h.qkv_bias) {
-      std::vector<float> bv = LW.bv;
-      for (size_t c = 0; c < bv.size(); ++c) bv[c] /= s_v[c];
-      res.overrides[p + "attn_v.bias"] = bv;
-    }
-
-    // gate/up: 1/s into ffn_norm.
-    const auto s_gu =
-        search(p + "gate/up", {&gate, &up}, st[2], mean(st[2]), opt.grid, pool, res.groups);
-    std::vector<float> ffn_norm = LW.ffn_norm;
-    for (size_t c = 0; c < ffn_norm.size(); ++c) ffn_norm[c] /= s_gu[c];
-    scale_cols(gate, s_gu), scale_cols(up, s_gu);
-
-    // down: 1/s into up's rows (silu(gate) * up is linear in up).
-    const auto s_d = search(p + "down", {&down}, st[3], mean(st[3]), opt.grid, pool, res.groups);
-    scale_rows(up, s_d);
-    scale_cols(down, s_d);
-
-    res.overrides[p + "attn_norm.weight"] = std::move(attn_norm);
-    res.overrides[p + "ffn_norm.weight"] = std::move(ffn_norm);
-    // Importance of each input channel after scaling, for the final rounding.
-    auto importance = [](const Linear& L, const std::vector<float>& sc) {
-      std::vector<float> imp(L.msq.size());
-      for (size_t c = 0; c < imp.size(); ++c) imp[c] = L.msq[c] / (sc[c] * sc[c]);
-      return imp;
-    };
-    res.importance[q.name] = res.importance[k.name] = res.importance[v.name] = importance(q, s_qkv);
-    res.importance[o.name] = importance(o, s_o);
-    res.importance[gate.name] = res.importance[up.name] = importance(gate, s_gu);
-    res.importance[down.name] = importance(down, s_d);
-    for (Linear* L : {&q, &k, &v, &o, &gate, &up, &down}) res.overrides[L->name] = std::move(L->w);
-    sbar.update(static_cast<double>(l + 1));
+  // o: 1/s into v's rows. With GQA a v channel feeds several heads: one scale per v channel,
+  // from the mean over the heads that share it.
+  const int g = h.n_head / h.n_head_kv, hd = h.head_dim;
+  std::vector<float> att_mean = mean_abs(st[1]), v_mean(static_cast<size_t>(h.kv_dim()), 0.0f);
+  for (int hh = 0; hh < h.n_head; ++hh)
+    for (int d = 0; d < hd; ++d) v_mean[(hh / g) * hd + d] += att_mean[hh * hd + d] / g;
+  for (int hh = 0; hh < h.n_head; ++hh)
+    for (int d = 0; d < hd; ++d) att_mean[hh * hd + d] = v_mean[(hh / g) * hd + d];
+  const auto s_o = search(p + "o", {&o}, st[1], att_mean, opt.grid, pool, res.groups);
+  std::vector<float> s_v(static_cast<size_t>(h.kv_dim()));
+  for (int hh = 0; hh < h.n_head; ++hh)
+    for (int d = 0; d < hd; ++d) s_v[(hh / g) * hd + d] = s_o[hh * hd + d];
+  scale_rows(v, s_v);
+  scale_cols(o, s_o);
+  if (h.qkv_bias) {
+    std::vector<float> bv = LW.bv;
+    for (size_t c = 0; c < bv.size(); ++c) bv[c] /= s_v[c];
+    res.overrides[p + "attn_v.bias"] = bv;
   }
-  sbar.finish();
+
+  // gate/up: 1/s into ffn_norm.
+  const auto s_gu =
+      search(p + "gate/up", {&gate, &up}, st[2], mean_abs(st[2]), opt.grid, pool, res.groups);
+  std::vector<float> ffn_norm = LW.ffn_norm;
+  for (size_t c = 0; c < ffn_norm.size(); ++c) ffn_norm[c] /= s_gu[c];
+  scale_cols(gate, s_gu), scale_cols(up, s_gu);
+
+  // down: 1/s into up's rows (silu(gate) * up is linear in up).
+  const auto s_d = search(p + "down", {&down}, st[3], mean_abs(st[3]), opt.grid, pool, res.groups);
+  scale_rows(up, s_d);
+  scale_cols(down, s_d);
+
+  res.overrides[p + "attn_norm.weight"] = std::move(attn_norm);
+  res.overrides[p + "ffn_norm.weight"] = std::move(ffn_norm);
+  res.importance[q.name] = res.importance[k.name] = res.importance[v.name] = importance(q, s_qkv);
+  res.importance[o.name] = importance(o, s_o);
+  res.importance[gate.name] = res.importance[up.name] = importance(gate, s_gu);
+  res.importance[down.name] = importance(down, s_d);
+  for (Linear* L : {&q, &k, &v, &o, &gate, &up, &down}) res.overrides[L->name] = std::move(L->w);
+}
+
+}  // namespace
+
+AwqResult awq_search(const Model& m, ThreadPool& pool, const std::vector<int32_t>& calib,
+                     const QuantTarget& target, const AwqOptions& opt) {
+  if (!dtype_is_quantized(target.base))
+    fail("AWQ needs a quantized target type (got {})", target.name);
+  const auto& h = m.hp;
+  const int64_t n_ctx = std::min<int64_t>(opt.n_ctx, h.n_ctx_train > 0 ? h.n_ctx_train : opt.n_ctx);
+  const int64_t n_tok = std::min<int64_t>(static_cast<int64_t>(calib.size()), opt.max_tokens);
+  if (n_tok < 16) fail("AWQ calibration text is too short ({} tokens)", calib.size());
+  const auto stats = calibrate(m, pool, calib, n_tok, n_ctx, opt);
+  AwqResult res;
+  ProgressBar bar("AWQ search", static_cast<double>(h.n_layer), opt.progress);
+  for (int64_t l = 0; l < h.n_layer; ++l) {
+    search_layer(m, l, stats[static_cast<size_t>(l)], target, opt, pool, res);
+    bar.update(static_cast<double>(l + 1));
+  }
+  bar.finish();
   return res;
 }
 
