@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ops/isa_target.h"
 #include "ops/simd_math-inl.h"
 
 namespace brisk {
@@ -108,24 +109,17 @@ float weights_block_generic(const float* x, int64_t n, float mx, float scale, fl
 }  // namespace
 
 void silu_mul_isa(Isa isa, const float* gate, const float* up, float* out, int64_t n) {
-#if defined(__x86_64__)
-  if (isa >= Isa::Avx512) return silu_mul_avx512(gate, up, out, n);
-  if (isa >= Isa::Avx2) return silu_mul_avx2(gate, up, out, n);
-#endif
-  (void)isa;
-  silu_mul_generic(gate, up, out, n);
+  using SiluMul = void (*)(const float*, const float*, float*, int64_t);
+  static constexpr TierTable<SiluMul> kSiluMul = {silu_mul_generic, BRISK_X86(silu_mul_avx2),
+                                                  nullptr, BRISK_X86(silu_mul_avx512), nullptr};
+  pick_tier(isa, kSiluMul)(gate, up, out, n);
 }
 
 double softmax_weights_isa(Isa isa, const float* x, int64_t n, float mx, float scale, float* w) {
   using Block = float (*)(const float*, int64_t, float, float, float*);
-  Block block = weights_block_generic;
-#if defined(__x86_64__)
-  if (isa >= Isa::Avx512)
-    block = weights_block_avx512;
-  else if (isa >= Isa::Avx2)
-    block = weights_block_avx2;
-#endif
-  (void)isa;
+  static constexpr TierTable<Block> kBlock = {weights_block_generic, BRISK_X86(weights_block_avx2),
+                                              nullptr, BRISK_X86(weights_block_avx512), nullptr};
+  const Block block = pick_tier(isa, kBlock);
   double sum = 0;
   for (int64_t b = 0; b < n; b += kSumBlock)
     sum += block(x + b, std::min(kSumBlock, n - b), mx, scale, w + b);

@@ -43,12 +43,17 @@ GenericFn generic_kernel([[maybe_unused]] bool wide) {
 
 void attention_group_isa(Isa isa, const AttnShape& s, int kv_head, const AttnQuery* qs,
                          int n_queries, const KvSpan* spans, size_t n_spans) {
-  // The widest tier with a kernel for this head size, else the portable kernel.
-  AttendFn f = nullptr;
-  if (isa >= Isa::Avx512) f = attend_avx512(s.kv_type, s.head_dim);
-  if (!f && isa >= Isa::Avx2) f = attend_avx2(s.kv_type, s.head_dim);
+  // The widest tier with a kernel for this KV type and head size, else the portable kernel (in
+  // its AVX2 + F16C build where that tier serves).
+  using Picker = AttendFn (*)(KvType, int);
+  static constexpr TierTable<Picker> kAttend = {nullptr, attend_avx2, nullptr, attend_avx512,
+                                                nullptr};
+  const AttendFn f = first_tier(isa, [&](Isa t) {
+    const Picker p = kAttend[static_cast<size_t>(t)];
+    return p ? p(s.kv_type, s.head_dim) : AttendFn{};
+  });
   if (f) return f(s, kv_head, qs, n_queries, spans, n_spans);
-  const bool wide = isa >= Isa::Avx2;
+  const bool wide = isa_serves(Isa::Avx2, isa);
   const GenericFn generic = s.kv_type == KvType::F32    ? generic_kernel<KvType::F32>(wide)
                             : s.kv_type == KvType::F16  ? generic_kernel<KvType::F16>(wide)
                             : s.kv_type == KvType::BF16 ? generic_kernel<KvType::BF16>(wide)

@@ -1,10 +1,13 @@
 // Instruction-set selection, in one place. Kernels are compiled for each tier they support with
-// function target attributes (the features of each tier: ops/isa_target.h) and chosen at run
-// time: matmul resolves every weight type's kernel once per tier (ops/matmul.cpp), the other
-// families choose by tier in their entry point, and a tier without a kernel of its own in a family
-// takes the next tier down that this CPU runs.
+// function target attributes (the features of each tier: ops/isa_target.h) and chosen at run time
+// in one way, pick_tier below: a tier without a kernel of its own in a family takes the next tier
+// down that this CPU runs. matmul resolves every weight type's kernel that way once per tier
+// (ops/matmul.cpp); attention, the activations and the roofline loops pick from a TierTable.
 // BRISK_ISA=generic|avx2|avx2vnni|avx512|avx512bf16 caps the choice.
 #pragma once
+
+#include <array>
+#include <cstddef>
 
 namespace brisk {
 
@@ -32,6 +35,25 @@ bool isa_available(Isa isa);
 // Whether `isa`'s kernels may run where `runs` was chosen: `isa` is at or below it and available.
 inline bool isa_serves(Isa isa, Isa runs) {
   return static_cast<int>(isa) <= static_cast<int>(runs) && isa_available(isa);
+}
+
+// The kernel a family gives `isa`: of(tier) for the widest tier that serves it (isa itself or one
+// below that this CPU runs) whose kernel is there (non-null, or a kernel that tests true); a
+// default-constructed (empty) one if none is.
+template <class F>
+auto first_tier(Isa isa, F&& of) -> decltype(of(isa)) {
+  for (int j = static_cast<int>(isa); j >= 0; --j)
+    if (isa_serves(static_cast<Isa>(j), isa))
+      if (auto k = of(static_cast<Isa>(j))) return k;
+  return {};
+}
+
+// A family's kernels by tier, indexed by Isa; null for a tier without one of its own.
+template <class Fn>
+using TierTable = std::array<Fn, kIsaCount>;
+template <class Fn>
+Fn pick_tier(Isa isa, const TierTable<Fn>& table) {
+  return first_tier(isa, [&](Isa t) { return table[static_cast<size_t>(t)]; });
 }
 
 }  // namespace brisk

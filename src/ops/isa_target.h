@@ -19,6 +19,12 @@
 #define BRISK_PRAGMA_(x) _Pragma(#x)
 #define BRISK_PUSH_TARGET(isa) _Pragma("GCC push_options") BRISK_PRAGMA_(GCC target(isa))
 #define BRISK_POP_TARGET _Pragma("GCC pop_options")
+// A kernel that only x86 builds have, as a TierTable entry (ops/cpu.h): null elsewhere.
+#if defined(__x86_64__)
+#define BRISK_X86(fn) fn
+#else
+#define BRISK_X86(fn) nullptr
+#endif
 
 // GCC 12 reports its own AVX-512 intrinsic headers as using uninitialized values; the warnings
 // are off for the rest of each kernel source.

@@ -56,14 +56,9 @@ class Dispatch {
     for (int i = 0; i < kIsaCount; ++i)
       for (size_t t = 0; t < kTypes; ++t)
         for (int il = 0; il < 2; ++il)
-          for (int j = i; j >= 0; --j) {
-            if (!isa_serves(static_cast<Isa>(j), static_cast<Isa>(i))) continue;
-            const Kernel k = own_kernel(static_cast<Isa>(j), static_cast<DType>(t), il == 1);
-            if (k.tile) {
-              table_[i][t][il] = k;
-              break;
-            }
-          }
+          table_[i][t][il] = first_tier(static_cast<Isa>(i), [&](Isa j) {
+            return own_kernel(j, static_cast<DType>(t), il == 1);
+          });
   }
   Kernel table_[kIsaCount][kTypes][2] = {};
 };

@@ -61,6 +61,7 @@ struct Kernel {
   // activation bytes per value the kernel reads (0: the whole row as prepared).
   int tile_t = 6;
   int x_bytes_per_value = 0;
+  explicit operator bool() const { return tile != nullptr; }
 };
 
 // One per weight type, in matmul_<type>.cpp; nullptr tile if the type has no kernel for this ISA.

@@ -58,12 +58,11 @@ float sum_generic(const float* p, size_t n) {
   return static_cast<float>(s);
 }
 
-float sum([[maybe_unused]] Isa isa, const float* p, size_t n) {
-#if defined(__x86_64__)
-  if (isa >= Isa::Avx512) return sum_avx512(p, n);
-  if (isa >= Isa::Avx2) return sum_avx2(p, n);
-#endif
-  return sum_generic(p, n);
+float sum(Isa isa, const float* p, size_t n) {
+  using Sum = float (*)(const float*, size_t);
+  static constexpr TierTable<Sum> kSum = {sum_generic, BRISK_X86(sum_avx2), nullptr,
+                                          BRISK_X86(sum_avx512), nullptr};
+  return pick_tier(isa, kSum)(p, n);
 }
 
 #if defined(__x86_64__)
@@ -205,29 +204,37 @@ double measure_span_bandwidth(ThreadPool& pool, const std::vector<std::span<cons
   return rates[rates.size() / 2];
 }
 
-// Each peak is that of the tier the kernels run (best_isa()), 0 where no loop measures it.
-double measure_fma_peak([[maybe_unused]] ThreadPool& pool) {
-#if defined(__x86_64__)
-  if (best_isa() >= Isa::Avx512) return peak(pool, fma_loop_avx512, 12 * 16 * 2);
-  if (best_isa() >= Isa::Avx2) return peak(pool, fma_loop_avx2, 12 * 8 * 2);
-#endif
-  return 0;
+// Each peak is that of the tier the kernels run (best_isa()): its loop and the operations one
+// iteration does; 0 where no loop measures it.
+namespace {
+
+struct PeakLoop {
+  double (*loop)(int64_t) = nullptr;
+  double ops_per_iter = 0;
+  explicit operator bool() const { return loop != nullptr; }
+};
+
+double measure_peak(ThreadPool& pool, const TierTable<PeakLoop>& loops) {
+  const PeakLoop l = pick_tier(best_isa(), loops);
+  return l ? peak(pool, l.loop, l.ops_per_iter) : 0;
 }
 
-double measure_int8_dot_peak([[maybe_unused]] ThreadPool& pool) {
-#if defined(__x86_64__)
-  if (best_isa() >= Isa::Avx512) return peak(pool, int8_loop_avx512, 12 * 64 * 2);
-  if (best_isa() == Isa::Avx2Vnni) return peak(pool, int8_loop_avxvnni, 12 * 32 * 2);
-  if (best_isa() == Isa::Avx2) return peak(pool, int8_loop_avx2, 12 * 32 * 2);
-#endif
-  return 0;
+}  // namespace
+
+double measure_fma_peak(ThreadPool& pool) {
+  return measure_peak(pool, {PeakLoop{}, PeakLoop{BRISK_X86(fma_loop_avx2), 12 * 8 * 2}, PeakLoop{},
+                             PeakLoop{BRISK_X86(fma_loop_avx512), 12 * 16 * 2}, PeakLoop{}});
 }
 
-double measure_bf16_dot_peak([[maybe_unused]] ThreadPool& pool) {
-#if defined(__x86_64__)
-  if (best_isa() == Isa::Avx512Bf16) return peak(pool, bf16_loop_avx512, 12 * 32 * 2);
-#endif
-  return 0;
+double measure_int8_dot_peak(ThreadPool& pool) {
+  return measure_peak(pool, {PeakLoop{}, PeakLoop{BRISK_X86(int8_loop_avx2), 12 * 32 * 2},
+                             PeakLoop{BRISK_X86(int8_loop_avxvnni), 12 * 32 * 2},
+                             PeakLoop{BRISK_X86(int8_loop_avx512), 12 * 64 * 2}, PeakLoop{}});
+}
+
+double measure_bf16_dot_peak(ThreadPool& pool) {
+  return measure_peak(pool, {PeakLoop{}, PeakLoop{}, PeakLoop{}, PeakLoop{},
+                             PeakLoop{BRISK_X86(bf16_loop_avx512), 12 * 32 * 2}});
 }
 
 }  // namespace brisk
