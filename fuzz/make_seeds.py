@@ -146,6 +146,14 @@ def main():
     put("openai", "chunked.http", b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" +
         format(len(b), "x").encode() + b"\r\n" + b + b"\r\n0\r\n\r\n")
 
+    # GBNF grammars: each construct, escapes, nesting, and a left-recursive one (refused).
+    put("gbnf", "basic.txt", 'root ::= "a" [b-d]* ("x" | "yz")+ "!"?\n')
+    put("gbnf", "repeat.txt", 'root ::= "a"{2,3} "b"{,2} ("c"){2,}\n')
+    put("gbnf", "string.txt", 'root ::= "\\"" ( [^"\\\\\\x00-\\x1f] | "\\\\" ["\\\\/bfnrt] )* "\\""\n')
+    put("gbnf", "nested.txt", 'root ::= value\nvalue ::= "[" ws (value ws ("," ws value ws)*)? "]" | [0-9]+\n'
+        'ws ::= [ \\t\\n]*\n')
+    put("gbnf", "leftrec.txt", 'root ::= x "a"\nx ::= "" | root\n')
+
 
 if __name__ == "__main__":
     main()

@@ -1,0 +1,28 @@
+// A GBNF grammar from anywhere, parsed under the default limits: every failure must be a
+// brisk::Error, within bounded time and memory; a grammar that parses prints back as GBNF that
+// parses again to as many rules.
+#include <cstdlib>
+#include <optional>
+#include <string_view>
+
+#include "core/error.h"
+#include "fuzz_util.h"
+#include "grammar/grammar.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace brisk;
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  std::optional<grammar::Grammar> g;
+  try {
+    g = grammar::parse_gbnf(text);
+  } catch (const Error&) {
+    return 0;
+  }
+  // What parsed prints as GBNF that parses again, to as many rules.
+  try {
+    if (grammar::parse_gbnf(g->to_gbnf()).rules().size() != g->rules().size()) std::abort();
+  } catch (const Error&) {
+    std::abort();
+  }
+  return 0;
+}

@@ -1,0 +1,94 @@
+// A context-free grammar over Unicode code points: the one form every constraint (a JSON Schema, a
+// regular expression, a choice among strings, llama.cpp's GBNF) is compiled to before decoding is
+// matched against it. Rules are alternatives of sequences of symbols; a symbol is a set of code
+// points or another rule. Repetition and grouping are lowered into rules of their own, so what
+// matches the grammar sees is plain BNF.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace brisk::grammar {
+
+struct CharRange {
+  uint32_t lo, hi;  // inclusive
+  bool operator==(const CharRange&) const = default;
+};
+
+struct Symbol {
+  enum class Kind : uint8_t { Chars, Rule };
+  Kind kind = Kind::Chars;
+  std::vector<CharRange> ranges;  // Chars: sorted, disjoint, not adjacent, not empty
+  int32_t rule = -1;              // Rule: its index
+
+  static Symbol chars(std::vector<CharRange> ranges);  // normalized: sorted and merged
+  static Symbol ref(int32_t rule);
+  bool operator==(const Symbol&) const = default;
+};
+
+using Sequence = std::vector<Symbol>;  // empty: the empty string
+
+struct Rule {
+  std::string name;
+  std::vector<Sequence> alts;
+};
+
+// Bounds on what compiling an untrusted grammar may build; past one, compiling fails with an error
+// that names it instead of growing.
+struct Limits {
+  size_t max_rules = size_t{1} << 16;
+  size_t max_symbols = size_t{1} << 20;  // in all alternatives of all rules
+  int max_depth = 128;                   // nesting of groups
+  uint32_t max_repeat = 10000;           // {m,n} bounds
+};
+
+class Grammar {
+ public:
+  explicit Grammar(const Limits& limits = {}) : limits_(limits) {}
+
+  // A new rule, empty until alternatives are added; its name need not be unique (helper rules of
+  // repetitions are named after their rule).
+  int32_t add_rule(std::string name);
+  void add_alt(int32_t rule, Sequence seq);
+  // The index of the rule with this name, or -1.
+  int32_t find(std::string_view name) const;
+
+  // Lowered repetitions: a rule matching `body` (an alternative list) between min and max times
+  // (max = kUnbounded: no upper bound).
+  static constexpr uint32_t kUnbounded = UINT32_MAX;
+  int32_t add_repeat(const std::string& name, const Sequence& body, uint32_t min, uint32_t max);
+
+  // Checks that the root is set, every referenced rule exists and has an alternative, and that no
+  // rule can reach itself without consuming a character (left recursion); throws naming the rule.
+  void check() const;
+
+  const std::vector<Rule>& rules() const { return rules_; }
+  const Rule& rule(int32_t i) const { return rules_[static_cast<size_t>(i)]; }
+  int32_t root() const { return root_; }
+  void set_root(int32_t r) { root_ = r; }
+  size_t n_symbols() const { return n_symbols_; }
+  const Limits& limits() const { return limits_; }
+  // Whether a rule can match the empty string, per rule.
+  std::vector<bool> nullable() const;
+
+  // The grammar in GBNF (helper rules included), for errors, tests and `brisk grammar`.
+  std::string to_gbnf() const;
+
+ private:
+  const std::string& rule_name(int32_t rule) const;
+
+  Limits limits_;
+  std::vector<Rule> rules_;
+  int32_t root_ = -1;
+  size_t n_symbols_ = 0;
+};
+
+// llama.cpp's GBNF: `name ::= alternatives` rules (root is `root`), string literals, character
+// classes ([a-z], [^"\\]), `.`, groups, `|`, `*`, `+`, `?`, `{m}`, `{m,}`, `{m,n}` and `#`
+// comments. An error names the line and column and what was expected there.
+Grammar parse_gbnf(std::string_view text, const Limits& limits = {});
+
+}  // namespace brisk::grammar
