@@ -91,4 +91,12 @@ class Grammar {
 // comments. An error names the line and column and what was expected there.
 Grammar parse_gbnf(std::string_view text, const Limits& limits = {});
 
+// An ECMAScript regular expression (JSON Schema's `pattern`, vLLM's guided_regex) as a rule of g
+// that matches exactly the texts the whole pattern matches. What is not a regular language
+// (backreferences, lookaround, word boundaries, anchors inside the pattern) or needs flags is
+// refused with an error that names it.
+int32_t add_regex(Grammar& g, std::string_view pattern, const std::string& name);
+// The same as a grammar of its own, checked.
+Grammar parse_regex(std::string_view pattern, const Limits& limits = {});
+
 }  // namespace brisk::grammar
