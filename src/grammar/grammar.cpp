@@ -59,6 +59,19 @@ int32_t Grammar::find(std::string_view name) const {
   return -1;
 }
 
+int32_t Grammar::add_grammar(const Grammar& other) {
+  const auto offset = static_cast<int32_t>(rules_.size());
+  for (const Rule& r : other.rules()) {
+    const int32_t copy = add_rule(r.name);
+    for (Sequence alt : r.alts) {
+      for (Symbol& s : alt)
+        if (s.kind == Symbol::Kind::Rule) s.rule += offset;
+      add_alt(copy, std::move(alt));
+    }
+  }
+  return other.root() + offset;
+}
+
 int32_t Grammar::add_repeat(const std::string& name, const Sequence& body, uint32_t min,
                             uint32_t max) {
   if (max != kUnbounded && max < min)

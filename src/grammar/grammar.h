@@ -56,6 +56,9 @@ class Grammar {
   // The index of the rule with this name, or -1.
   int32_t find(std::string_view name) const;
 
+  // Copies every rule of `other` into this grammar and returns the index its root now has.
+  int32_t add_grammar(const Grammar& other);
+
   // Lowered repetitions: a rule matching `body` (an alternative list) between min and max times
   // (max = kUnbounded: no upper bound).
   static constexpr uint32_t kUnbounded = UINT32_MAX;

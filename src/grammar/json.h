@@ -1,0 +1,23 @@
+// JSON as a grammar: any JSON value, or any JSON object (OpenAI's response_format json_object),
+// with the whitespace between tokens bounded so that a model cannot pad forever, or none at all in
+// the compact style.
+#pragma once
+
+#include "grammar/grammar.h"
+
+namespace brisk::grammar {
+
+struct JsonStyle {
+  // Whitespace characters allowed between two tokens (and around the value): 20 holds a newline and
+  // the indentation of pretty-printed JSON nine levels deep at two spaces a level.
+  int max_whitespace = 20;
+  bool compact = false;  // no whitespace at all
+};
+
+// Adds the rules of JSON to g and returns the rule of one JSON value (object_only: of one object),
+// whitespace around it included.
+int32_t add_json(Grammar& g, const JsonStyle& style, bool object_only = false);
+// The same as a grammar of its own, checked.
+Grammar json_grammar(const JsonStyle& style = {}, bool object_only = false);
+
+}  // namespace brisk::grammar
