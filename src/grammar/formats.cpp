@@ -1,0 +1,72 @@
+#include "grammar/formats.h"
+
+#include <array>
+#include <string>
+
+#include "core/error.h"
+
+namespace brisk::grammar {
+namespace {
+
+// RFC 3339's full-date, with each month's days and February 29 in leap years only.
+#define DATE                                                                                     \
+  "(\\d{4}-(0[13578]|1[02])-(0[1-9]|[12]\\d|3[01])|\\d{4}-(0[469]|11)-(0[1-9]|[12]\\d|30)|"      \
+  "\\d{4}-02-(0[1-9]|1\\d|2[0-8])|(\\d\\d(0[48]|[2468][048]|[13579][26])|([02468][048]|[13579][" \
+  "26])"                                                                                         \
+  "00)-02-29)"
+// RFC 3339's full-time: a leap second allowed, fractions of any length, Z or an offset.
+#define TIME "([01]\\d|2[0-3]):[0-5]\\d:([0-5]\\d|60)(\\.\\d+)?([Zz]|[+-]([01]\\d|2[0-3]):[0-5]\\d)"
+#define OCTET "(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)"
+#define IPV4 OCTET "(\\." OCTET "){3}"
+#define H16 "[0-9A-Fa-f]{1,4}"
+#define LABEL "[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+#define HOSTNAME LABEL "(\\." LABEL ")*"
+#define ATOM "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
+
+struct Format {
+  const char* name;
+  const char* regex;
+};
+
+constexpr Format kFormats[] = {
+    {"date", DATE},
+    {"time", TIME},
+    {"date-time", DATE "[Tt]" TIME},
+    {"uuid", "[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"},
+    {"ipv4", IPV4},
+    // RFC 4291's text forms: eight groups, or fewer around one "::", the last 32 bits maybe dotted.
+    {"ipv6", "(" H16 ":){7}" H16 "|(" H16 ":){6}" IPV4 "|::(" H16 ":){0,5}(" H16 "|" IPV4 ")?|" H16
+             "::(" H16 ":){0,4}(" H16 "|" IPV4 ")?|(" H16 ":)" H16 "::(" H16 ":){0,3}(" H16 "|" IPV4
+             ")?|(" H16 ":){2}" H16 "::(" H16 ":){0,2}(" H16 "|" IPV4 ")?|(" H16 ":){3}" H16
+             "::(" H16 ":)?(" H16 "|" IPV4 ")?|(" H16 ":){4}" H16 "::(" H16 "|" IPV4 ")?|(" H16
+             ":){5}" H16 "::(" H16 ")?|(" H16 ":){6}" H16 "::"},
+    {"hostname", HOSTNAME},
+    // RFC 5321's dot-atom local part at a hostname (quoted local parts and address literals are
+    // not generated).
+    {"email", ATOM "(\\." ATOM ")*@" HOSTNAME},
+    // RFC 3986: a scheme, then characters a URI may hold (percent-escapes included).
+    {"uri", "[A-Za-z][A-Za-z0-9+.-]*:([A-Za-z0-9._~!$&'()*+,;=:@/?#\\[\\]-]|%[0-9A-Fa-f]{2})*"},
+};
+
+}  // namespace
+
+const char* format_regex(std::string_view format) {
+  for (const Format& f : kFormats)
+    if (format == f.name) return f.regex;
+  return nullptr;
+}
+
+std::string format_names() {
+  std::string out;
+  for (const Format& f : kFormats) out += std::string(out.empty() ? "" : ", ") + f.name;
+  return out;
+}
+
+int32_t add_format(Grammar& g, std::string_view format) {
+  const char* re = format_regex(format);
+  if (!re)
+    fail("format '{}' cannot be enforced (these can: {})", std::string(format), format_names());
+  return add_regex(g, re, "format-" + std::string(format));
+}
+
+}  // namespace brisk::grammar
