@@ -17,6 +17,10 @@ inline size_t utf8_len(unsigned char c) {
   return 1;
 }
 
+// The code point at s[pos], advancing pos past it; false (pos unchanged) for a sequence that is not
+// well-formed UTF-8 (truncated, overlong, a surrogate, beyond U+10FFFF).
+bool utf8_decode(std::string_view s, size_t& pos, uint32_t& cp);
+
 bool utf8_valid(std::string_view s);
 
 // Length of the longest prefix of s that does not end inside an incomplete UTF-8 sequence.

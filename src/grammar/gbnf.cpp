@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/utf8.h"
 #include "grammar/grammar.h"
 
 namespace brisk::grammar {
@@ -200,16 +201,8 @@ class GbnfParser {
     if (p_ >= src_.size()) error("unexpected end of the grammar");
     const auto b = static_cast<unsigned char>(src_[p_]);
     if (b == '\\') return escape();
-    if (b < 0x80) return src_[p_++];
-    const int len = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 0;
-    if (len == 0 || p_ + static_cast<size_t>(len) > src_.size()) error("invalid UTF-8");
-    uint32_t cp = b & (0x7F >> len);
-    for (int i = 1; i < len; ++i) {
-      const auto cb = static_cast<unsigned char>(src_[p_ + static_cast<size_t>(i)]);
-      if ((cb & 0xC0) != 0x80) error("invalid UTF-8");
-      cp = (cp << 6) | (cb & 0x3F);
-    }
-    p_ += static_cast<size_t>(len);
+    uint32_t cp;
+    if (!utf8_decode(src_, p_, cp)) error("invalid UTF-8");
     return cp;
   }
 
@@ -247,10 +240,7 @@ class GbnfParser {
     for (int i = 0; i < digits; ++i) {
       if (p_ >= src_.size()) error("expected a hexadecimal digit");
       const char c = src_[p_++];
-      const int d = c >= '0' && c <= '9'   ? c - '0'
-                    : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                    : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                           : -1;
+      const int d = hex_digit(c);
       if (d < 0) error("expected a hexadecimal digit");
       v = v * 16 + static_cast<uint32_t>(d);
     }
@@ -291,14 +281,7 @@ class GbnfParser {
     ++p_;
     Symbol s = Symbol::chars(std::move(ranges));
     if (!negated) return s;
-    std::vector<CharRange> complement;
-    uint32_t next = 0;
-    for (const CharRange& r : s.ranges) {
-      if (r.lo > next) complement.push_back({next, r.lo - 1});
-      next = r.hi + 1;
-    }
-    if (next <= 0x10FFFF) complement.push_back({next, 0x10FFFF});
-    return Symbol::chars(std::move(complement));
+    return Symbol::chars(complement(s.ranges));
   }
 
   std::string_view src_;

@@ -24,6 +24,24 @@ Symbol Symbol::chars(std::vector<CharRange> ranges) {
   return s;
 }
 
+std::vector<CharRange> complement(const std::vector<CharRange>& sorted) {
+  std::vector<CharRange> out;
+  uint32_t next = 0;
+  for (const CharRange& r : sorted) {
+    if (r.lo > next) out.push_back({next, r.lo - 1});
+    next = r.hi + 1;
+  }
+  if (next <= 0x10FFFF) out.push_back({next, 0x10FFFF});
+  return out;
+}
+
+int hex_digit(char c) {
+  return c >= '0' && c <= '9'   ? c - '0'
+         : c >= 'a' && c <= 'f' ? c - 'a' + 10
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                : -1;
+}
+
 Symbol Symbol::ref(int32_t rule) {
   Symbol s;
   s.kind = Kind::Rule;

@@ -29,6 +29,11 @@ struct Symbol {
   bool operator==(const Symbol&) const = default;
 };
 
+// Every code point (0..U+10FFFF) that none of the sorted, disjoint ranges holds.
+std::vector<CharRange> complement(const std::vector<CharRange>& sorted);
+// A hexadecimal digit's value, or -1 (for the escapes of GBNF and regular expressions alike).
+int hex_digit(char c);
+
 using Sequence = std::vector<Symbol>;  // empty: the empty string
 
 struct Rule {

@@ -7,23 +7,13 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/utf8.h"
 #include "grammar/grammar.h"
 
 namespace brisk::grammar {
 namespace {
 
 constexpr uint32_t kMaxCodePoint = 0x10FFFF;
-
-std::vector<CharRange> complement(const std::vector<CharRange>& sorted) {
-  std::vector<CharRange> out;
-  uint32_t next = 0;
-  for (const CharRange& r : sorted) {
-    if (r.lo > next) out.push_back({next, r.lo - 1});
-    next = r.hi + 1;
-  }
-  if (next <= kMaxCodePoint) out.push_back({next, kMaxCodePoint});
-  return out;
-}
 
 const std::vector<CharRange>& digit_ranges() {
   static const std::vector<CharRange> r = {{'0', '9'}};
@@ -178,17 +168,8 @@ class RegexParser {
   }
 
   uint32_t code_point() {
-    const auto b = static_cast<unsigned char>(src_[p_]);
-    if (b < 0x80) return src_[p_++];
-    const int len = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 0;
-    if (len == 0 || p_ + static_cast<size_t>(len) > src_.size()) error("invalid UTF-8");
-    uint32_t cp = b & (0x7F >> len);
-    for (int i = 1; i < len; ++i) {
-      const auto cb = static_cast<unsigned char>(src_[p_ + static_cast<size_t>(i)]);
-      if ((cb & 0xC0) != 0x80) error("invalid UTF-8");
-      cp = (cp << 6) | (cb & 0x3F);
-    }
-    p_ += static_cast<size_t>(len);
+    uint32_t cp;
+    if (!utf8_decode(src_, p_, cp)) error("invalid UTF-8");
     return cp;
   }
 
@@ -197,10 +178,7 @@ class RegexParser {
     uint32_t v = 0;
     for (size_t i = 0; i < digits; ++i) {
       const char c = src_[p_++];
-      const int d = c >= '0' && c <= '9'   ? c - '0'
-                    : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                    : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                           : -1;
+      const int d = hex_digit(c);
       if (d < 0) error("expected a hexadecimal digit");
       v = v * 16 + static_cast<uint32_t>(d);
     }

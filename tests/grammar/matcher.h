@@ -6,28 +6,17 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "grammar/grammar.h"
+#include "tokenizer/unicode.h"
 
 namespace brisk::grammar::test {
-
-inline std::u32string decode(const std::string& s) {
-  std::u32string out;
-  for (size_t i = 0; i < s.size();) {
-    const auto b = static_cast<unsigned char>(s[i]);
-    const int len = b < 0x80 ? 1 : b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : 2;
-    uint32_t cp = len == 1 ? b : b & (0x7F >> len);
-    for (int k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-    out.push_back(cp);
-    i += static_cast<size_t>(len);
-  }
-  return out;
-}
 
 // Every position where `rule` can end after starting at `pos`.
 class Matcher {
  public:
-  Matcher(const Grammar& g, const std::string& text) : g_(g), s_(decode(text)) {}
+  Matcher(const Grammar& g, const std::string& text) : g_(g), s_(utf8_to_cpts(text)) {}
   bool accepts() { return ends(g_.root(), 0).count(s_.size()) > 0; }
 
  private:
@@ -56,7 +45,7 @@ class Matcher {
   }
 
   const Grammar& g_;
-  std::u32string s_;
+  std::vector<uint32_t> s_;
   std::map<std::pair<int32_t, size_t>, std::set<size_t>> memo_;
 };
 

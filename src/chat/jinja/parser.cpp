@@ -347,16 +347,7 @@ class Lexer {
       syntax_error(src_, p_, "invalid hexadecimal escape \\" + std::string(1, e) + hex);
     const auto cp = static_cast<uint32_t>(std::strtoul(hex.c_str(), nullptr, 16));
     std::string u;
-    if (cp < 0x80) {
-      u += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      u += static_cast<char>(0xC0 | (cp >> 6));
-      u += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      u += static_cast<char>(0xE0 | (cp >> 12));
-      u += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      u += static_cast<char>(0x80 | (cp & 0x3F));
-    }
+    append_utf8(u, cp);
     p_ += n;
     return u;
   }
