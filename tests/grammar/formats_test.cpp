@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 #include "grammar/formats.h"
-#include "grammar/matcher.h"
+#include "grammar/recognizer.h"
 
 namespace brisk::grammar {
 namespace {

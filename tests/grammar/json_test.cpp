@@ -7,7 +7,7 @@
 #include <random>
 
 #include "grammar/json.h"
-#include "grammar/matcher.h"
+#include "grammar/recognizer.h"
 
 namespace brisk::grammar {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "core/error.h"
 #include "grammar/grammar.h"
-#include "grammar/matcher.h"
+#include "grammar/recognizer.h"
 
 namespace brisk::grammar {
 namespace {

@@ -1,4 +1,4 @@
-// A small memoized matcher for tests: every position where a rule can end after starting at a
+// A small memoized recognizer for tests: every position where a rule can end after starting at a
 // position, so a grammar's language can be checked directly. Exact for the grammars check()
 // accepts (no left recursion); slow, and no part of brisk's matching.
 #pragma once

@@ -1,0 +1,53 @@
+// What each token does from one grammar position, whoever called the position's rule: accepted
+// (it matches there in every context), uncertain (some way of matching it runs past the end of
+// the rule into a caller that several places share, so the stack below decides), or rejected.
+// Computed once per position on first use by walking the vocabulary trie; a mask is then the
+// union of its positions' accepted tokens plus the uncertain ones checked against the real stack
+// (typically the few that close a string and go on). The idea is XGrammar's adaptive token mask
+// cache; rules called from one place only are followed into their caller (stacks.h), so a loop
+// like a JSON string's body leaves only the tokens that cross its closing quote uncertain.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "grammar/byte_grammar.h"
+#include "grammar/stacks.h"
+#include "grammar/token_trie.h"
+
+namespace brisk::grammar {
+
+struct PositionTokens {
+  std::vector<uint64_t> accepted_bits;  // a mask, when many are accepted
+  std::vector<int32_t> accepted;        // else their ids
+  std::vector<int32_t> uncertain;       // in byte order
+  std::vector<uint16_t> uncertain_lcp;  // bytes each shares with the one before
+  size_t bytes() const {
+    return accepted_bits.size() * 8 + accepted.size() * 4 + uncertain.size() * 6 + 64;
+  }
+};
+
+class TokenMasks {
+ public:
+  TokenMasks(const ByteGrammar& g, const TokenTrie& trie) : g_(g), trie_(trie), walker_(g) {}
+
+  // The classification of every token at element `pos` (a byte class); thread-safe.
+  std::shared_ptr<const PositionTokens> at(int32_t pos);
+  size_t n_computed() const { return n_computed_; }
+  // Past this the cached positions are dropped and recomputed as they come up again.
+  static constexpr size_t kMaxCacheBytes = size_t{256} << 20;
+
+ private:
+  std::shared_ptr<const PositionTokens> compute(int32_t pos);
+
+  const ByteGrammar& g_;
+  const TokenTrie& trie_;
+  std::mutex mu_;
+  StackSets walker_;
+  std::vector<std::shared_ptr<const PositionTokens>> cache_;
+  size_t cache_bytes_ = 0, n_computed_ = 0;
+};
+
+}  // namespace brisk::grammar

@@ -1,0 +1,63 @@
+#include "grammar/token_trie.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace brisk::grammar {
+
+TokenTrie::TokenTrie(std::vector<std::string> bytes, std::vector<int32_t> eog)
+    : bytes_(std::move(bytes)), eog_(std::move(eog)) {
+  for (size_t id = 0; id < bytes_.size(); ++id) {
+    // A longer token is left out rather than given a deeper trie (no vocabulary has one).
+    if (bytes_[id].size() > UINT16_MAX) bytes_[id].clear();
+    if (!bytes_[id].empty()) order_.push_back(static_cast<int32_t>(id));
+  }
+  std::sort(order_.begin(), order_.end(),
+            [&](int32_t a, int32_t b) { return bytes_[size_t(a)] < bytes_[size_t(b)]; });
+  nodes_.push_back({0, 0, 0, 0, 0});
+  std::vector<uint32_t> path = {0};  // the open node at each depth
+  const std::string* prev = nullptr;
+  for (size_t k = 0; k < order_.size(); ++k) {
+    const std::string& s = bytes_[static_cast<size_t>(order_[k])];
+    size_t lcp = 0;
+    if (prev)
+      while (lcp < s.size() && lcp < prev->size() && s[lcp] == (*prev)[lcp]) ++lcp;
+    while (path.size() - 1 > lcp) {
+      nodes_[path.back()].end = static_cast<uint32_t>(nodes_.size());
+      path.pop_back();
+    }
+    for (size_t d = lcp + 1; d <= s.size(); ++d) {
+      path.push_back(static_cast<uint32_t>(nodes_.size()));
+      nodes_.push_back({static_cast<uint8_t>(s[d - 1]), static_cast<uint16_t>(d), 0,
+                        static_cast<uint32_t>(k), 0});
+    }
+    ++nodes_[path.back()].n_here;
+    max_depth_ = std::max(max_depth_, s.size());
+    prev = &s;
+  }
+  while (!path.empty()) {
+    nodes_[path.back()].end = static_cast<uint32_t>(nodes_.size());
+    path.pop_back();
+  }
+  nodes_.push_back(
+      {0, 0, static_cast<uint32_t>(nodes_.size() + 1), static_cast<uint32_t>(order_.size()), 0});
+}
+
+TokenTrie TokenTrie::from_tokenizer(const Tokenizer& tok) {
+  const Vocab& v = tok.vocab();
+  std::vector<std::string> bytes(static_cast<size_t>(v.size()));
+  std::vector<int32_t> eog;
+  for (int32_t id = 0; id < v.size(); ++id) {
+    if (v.is_eog(id)) {
+      eog.push_back(id);  // never text: allowed only where the grammar may end
+      continue;
+    }
+    const TokenType t = v.types.empty() ? TokenType::Normal : v.types[static_cast<size_t>(id)];
+    if (t == TokenType::Control || t == TokenType::Unknown || t == TokenType::Unused) continue;
+    bytes[static_cast<size_t>(id)] = tok.token_bytes(id);
+  }
+  return TokenTrie(std::move(bytes), std::move(eog));
+}
+
+}  // namespace brisk::grammar
