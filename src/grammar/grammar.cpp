@@ -128,6 +128,19 @@ int32_t Grammar::add_repeat(const std::string& name, const Sequence& body, uint3
   return r;
 }
 
+void Grammar::map_chars(int32_t first,
+                        const std::function<Symbol(const std::vector<CharRange>&)>& f) {
+  const size_t end = rules_.size();
+  for (size_t r = static_cast<size_t>(first); r < end; ++r)
+    for (size_t a = 0; a < rules_[r].alts.size(); ++a)
+      for (size_t k = 0; k < rules_[r].alts[a].size(); ++k) {
+        if (rules_[r].alts[a][k].kind != Symbol::Kind::Chars) continue;
+        const std::vector<CharRange> ranges = rules_[r].alts[a][k].ranges;
+        Symbol s = f(ranges);  // may add rules, so rules_ is indexed afresh
+        rules_[r].alts[a][k] = std::move(s);
+      }
+}
+
 std::vector<bool> Grammar::nullable() const {
   std::vector<bool> n(rules_.size(), false);
   for (bool changed = true; changed;) {
@@ -148,8 +161,19 @@ std::vector<bool> Grammar::nullable() const {
 
 void Grammar::check() const {
   if (root_ < 0) fail("grammar: no root rule");
-  for (const Rule& r : rules_) {
-    if (r.alts.empty()) fail("grammar: rule '{}' is used but never defined", r.name);
+  // A rule without alternatives is an error where something refers to it (a rule left empty by
+  // whoever built the grammar and never used is harmless).
+  std::vector<bool> used(rules_.size(), false);
+  used[static_cast<size_t>(root_)] = true;
+  for (const Rule& r : rules_)
+    for (const Sequence& alt : r.alts)
+      for (const Symbol& s : alt)
+        if (s.kind == Symbol::Kind::Rule && s.rule >= 0 &&
+            static_cast<size_t>(s.rule) < rules_.size())
+          used[static_cast<size_t>(s.rule)] = true;
+  for (size_t i = 0; i < rules_.size(); ++i) {
+    const Rule& r = rules_[i];
+    if (r.alts.empty() && used[i]) fail("grammar: rule '{}' is used but never defined", r.name);
     for (const Sequence& alt : r.alts)
       for (const Symbol& s : alt)
         if (s.kind == Symbol::Kind::Rule &&

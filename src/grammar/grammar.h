@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,6 +70,10 @@ class Grammar {
   static constexpr uint32_t kUnbounded = UINT32_MAX;
   int32_t add_repeat(const std::string& name, const Sequence& body, uint32_t min, uint32_t max);
 
+  // Replaces each character class in the rules from `first` on (those present now) by the symbol
+  // f gives for it; f may add rules.
+  void map_chars(int32_t first, const std::function<Symbol(const std::vector<CharRange>&)>& f);
+
   // Checks that the root is set, every referenced rule exists and has an alternative, and that no
   // rule can reach itself without consuming a character (left recursion); throws naming the rule.
   void check() const;
@@ -104,6 +109,9 @@ Grammar parse_gbnf(std::string_view text, const Limits& limits = {});
 // (backreferences, lookaround, word boundaries, anchors inside the pattern) or needs flags is
 // refused with an error that names it.
 int32_t add_regex(Grammar& g, std::string_view pattern, const std::string& name);
+// The texts that contain a match somewhere (JSON Schema's `pattern` semantics): an alternative not
+// anchored by ^ or $ may have any text before or after it.
+int32_t add_regex_search(Grammar& g, std::string_view pattern, const std::string& name);
 // The same as a grammar of its own, checked.
 Grammar parse_regex(std::string_view pattern, const Limits& limits = {});
 

@@ -20,7 +20,8 @@ number  ::= "-"? ( "0" | [1-9] [0-9]* ) ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )?
 
 }  // namespace
 
-int32_t add_json(Grammar& g, const JsonStyle& style, bool object_only) {
+namespace {
+Grammar json_rules_grammar(const JsonStyle& style, bool object_only) {
   if (style.max_whitespace < 0 || style.max_whitespace > 1000)
     fail("JSON whitespace bound {} is not in 0..1000", style.max_whitespace);
   std::string text = object_only ? "root ::= ws object ws\n" : "root ::= ws value ws\n";
@@ -28,7 +29,20 @@ int32_t add_json(Grammar& g, const JsonStyle& style, bool object_only) {
   text += style.compact || style.max_whitespace == 0
               ? "ws ::= \"\"\n"
               : fmt::format("ws ::= [ \\t\\n\\r]{{0,{}}}\n", style.max_whitespace);
-  return g.add_grammar(parse_gbnf(text, g.limits()));
+  return parse_gbnf(text);
+}
+}  // namespace
+
+int32_t add_json(Grammar& g, const JsonStyle& style, bool object_only) {
+  return g.add_grammar(json_rules_grammar(style, object_only));
+}
+
+JsonRules add_json_rules(Grammar& g, const JsonStyle& style) {
+  const Grammar j = json_rules_grammar(style, false);
+  const int32_t offset = static_cast<int32_t>(g.rules().size());
+  g.add_grammar(j);
+  return {offset + j.find("value"), offset + j.find("object"), offset + j.find("string"),
+          offset + j.find("number"), offset + j.find("ws")};
 }
 
 Grammar json_grammar(const JsonStyle& style, bool object_only) {

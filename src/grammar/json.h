@@ -14,6 +14,13 @@ struct JsonStyle {
   bool compact = false;  // no whitespace at all
 };
 
+// The rules of JSON added to a grammar: a value, an object, a string, a number, and the bounded
+// whitespace that may stand between tokens.
+struct JsonRules {
+  int32_t value, object, string, number, ws;
+};
+JsonRules add_json_rules(Grammar& g, const JsonStyle& style);
+
 // Adds the rules of JSON to g and returns the rule of one JSON value (object_only: of one object),
 // whitespace around it included.
 int32_t add_json(Grammar& g, const JsonStyle& style, bool object_only = false);

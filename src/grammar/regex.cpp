@@ -33,8 +33,8 @@ const std::vector<CharRange>& space_ranges() {
 
 class RegexParser {
  public:
-  RegexParser(Grammar& g, std::string_view src, std::string name)
-      : g_(g), src_(src), name_(std::move(name)) {}
+  RegexParser(Grammar& g, std::string_view src, std::string name, bool search)
+      : g_(g), src_(src), name_(std::move(name)), search_(search) {}
 
   int32_t run() {
     const int32_t r = alternation(0);
@@ -62,19 +62,30 @@ class RegexParser {
 
   Sequence sequence(int depth) {
     Sequence seq;
+    bool starts = false, ends = false;  // anchored
     while (p_ < src_.size() && !at('|') && !at(')')) {
       // ^ and $ where they only say "the whole text": at an alternative's start and end.
       if (at('^') && seq.empty() && depth == 0) {
         ++p_;
+        starts = true;
         continue;
       }
       if (at('$') && depth == 0 && (p_ + 1 == src_.size() || src_[p_ + 1] == '|')) {
         ++p_;
+        ends = true;
         continue;
       }
       Sequence item = atom(depth);
       item = quantified(std::move(item));
       seq.insert(seq.end(), item.begin(), item.end());
+    }
+    // A search matches anywhere: an alternative not anchored there may have anything around it.
+    if (search_ && depth == 0) {
+      if (any_ < 0)
+        any_ =
+            g_.add_repeat(name_ + "-any", {Symbol::chars({{0, 0x10FFFF}})}, 0, Grammar::kUnbounded);
+      if (!starts) seq.insert(seq.begin(), Symbol::ref(any_));
+      if (!ends) seq.push_back(Symbol::ref(any_));
     }
     return seq;
   }
@@ -304,13 +315,19 @@ class RegexParser {
   Grammar& g_;
   std::string_view src_;
   std::string name_;
+  bool search_;
+  int32_t any_ = -1;
   size_t p_ = 0;
 };
 
 }  // namespace
 
 int32_t add_regex(Grammar& g, std::string_view pattern, const std::string& name) {
-  return RegexParser(g, pattern, name).run();
+  return RegexParser(g, pattern, name, false).run();
+}
+
+int32_t add_regex_search(Grammar& g, std::string_view pattern, const std::string& name) {
+  return RegexParser(g, pattern, name, true).run();
 }
 
 Grammar parse_regex(std::string_view pattern, const Limits& limits) {

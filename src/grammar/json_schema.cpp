@@ -1,0 +1,518 @@
+#include "grammar/json_schema.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <regex>
+
+#include "core/clock.h"
+#include "core/error.h"
+#include "grammar/json_values.h"
+#include "grammar/schema_merge.h"
+
+namespace brisk::grammar {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+const char* const kTypes[] = {"null", "boolean", "object", "array", "string", "number", "integer"};
+
+class SchemaCompiler {
+ public:
+  SchemaCompiler(Grammar& g, const ojson& root, const SchemaOptions& o)
+      : g_(g), root_(root), o_(o), t0_(now_seconds()) {
+    draft_ = o.draft ? o.draft : schema_draft(root);
+    json_ = add_json_rules(g, o.style);
+  }
+
+  int32_t compile() {
+    check_ids(root_, 0, true);
+    const int32_t v = value(root_, "#", 0);
+    if (v < 0) fail("json_schema: the schema accepts no value at all");
+    const int32_t r = g_.add_rule("schema");
+    g_.add_alt(r, {Symbol::ref(json_.ws), Symbol::ref(v), Symbol::ref(json_.ws)});
+    return r;
+  }
+
+ private:
+  [[noreturn]] void error(const std::string& path, const std::string& what) const {
+    fail("json_schema: at {}: {}", path, what);
+  }
+
+  // $id in a subschema moves the base $ref resolves against; refused where a $ref could see it.
+  void check_ids(const ojson& s, int depth, bool top) {
+    if (depth > 2 * o_.max_depth) error("#", "the schema nests too deeply");
+    if (s.is_object()) {
+      for (const char* id : {"$id", "id"})
+        if (!top && s.contains(id) && s[id].is_string() && has_ref_) {
+          if (std::string(id) == "id" && draft_ > 4) continue;
+          error("#", fmt::format("'{}' in a subschema (a new base for $ref) is not supported", id));
+        }
+      if (s.contains("$ref")) has_ref_ = true;
+      for (const auto& [k, v] : s.items()) check_ids(v, depth + 1, false);
+    } else if (s.is_array()) {
+      for (const auto& v : s) check_ids(v, depth + 1, false);
+    }
+  }
+
+  void tick(int depth, const std::string& path) {
+    if (depth > o_.max_depth)
+      error(path, fmt::format("schemas nest deeper than {} (the limit)", o_.max_depth));
+    if (now_seconds() - t0_ > o_.max_seconds)
+      error(path, fmt::format("compiling took longer than {} s (the limit)", o_.max_seconds));
+  }
+
+  // A rule matching exactly the values s accepts, or -1 when it accepts none.
+  int32_t value(const ojson& s, const std::string& path, int depth) {
+    tick(depth, path);
+    if (s.is_boolean()) return s.get<bool>() ? json_.value : -1;
+    if (!s.is_object()) error(path, "a schema must be an object or a boolean");
+    if (s.contains("$ref") && (draft_ <= 7 || !has_validation_siblings(s)))
+      return ref_rule(s["$ref"], path, depth);
+    if (s.contains("$ref") || s.contains("allOf"))
+      return value(own(merger().flatten(s, path)), path, depth + 1);
+    for (const char* k :
+         {"not", "contains", "minContains", "maxContains", "propertyNames", "unevaluatedItems",
+          "unevaluatedProperties", "$dynamicRef", "$recursiveRef", "dependentSchemas"})
+      if (s.contains(k) &&
+          !(s[k].is_object() && s[k].empty() && std::string(k) == "dependentSchemas"))
+        error(path, fmt::format("'{}' cannot be enforced", k));
+    if (s.contains("if") && (s.contains("then") || s.contains("else")))
+      error(path, "'if' / 'then' / 'else' cannot be enforced");
+    if (s.contains("anyOf") || s.contains("oneOf")) return alternatives(s, path, depth);
+    return typed(s, path, depth);
+  }
+
+  static bool has_validation_siblings(const ojson& s) {
+    for (const auto& [k, v] : s.items())
+      if (k != "$ref" && is_validation_keyword(k)) return true;
+    return false;
+  }
+
+  SchemaMerger merger() { return SchemaMerger(root_, draft_, o_.max_depth); }
+  const ojson& own(ojson s) {
+    owned_.push_back(std::make_unique<ojson>(std::move(s)));
+    return *owned_.back();
+  }
+
+  int32_t ref_rule(const ojson& ref, const std::string& path, int depth) {
+    const ojson& target = resolve_ref(root_, ref, path);
+    if (target.is_boolean() && !target.get<bool>()) return -1;
+    if (auto it = ref_rules_.find(&target); it != ref_rules_.end()) return it->second;
+    // The rule exists before its body, so a recursive reference finds it.
+    const int32_t r = g_.add_rule("ref");
+    ref_rules_[&target] = r;
+    const int32_t v = value(target, ref.get<std::string>(), depth + 1);
+    if (v < 0) error(path, fmt::format("$ref {} accepts no value", ref.dump()));
+    g_.add_alt(r, {Symbol::ref(v)});
+    return r;
+  }
+
+  int32_t alternatives(const ojson& s, const std::string& path, int depth) {
+    if (s.contains("anyOf") && s.contains("oneOf"))
+      error(path, "anyOf and oneOf together cannot be enforced");
+    const std::string key = s.contains("anyOf") ? "anyOf" : "oneOf";
+    const ojson& branches = s[key];
+    if (!branches.is_array() || branches.empty())
+      error(path, fmt::format("'{}' must be a non-empty array of schemas", key));
+    ojson base = s;
+    base.erase(key);
+    const bool siblings = has_validation_siblings(base);
+    std::vector<const ojson*> parts;
+    for (size_t i = 0; i < branches.size(); ++i) {
+      const std::string p = fmt::format("{}/{}/{}", path, key, i);
+      parts.push_back(siblings ? &own(merger().merge_pair(base, branches[i], p)) : &branches[i]);
+    }
+    if (key == "oneOf") merger().check_disjoint(parts, path);
+    const int32_t r = g_.add_rule(key);
+    for (size_t i = 0; i < parts.size(); ++i) {
+      const int32_t v = value(*parts[i], fmt::format("{}/{}/{}", path, key, i), depth + 1);
+      if (v >= 0) g_.add_alt(r, {Symbol::ref(v)});
+    }
+    return g_.rule(r).alts.empty() ? -1 : r;
+  }
+
+  int32_t typed(const ojson& s, const std::string& path, int depth) {
+    if (s.contains("enum") || s.contains("const")) return literals(s, path);
+    const std::vector<std::string> types = type_set(s, path);
+    const int32_t r = g_.add_rule("value");
+    for (const std::string& t : types) {
+      int32_t v = -1;
+      if (t == "null") v = add_literal(g_, nullptr, json_.ws);
+      if (t == "boolean") {
+        v = g_.add_rule("boolean");
+        g_.add_alt(v, {Symbol::ref(add_literal(g_, true, json_.ws))});
+        g_.add_alt(v, {Symbol::ref(add_literal(g_, false, json_.ws))});
+      }
+      if (t == "string") v = string(s, path);
+      if (t == "number" || t == "integer") v = number(s, path, t == "integer");
+      if (t == "object") v = object(s, path, depth);
+      if (t == "array") v = array(s, path, depth);
+      if (v >= 0) g_.add_alt(r, {Symbol::ref(v)});
+    }
+    return g_.rule(r).alts.empty() ? -1 : r;
+  }
+
+  // The types s allows: its `type` (integer dropped where number is there), else all.
+  static std::vector<std::string> type_set(const ojson& s, const std::string& path) {
+    std::vector<std::string> named;
+    if (!s.contains("type")) {
+      named = {"null", "boolean", "object", "array", "string", "number"};
+    } else {
+      const ojson& t = s["type"];
+      for (const ojson& x : t.is_array() ? t : ojson::array({t})) {
+        if (!x.is_string() || std::find(std::begin(kTypes), std::end(kTypes),
+                                        x.get<std::string>()) == std::end(kTypes))
+          fail("json_schema: at {}: 'type' {} is not a JSON Schema type", path, x.dump());
+        if (std::find(named.begin(), named.end(), x.get<std::string>()) == named.end())
+          named.push_back(x.get<std::string>());
+      }
+    }
+    if (std::find(named.begin(), named.end(), "number") != named.end())
+      named.erase(std::remove(named.begin(), named.end(), "integer"), named.end());
+    return named;
+  }
+
+  int32_t literals(const ojson& s, const std::string& path) {
+    for (const auto& [k, v] : s.items())
+      if (k != "enum" && k != "const" && k != "type" && is_validation_keyword(k))
+        error(path, fmt::format("'{}' together with enum or const cannot be enforced", k));
+    ojson values = s.contains("const") ? ojson::array({s["const"]}) : s["enum"];
+    if (!values.is_array()) error(path, "'enum' must be an array");
+    if (s.contains("const") && s.contains("enum")) {
+      ojson both = ojson::array();
+      for (const ojson& v : s["enum"])
+        if (v == s["const"]) both.push_back(v);
+      values = both;
+    }
+    const std::vector<std::string> types = type_set(s, path);
+    const int32_t r = g_.add_rule("enum");
+    std::vector<ojson> seen;
+    for (const ojson& v : values) {
+      if (std::find(seen.begin(), seen.end(), v) != seen.end() || !has_type(v, types)) continue;
+      seen.push_back(v);
+      g_.add_alt(r, {Symbol::ref(add_literal(g_, v, json_.ws))});
+    }
+    return seen.empty() ? -1 : r;
+  }
+
+  static bool has_type(const ojson& v, const std::vector<std::string>& types) {
+    auto in = [&](const char* t) {
+      return std::find(types.begin(), types.end(), t) != types.end();
+    };
+    switch (v.type()) {
+      case ojson::value_t::null:
+        return in("null");
+      case ojson::value_t::boolean:
+        return in("boolean");
+      case ojson::value_t::object:
+        return in("object");
+      case ojson::value_t::array:
+        return in("array");
+      case ojson::value_t::string:
+        return in("string");
+      case ojson::value_t::number_float: {
+        const double d = v.get<double>();
+        return in("number") || (in("integer") && std::isfinite(d) && d == std::floor(d));
+      }
+      default:
+        return in("number") || in("integer");
+    }
+  }
+
+  int32_t string(const ojson& s, const std::string& path) {
+    StringSpec spec;
+    auto count = [&](const char* k) -> std::optional<uint32_t> {
+      if (!s.contains(k)) return std::nullopt;
+      const ojson& v = s[k];
+      if (!v.is_number() || v.get<double>() < 0 || v.get<double>() != std::floor(v.get<double>()))
+        error(path, fmt::format("'{}' must be a non-negative integer", k));
+      return static_cast<uint32_t>(std::min(v.get<double>(), 4e9));
+    };
+    spec.min_length = count("minLength").value_or(0);
+    spec.max_length = count("maxLength");
+    if (s.contains("pattern")) {
+      if (!s["pattern"].is_string()) error(path, "'pattern' must be a string");
+      spec.pattern = s["pattern"].get<std::string>();
+    }
+    if (s.contains("format") && s["format"].is_string())
+      spec.format = s["format"].get<std::string>();
+    try {
+      return add_string(g_, spec);
+    } catch (const Error& e) {
+      error(path, e.what());
+    }
+  }
+
+  int32_t number(const ojson& s, const std::string& path, bool integer) {
+    if (s.contains("multipleOf")) {
+      const ojson& m = s["multipleOf"];
+      if (!m.is_number() || m.get<double>() != 1.0)
+        error(path, "'multipleOf' cannot be enforced (except 1)");
+      integer = true;
+    }
+    const NumericBounds b = numeric_bounds(s, draft_, path);
+    std::optional<Bound> lo, hi;
+    auto to_bound = [&](double v, bool excl, bool upper) -> Bound {
+      if (std::fabs(v) > static_cast<double>(kMaxBound))
+        error(path, fmt::format("a bound of {} is past what can be enforced", v));
+      if (v == std::floor(v)) return {static_cast<int64_t>(v), excl};
+      if (!integer)
+        error(path, fmt::format("a fractional bound ({}) on numbers cannot be enforced", v));
+      // On integers a fractional bound is the integer inside it.
+      return {static_cast<int64_t>(upper ? std::floor(v) : std::ceil(v)), false};
+    };
+    if (b.lo) lo = to_bound(b.lo->first, b.lo->second, false);
+    if (b.hi) hi = to_bound(b.hi->first, b.hi->second, true);
+    try {
+      return integer ? add_integer(g_, lo, hi) : add_number(g_, lo, hi);
+    } catch (const Error& e) {
+      error(path, e.what());
+    }
+  }
+
+  int32_t object(const ojson& s, const std::string& path, int depth);
+  int32_t object_members(const std::vector<std::pair<int32_t, bool>>& members, int32_t extra);
+  int32_t extra_members(const ojson& s, const std::vector<std::string>& names,
+                        const std::string& path, int depth);
+  int32_t array(const ojson& s, const std::string& path, int depth);
+
+  Grammar& g_;
+  const ojson& root_;
+  SchemaOptions o_;
+  int draft_;
+  double t0_;
+  bool has_ref_ = false;
+  JsonRules json_{};
+  std::map<const ojson*, int32_t> ref_rules_;
+  std::vector<std::unique_ptr<ojson>> owned_;
+};
+
+Symbol ch(char c) {
+  return Symbol::chars(
+      {{uint32_t(static_cast<unsigned char>(c)), uint32_t(static_cast<unsigned char>(c))}});
+}
+
+int32_t SchemaCompiler::object(const ojson& s, const std::string& path, int depth) {
+  const ojson props = s.value("properties", ojson::object());
+  const ojson required = s.value("required", ojson::array());
+  if (!props.is_object()) error(path, "'properties' must be an object");
+  if (!required.is_array()) error(path, "'required' must be an array");
+  for (const char* k : {"dependencies", "dependentRequired"})
+    if (s.contains(k) && !(s[k].is_object() && s[k].empty()))
+      error(path, fmt::format("'{}' cannot be enforced", k));
+  auto is_required = [&](const std::string& n) {
+    return std::find(required.begin(), required.end(), ojson(n)) != required.end();
+  };
+  std::vector<std::string> names;
+  std::vector<std::pair<int32_t, bool>> members;  // member rule, required
+  auto member = [&](const std::string& name, int32_t value) {
+    const int32_t m = g_.add_rule("member");
+    g_.add_alt(m, {Symbol::ref(add_literal(g_, ojson(name), json_.ws)), Symbol::ref(json_.ws),
+                   ch(':'), Symbol::ref(json_.ws), Symbol::ref(value)});
+    return m;
+  };
+  for (const auto& [name, sub] : props.items()) {
+    names.push_back(name);
+    const int32_t v = value(sub, path + "/properties/" + name, depth + 1);
+    if (v < 0) {
+      if (is_required(name)) return -1;  // a required property no value satisfies
+      continue;
+    }
+    members.push_back({member(name, v), is_required(name)});
+  }
+  // Required names the properties leave out take additionalProperties' schema.
+  const ojson extra = s.value("additionalProperties", ojson(true));
+  for (const ojson& n : required) {
+    if (!n.is_string()) error(path, "'required' must list strings");
+    const std::string name = n.get<std::string>();
+    if (props.contains(name)) continue;
+    if (s.contains("patternProperties"))
+      error(path, "a required property left to patternProperties cannot be enforced");
+    names.push_back(name);
+    const int32_t v = value(extra, path + "/additionalProperties", depth + 1);
+    if (v < 0) return -1;
+    members.push_back({member(name, v), true});
+  }
+  const size_t n_required = static_cast<size_t>(
+      std::count_if(members.begin(), members.end(), [](const auto& m) { return m.second; }));
+  const int32_t more = extra_members(s, names, path, depth);
+  if (s.contains("minProperties") && s["minProperties"].get<double>() > double(n_required))
+    error(path, "'minProperties' beyond the required properties cannot be enforced");
+  if (s.contains("maxProperties") &&
+      (more >= 0 || s["maxProperties"].get<double>() < double(members.size())))
+    error(path, "'maxProperties' cannot be enforced (unless every object satisfies it)");
+  return object_members(members, more);
+}
+
+// The keys beyond the declared ones (patternProperties' or additionalProperties') as one member
+// rule, or -1 when there are none.
+int32_t SchemaCompiler::extra_members(const ojson& s, const std::vector<std::string>& names,
+                                      const std::string& path, int depth) {
+  const ojson extra = s.value("additionalProperties", ojson(true));
+  const int32_t m = g_.add_rule("extra-member");
+  auto add = [&](int32_t key, int32_t value) {
+    g_.add_alt(m, {Symbol::ref(key), Symbol::ref(json_.ws), ch(':'), Symbol::ref(json_.ws),
+                   Symbol::ref(value)});
+  };
+  if (s.contains("patternProperties") && !s["patternProperties"].empty()) {
+    const ojson& pp = s["patternProperties"];
+    if (!(extra.is_boolean() && !extra.get<bool>()))
+      error(path,
+            "patternProperties with additionalProperties other than false cannot be enforced");
+    const ojson& first = pp.begin().value();
+    for (const auto& [pattern, sub] : pp.items()) {
+      if (sub != first)
+        error(path, "patternProperties whose patterns take different schemas cannot be enforced");
+      try {
+        const std::regex re(pattern, std::regex::ECMAScript);
+        for (const std::string& n : names)
+          if (std::regex_search(n, re))
+            error(path, fmt::format("property '{}' also matches patternProperties '{}': cannot be "
+                                    "enforced",
+                                    n, pattern));
+      } catch (const std::regex_error&) {
+        error(path, fmt::format("patternProperties '{}' is not a regular expression", pattern));
+      }
+      StringSpec spec;
+      spec.pattern = pattern;
+      int32_t key;
+      try {
+        key = add_string(g_, spec);
+      } catch (const Error& e) {
+        error(path + "/patternProperties", e.what());
+      }
+      const int32_t v = value(sub, path + "/patternProperties/" + pattern, depth + 1);
+      if (v >= 0) add(key, v);
+    }
+  } else if (!(extra.is_boolean() && !extra.get<bool>())) {
+    const int32_t v = value(extra, path + "/additionalProperties", depth + 1);
+    if (v >= 0) add(add_string_except(g_, names), v);
+  }
+  return g_.rule(m).alts.empty() ? -1 : m;
+}
+
+// "{" then the declared members in order (the optional ones may be left out), then any number of
+// extra members, commas between; rule i has two forms: before any member (first) and after one.
+int32_t SchemaCompiler::object_members(const std::vector<std::pair<int32_t, bool>>& members,
+                                       int32_t extra) {
+  const int32_t ws = json_.ws;
+  const Sequence comma = {Symbol::ref(ws), ch(','), Symbol::ref(ws)};
+  // After the declared members, the extra ones: `first` before any member, `after` after one.
+  int32_t first = g_.add_rule("members"), after = g_.add_rule("members");
+  g_.add_alt(first, {});
+  if (extra >= 0) {
+    Sequence more = comma;
+    more.push_back(Symbol::ref(extra));
+    more.push_back(Symbol::ref(after));
+    g_.add_alt(after, std::move(more));
+    g_.add_alt(first, {Symbol::ref(ws), Symbol::ref(extra), Symbol::ref(after)});
+  }
+  g_.add_alt(after, {});
+  for (size_t i = members.size(); i-- > 0;) {
+    const auto [m, req] = members[i];
+    const int32_t f = g_.add_rule("members"), a = g_.add_rule("members");
+    g_.add_alt(f, {Symbol::ref(ws), Symbol::ref(m), Symbol::ref(after)});
+    Sequence next = comma;
+    next.push_back(Symbol::ref(m));
+    next.push_back(Symbol::ref(after));
+    g_.add_alt(a, std::move(next));
+    if (!req) {
+      g_.add_alt(f, {Symbol::ref(first)});
+      g_.add_alt(a, {Symbol::ref(after)});
+    }
+    first = f;
+    after = a;
+  }
+  const int32_t r = g_.add_rule("object");
+  g_.add_alt(r, {ch('{'), Symbol::ref(first), Symbol::ref(ws), ch('}')});
+  return r;
+}
+
+int32_t SchemaCompiler::array(const ojson& s, const std::string& path, int depth) {
+  std::vector<ojson> prefix;
+  ojson rest = true;
+  const bool tuple_items = s.contains("items") && s["items"].is_array();
+  if (s.contains("prefixItems") && draft_ >= 2020) {
+    for (const ojson& x : s["prefixItems"]) prefix.push_back(x);
+    if (s.contains("items")) rest = s["items"];
+  } else if (tuple_items) {
+    for (const ojson& x : s["items"]) prefix.push_back(x);
+    if (s.contains("additionalItems")) rest = s["additionalItems"];
+  } else if (s.contains("items")) {
+    rest = s["items"];
+  }
+  const uint64_t limit = g_.limits().max_repeat;
+  auto count = [&](const char* k, uint64_t dflt) {
+    if (!s.contains(k)) return dflt;
+    const ojson& v = s[k];
+    if (!v.is_number() || v.get<double>() < 0) error(path, fmt::format("'{}' must be >= 0", k));
+    return static_cast<uint64_t>(std::min(v.get<double>(), 1e18));
+  };
+  const uint64_t min = count("minItems", 0);
+  uint64_t max = count("maxItems", UINT64_MAX);
+  if (s.value("uniqueItems", false) && max > 1) error(path, "'uniqueItems' cannot be enforced");
+  std::vector<int32_t> items;
+  for (size_t i = 0; i < prefix.size() && i < max; ++i) {
+    const int32_t v = value(prefix[i], fmt::format("{}/items/{}", path, i), depth + 1);
+    if (v < 0) {
+      max = i;
+      break;
+    }
+    items.push_back(v);
+  }
+  const int32_t rest_rule =
+      items.size() < prefix.size() ? -1 : value(rest, path + "/items", depth + 1);
+  if (rest_rule < 0) max = std::min<uint64_t>(max, items.size());
+  if (min > max) return -1;
+  const uint64_t fixed = std::max<uint64_t>(min, items.size());
+  if (fixed > limit || (max != UINT64_MAX && max > limit))
+    error(path, fmt::format("array bounds past {} items cannot be enforced", limit));
+  const int32_t ws = json_.ws;
+  auto sep = [&](uint64_t i) {
+    return i == 0 ? Sequence{Symbol::ref(ws)} : Sequence{Symbol::ref(ws), ch(','), Symbol::ref(ws)};
+  };
+  // Rule i: the rest of the array after i items, built from the end; past the last bounded one,
+  // a comma loop of items of the rest's schema when there is no maximum.
+  const uint64_t last = max == UINT64_MAX ? fixed : max;
+  int32_t tail = g_.add_rule("items");
+  g_.add_alt(tail, {});
+  if (max == UINT64_MAX) {
+    const int32_t loop = tail;
+    g_.add_alt(loop, {Symbol::ref(ws), ch(','), Symbol::ref(ws), Symbol::ref(rest_rule),
+                      Symbol::ref(loop)});
+    if (last == 0) {
+      tail = g_.add_rule("items");
+      g_.add_alt(tail, {});
+      g_.add_alt(tail, {Symbol::ref(ws), Symbol::ref(rest_rule), Symbol::ref(loop)});
+    }
+  }
+  for (uint64_t i = last; i-- > 0;) {
+    const int32_t r = g_.add_rule("items");
+    if (i >= min) g_.add_alt(r, {});
+    Sequence s1 = sep(i);
+    s1.push_back(Symbol::ref(i < items.size() ? items[i] : rest_rule));
+    s1.push_back(Symbol::ref(tail));
+    g_.add_alt(r, std::move(s1));
+    tail = r;
+  }
+  const int32_t r = g_.add_rule("array");
+  g_.add_alt(r, {ch('['), Symbol::ref(tail), Symbol::ref(ws), ch(']')});
+  return r;
+}
+
+}  // namespace
+
+int32_t add_json_schema(Grammar& g, const ojson& schema, const SchemaOptions& o) {
+  return SchemaCompiler(g, schema, o).compile();
+}
+
+Grammar json_schema_grammar(const ojson& schema, const SchemaOptions& o) {
+  Grammar g;
+  g.set_root(add_json_schema(g, schema, o));
+  g.check();
+  return g;
+}
+
+}  // namespace brisk::grammar

@@ -1,0 +1,388 @@
+#include "grammar/json_values.h"
+
+#include <cmath>
+#include <map>
+
+#include "core/error.h"
+#include "grammar/formats.h"
+#include "tokenizer/unicode.h"
+
+namespace brisk::grammar {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+Symbol one(uint32_t c) {
+  return Symbol::chars({{c, c}});
+}
+
+void append_text(Sequence& seq, std::string_view s) {
+  for (uint32_t c : utf8_to_cpts(std::string(s))) seq.push_back(one(c));
+}
+
+std::string join(const std::vector<std::string>& alts) {
+  std::string out;
+  for (const std::string& a : alts) out += (out.empty() ? "" : "|") + a;
+  return out;
+}
+
+// --- Numbers ---
+
+// The digit strings of a's length between a and b (leading zeros allowed) as a pattern.
+std::string same_length(const std::string& a, const std::string& b) {
+  if (a == b) return a;
+  size_t p = 0;
+  while (a[p] == b[p]) ++p;
+  const std::string prefix = a.substr(0, p), ar = a.substr(p + 1), br = b.substr(p + 1);
+  const size_t rest = ar.size();
+  auto any = [](size_t n) { return n ? fmt::format("[0-9]{{{}}}", n) : std::string(); };
+  char lo = a[p], hi = b[p];
+  std::vector<std::string> alts;
+  if (ar.find_first_not_of('0') != std::string::npos) {
+    alts.push_back(prefix + lo + "(?:" + same_length(ar, std::string(rest, '9')) + ")");
+    ++lo;
+  }
+  if (br.find_first_not_of('9') != std::string::npos) {
+    alts.push_back(prefix + hi + "(?:" + same_length(std::string(rest, '0'), br) + ")");
+    --hi;
+  }
+  if (lo <= hi) alts.push_back(prefix + "[" + lo + "-" + hi + "]" + any(rest));
+  return join(alts);
+}
+
+// Integers from lo to hi (none: no end) in their canonical decimal text.
+std::string uint_range(uint64_t lo, std::optional<uint64_t> hi) {
+  const size_t lo_digits = std::to_string(lo).size();
+  const size_t hi_digits = hi ? std::to_string(*hi).size() : lo_digits;
+  std::vector<std::string> alts;
+  uint64_t first = 1;  // 10^(L-1)
+  for (size_t l = 1; l <= hi_digits; ++l, first *= 10) {
+    if (l < lo_digits) continue;
+    const uint64_t a = std::max(lo, l == 1 ? uint64_t{0} : first);
+    const uint64_t b = std::min(hi ? *hi : UINT64_MAX, first * 10 - 1);
+    if (a <= b) alts.push_back(same_length(std::to_string(a), std::to_string(b)));
+  }
+  if (!hi) alts.push_back(fmt::format("[1-9][0-9]{{{},}}", lo_digits));
+  return join(alts);
+}
+
+// Non-negative decimals between the bounds (both >= 0) as integer part and fraction.
+// (Pointers, not optionals: GCC 12 warns falsely about optionals built in the caller.)
+std::string nonnegative(const Bound* lo, const Bound* hi, bool integer) {
+  const std::string zero = "(?:\\.0+)?", positive = "\\.[0-9]*[1-9][0-9]*";
+  const std::string any = integer ? zero : "(?:\\.[0-9]+)?";
+  const int64_t first = lo ? lo->value + (lo->exclusive ? 1 : 0) : 0;
+  std::vector<std::string> alts;
+  if (!hi || first <= hi->value - 1)
+    alts.push_back("(?:" +
+                   uint_range(static_cast<uint64_t>(first),
+                              hi ? std::optional<uint64_t>(hi->value - 1) : std::nullopt) +
+                   ")" + any);
+  if (lo && lo->exclusive && !integer && (!hi || lo->value < hi->value))
+    alts.push_back(std::to_string(lo->value) + positive);
+  if (hi && !hi->exclusive &&
+      (!lo || hi->value > lo->value || (hi->value == lo->value && !lo->exclusive)))
+    alts.push_back(std::to_string(hi->value) + zero);
+  return join(alts);
+}
+
+int32_t add_bounded(Grammar& g, std::optional<Bound> lo, std::optional<Bound> hi, bool integer) {
+  for (const auto& b : {lo, hi})
+    if (b && (b->value > kMaxBound || b->value < -kMaxBound))
+      fail("a numeric bound of {} is past what can be enforced (±{})", b->value, kMaxBound);
+  std::vector<std::string> alts;
+  // x >= 0 ...
+  const bool nonneg = !hi || hi->value > 0 || (hi->value == 0 && !hi->exclusive);
+  if (nonneg) {
+    const std::string s =
+        nonnegative(lo && lo->value >= 0 ? &*lo : nullptr, hi ? &*hi : nullptr, integer);
+    if (!s.empty()) alts.push_back(s);
+  }
+  // ... and x = -y < 0: x >= L is y <= -L, x <= U is y >= -U, and y > 0.
+  if (!lo || lo->value < 0) {
+    const Bound ylo = hi && hi->value < 0 ? Bound{-hi->value, hi->exclusive} : Bound{0, true};
+    const Bound yhi = lo ? Bound{-lo->value, lo->exclusive} : Bound{0, false};
+    const std::string s = nonnegative(&ylo, lo ? &yhi : nullptr, integer);
+    if (!s.empty()) alts.push_back("-(?:" + s + ")");
+  }
+  if (alts.empty()) return -1;
+  return add_regex(g, join(alts), integer ? "integer" : "number");
+}
+
+// --- Strings ---
+
+// A code point's text inside a JSON string as a writer puts it: raw, or the escape JSON requires.
+std::string char_text(uint32_t c) {
+  switch (c) {
+    case '"':
+      return "\\\"";
+    case '\\':
+      return "\\\\";
+    case '\b':
+      return "\\b";
+    case '\f':
+      return "\\f";
+    case '\n':
+      return "\\n";
+    case '\r':
+      return "\\r";
+    case '\t':
+      return "\\t";
+    default:
+      break;
+  }
+  std::string out;
+  if (c < 0x20)
+    out = fmt::format("\\u{:04x}", c);
+  else
+    append_utf8(out, c);
+  return out;
+}
+
+bool needs_escape(uint32_t c) {
+  return c < 0x20 || c == '"' || c == '\\';
+}
+
+// A set of code points as the JSON text of one of them: the raw ones as a class, the ones JSON
+// escapes as their escapes (\u00XX in either case).
+Symbol json_class(Grammar& g, const std::vector<CharRange>& ranges) {
+  std::vector<CharRange> raw;
+  std::vector<uint32_t> escaped;
+  for (const CharRange& r : ranges) {
+    for (uint32_t c = r.lo; c <= std::min<uint32_t>(r.hi, 0x5C); ++c)
+      if (needs_escape(c)) escaped.push_back(c);
+    raw.push_back(r);
+  }
+  raw = complement(complement(raw));  // normalized
+  std::vector<CharRange> specials = {{0, 0x1F}, {'"', '"'}, {'\\', '\\'}};
+  std::vector<CharRange> keep;
+  for (const CharRange& r : complement(specials))
+    for (const CharRange& x : raw) {
+      const uint32_t lo = std::max(r.lo, x.lo), hi = std::min(r.hi, x.hi);
+      if (lo <= hi) keep.push_back({lo, hi});
+    }
+  if (escaped.empty()) return Symbol::chars(keep);
+  const int32_t rule = g.add_rule("json-char");
+  if (!keep.empty()) g.add_alt(rule, {Symbol::chars(keep)});
+  for (uint32_t c : escaped) {
+    Sequence seq;
+    const std::string t = char_text(c);
+    for (char ch : t) {
+      const int v = hex_digit(ch);
+      if (ch >= 'a' && ch <= 'f' && v >= 0)
+        seq.push_back(
+            Symbol::chars({{uint32_t(ch), uint32_t(ch)}, {uint32_t(ch - 32), uint32_t(ch - 32)}}));
+      else
+        seq.push_back(one(static_cast<unsigned char>(ch)));
+    }
+    g.add_alt(rule, std::move(seq));
+  }
+  return Symbol::ref(rule);
+}
+
+// Bounded string bodies: rule k matches k to `extra` more characters after `need` required ones.
+// Each rule has its own escape rule, so every rule here is called from one place (see stacks.h).
+int32_t bounded_chars(Grammar& g, uint32_t need, std::optional<uint32_t> extra) {
+  const Symbol raw = Symbol::chars(complement({{0, 0x1F}, {'"', '"'}, {'\\', '\\'}}));
+  auto escapes = [&](int32_t next) {
+    const int32_t e = g.add_rule("escape");
+    Sequence simple = {Symbol::chars({{'"', '"'},
+                                      {'/', '/'},
+                                      {'\\', '\\'},
+                                      {'b', 'b'},
+                                      {'f', 'f'},
+                                      {'n', 'n'},
+                                      {'r', 'r'},
+                                      {'t', 't'}})};
+    const Symbol hex = Symbol::chars({{'0', '9'}, {'A', 'F'}, {'a', 'f'}});
+    // \uXXXX without surrogates: a pair would be one character counted as two.
+    Sequence u1 = {one('u'),
+                   Symbol::chars({{'0', '9'}, {'A', 'C'}, {'E', 'F'}, {'a', 'c'}, {'e', 'f'}}), hex,
+                   hex, hex};
+    Sequence u2 = {one('u'), Symbol::chars({{'D', 'D'}, {'d', 'd'}}), Symbol::chars({{'0', '7'}}),
+                   hex, hex};
+    for (Sequence* s : {&simple, &u1, &u2}) {
+      if (next >= 0) s->push_back(Symbol::ref(next));
+      g.add_alt(e, *s);
+    }
+    return e;
+  };
+  auto step = [&](int32_t next, bool optional) {
+    const int32_t r = g.add_rule("chars");
+    Sequence a = {raw};
+    if (next >= 0) a.push_back(Symbol::ref(next));
+    g.add_alt(r, std::move(a));
+    g.add_alt(r, {one('\\'), Symbol::ref(escapes(next))});
+    if (optional) g.add_alt(r, {});
+    return r;
+  };
+  int32_t tail = -1;
+  if (!extra) {
+    tail = g.add_rule("chars-star");
+    const int32_t body = step(tail, false);
+    g.add_alt(tail, {Symbol::ref(body)});
+    g.add_alt(tail, {});
+  } else {
+    for (uint32_t k = 0; k < *extra; ++k) tail = step(tail, true);
+  }
+  for (uint32_t k = 0; k < need; ++k) tail = step(tail, false);
+  if (tail < 0) {
+    tail = g.add_rule("chars");
+    g.add_alt(tail, {});
+  }
+  return tail;
+}
+
+// A rule of the strings whose value is none of the names, from trie node `at`.
+struct NameTrie {
+  struct Node {
+    bool terminal = false;
+    std::map<uint32_t, int> kids;
+  };
+  std::vector<Node> nodes{1};
+  void add(const std::vector<uint32_t>& cps) {
+    int v = 0;
+    for (uint32_t c : cps) {
+      auto it = nodes[size_t(v)].kids.find(c);
+      if (it == nodes[size_t(v)].kids.end()) {
+        nodes.emplace_back();
+        it = nodes[size_t(v)].kids.emplace(c, int(nodes.size() - 1)).first;
+      }
+      v = it->second;
+    }
+    nodes[size_t(v)].terminal = true;
+  }
+};
+
+int32_t except_rule(Grammar& g, const NameTrie& t, int v, int32_t any) {
+  const NameTrie::Node& n = t.nodes[size_t(v)];
+  const int32_t r = g.add_rule("other-name");
+  if (!n.terminal) g.add_alt(r, {});
+  std::vector<CharRange> taken;
+  for (const auto& [c, kid] : n.kids) {
+    Sequence seq;
+    append_text(seq, char_text(c));
+    seq.push_back(Symbol::ref(except_rule(g, t, kid, any)));
+    g.add_alt(r, std::move(seq));
+    taken.push_back({c, c});
+  }
+  g.add_alt(r, {json_class(g, complement(Symbol::chars(taken).ranges)), Symbol::ref(any)});
+  return r;
+}
+
+// --- Literals ---
+
+void literal(Grammar& g, const ojson& v, int32_t ws, Sequence& seq) {
+  switch (v.type()) {
+    case ojson::value_t::object: {
+      seq.push_back(one('{'));
+      seq.push_back(Symbol::ref(ws));
+      bool first = true;
+      for (const auto& [k, x] : v.items()) {
+        if (!first) seq.insert(seq.end(), {Symbol::ref(ws), one(','), Symbol::ref(ws)});
+        first = false;
+        append_text(seq, ojson(k).dump());
+        seq.insert(seq.end(), {Symbol::ref(ws), one(':'), Symbol::ref(ws)});
+        literal(g, x, ws, seq);
+      }
+      if (!first) seq.push_back(Symbol::ref(ws));
+      seq.push_back(one('}'));
+      return;
+    }
+    case ojson::value_t::array: {
+      seq.push_back(one('['));
+      seq.push_back(Symbol::ref(ws));
+      for (size_t i = 0; i < v.size(); ++i) {
+        if (i) seq.insert(seq.end(), {Symbol::ref(ws), one(','), Symbol::ref(ws)});
+        literal(g, v[i], ws, seq);
+      }
+      if (!v.empty()) seq.push_back(Symbol::ref(ws));
+      seq.push_back(one(']'));
+      return;
+    }
+    case ojson::value_t::number_float: {
+      const double d = v.get<double>();
+      if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 1e15) {
+        literal(g, ojson(static_cast<int64_t>(d)), ws, seq);
+        return;
+      }
+      append_text(seq, v.dump());
+      return;
+    }
+    case ojson::value_t::number_integer:
+    case ojson::value_t::number_unsigned: {
+      append_text(seq, v.dump());
+      // 1.0 and 1.00 are the integer 1 too.
+      const int32_t zeros = g.add_rule("dot-zeros");
+      g.add_alt(zeros,
+                {one('.'), Symbol::ref(g.add_repeat("zeros", {one('0')}, 1, Grammar::kUnbounded))});
+      g.add_alt(zeros, {});
+      seq.push_back(Symbol::ref(zeros));
+      return;
+    }
+    default:
+      append_text(seq, v.dump());
+  }
+}
+
+}  // namespace
+
+int32_t add_integer(Grammar& g, std::optional<Bound> lo, std::optional<Bound> hi) {
+  if (lo || hi) return add_bounded(g, lo, hi, true);
+  return add_regex(g, "-?(?:0|[1-9][0-9]*)(?:\\.0+)?", "integer");
+}
+
+int32_t add_number(Grammar& g, std::optional<Bound> lo, std::optional<Bound> hi) {
+  if (lo || hi) return add_bounded(g, lo, hi, false);
+  return add_regex(g, "-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][-+]?[0-9]+)?", "number");
+}
+
+int32_t add_string(Grammar& g, const StringSpec& s) {
+  if (s.max_length && *s.max_length < s.min_length) return -1;
+  int32_t body;
+  if (!s.pattern.empty() || !s.format.empty()) {
+    if (!s.pattern.empty() && !s.format.empty())
+      fail("pattern and format together cannot be enforced");
+    if (s.min_length > 0 || s.max_length)
+      fail("minLength or maxLength together with {} cannot be enforced",
+           s.pattern.empty() ? "format" : "pattern");
+    const auto first = static_cast<int32_t>(g.rules().size());
+    body = s.pattern.empty() ? add_format(g, s.format) : add_regex_search(g, s.pattern, "pattern");
+    g.map_chars(first, [&](const std::vector<CharRange>& r) { return json_class(g, r); });
+  } else {
+    for (uint32_t n : {s.min_length, s.max_length.value_or(0)})
+      if (n > g.limits().max_repeat)
+        fail("a string length of {} is past what can be enforced ({})", n, g.limits().max_repeat);
+    body = bounded_chars(
+        g, s.min_length,
+        s.max_length ? std::optional<uint32_t>(*s.max_length - s.min_length) : std::nullopt);
+  }
+  const int32_t r = g.add_rule("string");
+  g.add_alt(r, {one('"'), Symbol::ref(body), one('"')});
+  return r;
+}
+
+int32_t add_string_except(Grammar& g, const std::vector<std::string>& names) {
+  NameTrie t;
+  for (const std::string& n : names) {
+    const std::vector<uint32_t> cps = utf8_to_cpts(n);
+    if (cps.size() > 1024) fail("a property name of {} characters (at most 1024)", cps.size());
+    t.add(cps);
+  }
+  const int32_t any = g.add_rule("name-chars");
+  g.add_alt(any, {json_class(g, {{0, 0x10FFFF}}), Symbol::ref(any)});
+  g.add_alt(any, {});
+  const int32_t r = g.add_rule("other-key");
+  g.add_alt(r, {one('"'), Symbol::ref(except_rule(g, t, 0, any)), one('"')});
+  return r;
+}
+
+int32_t add_literal(Grammar& g, const ojson& v, int32_t ws) {
+  Sequence seq;
+  literal(g, v, ws, seq);
+  const int32_t r = g.add_rule("literal");
+  g.add_alt(r, std::move(seq));
+  return r;
+}
+
+}  // namespace brisk::grammar

@@ -1,0 +1,43 @@
+// Pieces of JSON text as grammar rules, for the schema compiler: integers and numbers between
+// bounds, strings by length, pattern or format, a string that is none of some names, and one
+// literal value. Each matches the text of exactly the values it describes (in the forms a JSON
+// writer produces: a string's characters raw, with the escapes JSON requires).
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "grammar/grammar.h"
+
+namespace brisk::grammar {
+
+struct Bound {
+  int64_t value;
+  bool exclusive = false;
+};
+// Bounds are held to this magnitude: past it a bound is refused rather than approximated.
+constexpr int64_t kMaxBound = 1'000'000'000'000'000'000;
+
+// Integers between the bounds (an integer's text may end in ".0", as 1.0 is an integer to JSON
+// Schema). Numbers between bounds are written without an exponent; without bounds, any JSON
+// number.
+int32_t add_integer(Grammar& g, std::optional<Bound> lo, std::optional<Bound> hi);
+int32_t add_number(Grammar& g, std::optional<Bound> lo, std::optional<Bound> hi);
+
+struct StringSpec {
+  uint32_t min_length = 0;
+  std::optional<uint32_t> max_length;
+  std::string pattern;  // an ECMAScript pattern the value must contain a match of
+  std::string format;   // a format (formats.h) the value must have
+};
+// A quoted JSON string (code points counted as JSON Schema counts length).
+int32_t add_string(Grammar& g, const StringSpec& s);
+// A quoted string whose value is none of `names`.
+int32_t add_string_except(Grammar& g, const std::vector<std::string>& names);
+// Exactly this value (objects' members in its order); ws: the rule between tokens.
+int32_t add_literal(Grammar& g, const nlohmann::ordered_json& v, int32_t ws);
+
+}  // namespace brisk::grammar

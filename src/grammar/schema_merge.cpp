@@ -1,0 +1,333 @@
+#include "grammar/schema_merge.h"
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <set>
+
+#include "core/error.h"
+
+namespace brisk::grammar {
+namespace {
+
+const std::set<std::string, std::less<>> kValidation = {"type",
+                                                        "enum",
+                                                        "const",
+                                                        "multipleOf",
+                                                        "maximum",
+                                                        "exclusiveMaximum",
+                                                        "minimum",
+                                                        "exclusiveMinimum",
+                                                        "maxLength",
+                                                        "minLength",
+                                                        "pattern",
+                                                        "items",
+                                                        "prefixItems",
+                                                        "additionalItems",
+                                                        "maxItems",
+                                                        "minItems",
+                                                        "uniqueItems",
+                                                        "contains",
+                                                        "maxContains",
+                                                        "minContains",
+                                                        "maxProperties",
+                                                        "minProperties",
+                                                        "required",
+                                                        "properties",
+                                                        "patternProperties",
+                                                        "additionalProperties",
+                                                        "dependencies",
+                                                        "dependentRequired",
+                                                        "dependentSchemas",
+                                                        "propertyNames",
+                                                        "if",
+                                                        "then",
+                                                        "else",
+                                                        "allOf",
+                                                        "anyOf",
+                                                        "oneOf",
+                                                        "not",
+                                                        "$ref",
+                                                        "$dynamicRef",
+                                                        "$recursiveRef",
+                                                        "unevaluatedItems",
+                                                        "unevaluatedProperties",
+                                                        "format"};
+
+[[noreturn]] void error(const std::string& path, const std::string& what) {
+  fail("json_schema: at {}: {}", path, what);
+}
+
+std::string pointer_token(std::string t) {
+  std::string out;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (t[i] == '%' && i + 2 < t.size() && isxdigit(static_cast<unsigned char>(t[i + 1])) &&
+        isxdigit(static_cast<unsigned char>(t[i + 2]))) {
+      out += static_cast<char>(std::stoi(t.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += t[i];
+    }
+  }
+  std::string un;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == '~' && i + 1 < out.size() && (out[i + 1] == '0' || out[i + 1] == '1')) {
+      un += out[i + 1] == '0' ? '~' : '/';
+      ++i;
+    } else {
+      un += out[i];
+    }
+  }
+  return un;
+}
+
+// The JSON types a schema's values may have (integer inside number).
+std::set<std::string> value_types(const ojson& s) {
+  std::set<std::string> out;
+  if (s.is_object() && s.contains("enum") && s["enum"].is_array()) {
+    for (const ojson& v : s["enum"])
+      out.insert(v.is_number() ? "number" : std::string(v.type_name()));
+    return out;
+  }
+  if (s.is_object() && s.contains("type")) {
+    const ojson& t = s["type"];
+    for (const ojson& x : t.is_array() ? t : ojson::array({t}))
+      if (x.is_string()) out.insert(x == "integer" ? "number" : x.get<std::string>());
+    return out;
+  }
+  return {"null", "boolean", "object", "array", "string", "number"};
+}
+
+}  // namespace
+
+bool is_validation_keyword(const std::string& k) {
+  return kValidation.count(k) > 0;
+}
+
+int schema_draft(const ojson& root) {
+  if (!root.is_object() || !root.contains("$schema") || !root["$schema"].is_string()) return 2020;
+  const std::string s = root["$schema"].get<std::string>();
+  if (s.find("draft-04") != std::string::npos || s.find("draft-03") != std::string::npos) return 4;
+  if (s.find("draft-06") != std::string::npos) return 6;
+  if (s.find("draft-07") != std::string::npos) return 7;
+  if (s.find("2019-09") != std::string::npos) return 2019;
+  return 2020;
+}
+
+const ojson& resolve_ref(const ojson& root, const ojson& ref, const std::string& path) {
+  if (!ref.is_string()) error(path, "'$ref' must be a string");
+  const std::string r = ref.get<std::string>();
+  if (r.empty() || r[0] != '#' || (r.size() > 1 && r[1] != '/'))
+    error(path,
+          fmt::format("$ref '{}' cannot be resolved (only '#/...' pointers into this schema)", r));
+  const ojson* at = &root;
+  size_t p = 1;
+  while (p < r.size()) {
+    const size_t next = r.find('/', p + 1);
+    const std::string tok =
+        pointer_token(r.substr(p + 1, next == std::string::npos ? next : next - p - 1));
+    if (at->is_object() && at->contains(tok)) {
+      at = &(*at)[tok];
+    } else if (at->is_array() && !tok.empty() &&
+               tok.find_first_not_of("0123456789") == std::string::npos && tok.size() < 9 &&
+               std::stoul(tok) < at->size()) {
+      at = &(*at)[std::stoul(tok)];
+    } else {
+      error(path, fmt::format("$ref '{}' names nothing in the schema", r));
+    }
+    p = next == std::string::npos ? r.size() : next;
+  }
+  return *at;
+}
+
+NumericBounds numeric_bounds(const ojson& s, int draft, const std::string& path) {
+  NumericBounds b;
+  auto num = [&](const char* k) -> std::optional<double> {
+    if (!s.contains(k)) return std::nullopt;
+    if (!s[k].is_number()) error(path, fmt::format("'{}' must be a number", k));
+    return s[k].get<double>();
+  };
+  auto tighter = [](std::optional<std::pair<double, bool>>& cur, double v, bool excl, bool lower) {
+    if (!cur || (lower ? v > cur->first : v < cur->first) || (v == cur->first && excl))
+      cur = std::make_pair(v, excl);
+  };
+  const std::optional<double> mn = num("minimum"), mx = num("maximum");
+  if (draft <= 4) {
+    const bool emin = s.value("exclusiveMinimum", false), emax = s.value("exclusiveMaximum", false);
+    if (mn) tighter(b.lo, *mn, emin, true);
+    if (mx) tighter(b.hi, *mx, emax, false);
+    return b;
+  }
+  if (mn) tighter(b.lo, *mn, false, true);
+  if (mx) tighter(b.hi, *mx, false, false);
+  if (const auto e = num("exclusiveMinimum")) tighter(b.lo, *e, true, true);
+  if (const auto e = num("exclusiveMaximum")) tighter(b.hi, *e, true, false);
+  return b;
+}
+
+// const as a one-value enum; draft 4's exclusive flags as draft 6's numbers.
+ojson SchemaMerger::normalized(ojson s) const {
+  if (s.contains("const")) {
+    ojson e = ojson::array();
+    if (!s.contains("enum") || !s["enum"].is_array() ||
+        std::find(s["enum"].begin(), s["enum"].end(), s["const"]) != s["enum"].end())
+      e.push_back(s["const"]);
+    s["enum"] = e;
+    s.erase("const");
+  }
+  if (draft_ <= 4)
+    for (auto [flag, bound] :
+         {std::pair{"exclusiveMinimum", "minimum"}, std::pair{"exclusiveMaximum", "maximum"}})
+      if (s.contains(flag) && s[flag].is_boolean()) {
+        if (s[flag].get<bool>() && s.contains(bound)) {
+          s[flag] = s[bound];
+          s.erase(bound);
+        } else {
+          s.erase(flag);
+        }
+      }
+  return s;
+}
+
+ojson SchemaMerger::flatten(const ojson& s, const std::string& path, int depth) {
+  if (depth > max_depth_)
+    error(path, "allOf or $ref nests too deeply to merge (a recursive $ref under allOf?)");
+  if (s.is_boolean()) return s.get<bool>() ? ojson::object() : ojson(false);
+  if (!s.is_object()) error(path, "a schema must be an object or a boolean");
+  ojson base = s;
+  std::vector<ojson> parts;
+  if (base.contains("$ref")) {
+    const ojson& target = resolve_ref(root_, base["$ref"], path);
+    if (draft_ <= 7) return flatten(target, path, depth + 1);
+    parts.push_back(flatten(target, path, depth + 1));
+    base.erase("$ref");
+  }
+  if (base.contains("allOf")) {
+    if (!base["allOf"].is_array()) error(path, "'allOf' must be an array of schemas");
+    for (size_t i = 0; i < base["allOf"].size(); ++i)
+      parts.push_back(flatten(base["allOf"][i], fmt::format("{}/allOf/{}", path, i), depth + 1));
+    base.erase("allOf");
+  }
+  ojson out = normalized(std::move(base));
+  for (const ojson& p : parts) out = merge(out, p, path, depth + 1);
+  return out;
+}
+
+ojson SchemaMerger::merge_pair(const ojson& a, const ojson& b, const std::string& path) {
+  return merge(flatten(a, path), flatten(b, path), path, 0);
+}
+
+ojson SchemaMerger::merge_child(const ojson& a, const ojson& b, const std::string& path,
+                                int depth) {
+  return merge(flatten(a, path, depth + 1), flatten(b, path, depth + 1), path, depth + 1);
+}
+
+void SchemaMerger::merge_key(ojson& out, const std::string& k, const ojson& va, const ojson& vb,
+                             const std::string& path, int depth) {
+  if (k == "type") {
+    std::set<std::string> ta, tb;
+    for (const ojson& x : va.is_array() ? va : ojson::array({va})) ta.insert(x.get<std::string>());
+    for (const ojson& x : vb.is_array() ? vb : ojson::array({vb})) tb.insert(x.get<std::string>());
+    ojson both = ojson::array();
+    for (const std::string& t : ta) {
+      if (tb.count(t))
+        both.push_back(t);
+      else if (t == "integer" && tb.count("number"))
+        both.push_back(t);
+      else if (t == "number" && tb.count("integer"))
+        both.push_back("integer");
+    }
+    out[k] = both;
+  } else if (k == "properties") {
+    for (const auto& [n, x] : vb.items())
+      out[k][n] =
+          out[k].contains(n) ? merge_child(out[k][n], x, path + "/properties/" + n, depth) : x;
+  } else if (k == "required") {
+    for (const ojson& n : vb)
+      if (std::find(out[k].begin(), out[k].end(), n) == out[k].end()) out[k].push_back(n);
+  } else if (k == "minimum" || k == "minLength" || k == "minItems" || k == "exclusiveMinimum" ||
+             k == "minProperties") {
+    out[k] = va.get<double>() >= vb.get<double>() ? va : vb;
+  } else if (k == "maximum" || k == "maxLength" || k == "maxItems" || k == "exclusiveMaximum" ||
+             k == "maxProperties") {
+    out[k] = va.get<double>() <= vb.get<double>() ? va : vb;
+  } else if (k == "enum") {
+    ojson both = ojson::array();
+    for (const ojson& x : va)
+      if (std::find(vb.begin(), vb.end(), x) != vb.end()) both.push_back(x);
+    out[k] = both;
+  } else if ((k == "items" && !va.is_array() && !vb.is_array()) || k == "additionalProperties") {
+    out[k] = merge_child(va, vb, path + "/" + k, depth);
+  } else if (is_validation_keyword(k)) {
+    error(path, fmt::format("allOf with two different '{}' cannot be merged", k));
+  }
+}
+
+ojson SchemaMerger::merge(const ojson& a, const ojson& b, const std::string& path, int depth) {
+  if (depth > max_depth_) error(path, "allOf nests too deeply to merge");
+  if (a.is_boolean() || b.is_boolean()) return ojson(false);  // flattened: false only
+  ojson out = a;
+  for (const auto& [k, vb] : b.items()) {
+    if (!out.contains(k)) {
+      out[k] = vb;
+      continue;
+    }
+    const ojson va = out[k];
+    if (va != vb) merge_key(out, k, va, vb, path, depth);
+  }
+  // Each side's additionalProperties also judges the other side's properties it does not declare.
+  for (const auto* side : {&a, &b}) {
+    const ojson& other = side == &a ? b : a;
+    if (!side->contains("additionalProperties")) continue;
+    if (other.contains("patternProperties") || side->contains("patternProperties"))
+      error(path, "allOf mixing patternProperties and additionalProperties cannot be merged");
+    const ojson mine = side->value("properties", ojson::object());
+    for (const auto& [n, x] : other.value("properties", ojson::object()).items())
+      if (!mine.contains(n))
+        out["properties"][n] = merge_child(out["properties"][n], (*side)["additionalProperties"],
+                                           path + "/properties/" + n, depth);
+  }
+  return out;
+}
+
+bool SchemaMerger::disjoint(const ojson& a, const ojson& b, const std::string& path) {
+  if (a.is_boolean() || b.is_boolean()) return true;  // flattened: false only
+  const std::set<std::string> ta = value_types(a), tb = value_types(b);
+  std::set<std::string> common;
+  for (const std::string& t : ta)
+    if (tb.count(t)) common.insert(t);
+  if (common.empty()) return true;
+  if (a.contains("enum") && b.contains("enum")) {
+    for (const ojson& x : a["enum"])
+      if (std::find(b["enum"].begin(), b["enum"].end(), x) != b["enum"].end()) return false;
+    return true;
+  }
+  if (common != std::set<std::string>{"object"}) return false;
+  // A required property whose allowed values differ (a discriminator).
+  const ojson pa = a.value("properties", ojson::object()),
+              pb = b.value("properties", ojson::object());
+  const ojson ra = a.value("required", ojson::array()), rb = b.value("required", ojson::array());
+  for (const auto& [n, x] : pa.items()) {
+    if (!pb.contains(n) || std::find(ra.begin(), ra.end(), ojson(n)) == ra.end() ||
+        std::find(rb.begin(), rb.end(), ojson(n)) == rb.end())
+      continue;
+    const ojson fx = flatten(x, path), fy = flatten(pb[n], path);
+    if (fx.is_object() && fy.is_object() && fx.contains("enum") && fy.contains("enum") &&
+        disjoint(fx, fy, path))
+      return true;
+  }
+  return false;
+}
+
+void SchemaMerger::check_disjoint(const std::vector<const ojson*>& branches,
+                                  const std::string& path) {
+  std::vector<ojson> flat;
+  for (const ojson* b : branches) flat.push_back(flatten(*b, path));
+  for (size_t i = 0; i < flat.size(); ++i)
+    for (size_t j = i + 1; j < flat.size(); ++j)
+      if (!disjoint(flat[i], flat[j], path))
+        error(path, fmt::format("oneOf branches {} and {} may both match, which oneOf forbids and "
+                                "a grammar cannot enforce (anyOf can be)",
+                                i, j));
+}
+
+}  // namespace brisk::grammar

@@ -1,0 +1,52 @@
+// What the JSON Schema compiler needs to reason about schemas before turning them into rules:
+// which keywords validate, which draft a schema is written in, resolving a local $ref, reading
+// numeric bounds (draft 4 spells exclusiveness as a flag), merging allOf (and, from 2019-09, a
+// $ref's siblings) into one schema, and telling whether oneOf's branches can never both match.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace brisk::grammar {
+
+using ojson = nlohmann::ordered_json;
+
+bool is_validation_keyword(const std::string& k);
+// 4, 6, 7, 2019 or 2020 from $schema; 2020 when it names none.
+int schema_draft(const ojson& root);
+// The schema a "#..." JSON pointer names in root; anything else is refused.
+const ojson& resolve_ref(const ojson& root, const ojson& ref, const std::string& path);
+
+struct NumericBounds {
+  std::optional<std::pair<double, bool>> lo, hi;  // value, exclusive
+};
+NumericBounds numeric_bounds(const ojson& s, int draft, const std::string& path);
+
+class SchemaMerger {
+ public:
+  SchemaMerger(const ojson& root, int draft, int max_depth)
+      : root_(root), draft_(draft), max_depth_(max_depth) {}
+  // s without $ref or allOf at its top: what they name merged in (false: nothing matches).
+  ojson flatten(const ojson& s, const std::string& path, int depth = 0);
+  // Both schemas' constraints at once.
+  ojson merge_pair(const ojson& a, const ojson& b, const std::string& path);
+  // Refuses oneOf branches unless no value can match two of them (then oneOf is anyOf).
+  void check_disjoint(const std::vector<const ojson*>& branches, const std::string& path);
+
+ private:
+  ojson merge(const ojson& a, const ojson& b, const std::string& path, int depth);
+  ojson merge_child(const ojson& a, const ojson& b, const std::string& path, int depth);
+  void merge_key(ojson& out, const std::string& k, const ojson& va, const ojson& vb,
+                 const std::string& path, int depth);
+  ojson normalized(ojson s) const;
+  bool disjoint(const ojson& a, const ojson& b, const std::string& path);
+
+  const ojson& root_;
+  int draft_;
+  int max_depth_;
+};
+
+}  // namespace brisk::grammar

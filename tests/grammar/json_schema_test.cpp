@@ -1,0 +1,107 @@
+// The JSON Schema compiler beyond the official suite: numeric bounds checked exhaustively against
+// arithmetic, string lengths, the order properties are generated in, keys an object may add,
+// recursion, and refusals that name the keyword.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/error.h"
+#include "grammar/json_schema.h"
+#include "grammar/recognizer.h"
+
+namespace brisk::grammar {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+bool accepts(const ojson& schema, const std::string& text) {
+  return test::accepts(json_schema_grammar(schema), text);
+}
+
+TEST(JsonSchema, NumericBoundsAgreeWithArithmetic) {
+  const std::vector<std::string> texts = {
+      "0",  "-0.5", "0.5", "1",  "1.0", "2.25",   "-1",   "-1.5",  "-2",  "-2.0", "9",
+      "10", "10.5", "11",  "99", "100", "100.01", "-100", "-99.9", "101", "-101", "7.000"};
+  const std::vector<int> bounds = {-100, -2, -1, 0, 1, 2, 10, 100};
+  for (const char* type : {"number", "integer"})
+    for (int lo : bounds)
+      for (int hi : bounds)
+        for (int flags = 0; flags < 4; ++flags) {
+          ojson s = {{"type", type}};
+          s[flags & 1 ? "exclusiveMinimum" : "minimum"] = lo;
+          s[flags & 2 ? "exclusiveMaximum" : "maximum"] = hi;
+          Grammar g;
+          try {
+            g = json_schema_grammar(s);
+          } catch (const Error&) {
+            // Nothing satisfies the bounds: check that nothing would.
+            for (const std::string& t : texts) {
+              const double x = std::stod(t);
+              if (std::string(type) == "integer" && x != std::floor(x)) continue;
+              ASSERT_FALSE((flags & 1 ? x > lo : x >= lo) && (flags & 2 ? x < hi : x <= hi))
+                  << s.dump() << " refused but " << t << " fits";
+            }
+            continue;
+          }
+          for (const std::string& t : texts) {
+            const double x = std::stod(t);
+            bool want = (flags & 1 ? x > lo : x >= lo) && (flags & 2 ? x < hi : x <= hi);
+            if (std::string(type) == "integer") want = want && x == std::floor(x);
+            ASSERT_EQ(test::accepts(g, t), want) << s.dump() << " on " << t;
+          }
+        }
+}
+
+TEST(JsonSchema, StringLengthsCountCharactersNotBytes) {
+  const ojson s = {{"type", "string"}, {"minLength", 2}, {"maxLength", 3}};
+  EXPECT_FALSE(accepts(s, "\"a\""));
+  EXPECT_TRUE(accepts(s, "\"ab\""));
+  EXPECT_TRUE(accepts(s, "\"é\\n\""));
+  EXPECT_TRUE(accepts(s, "\"a\\u00e9c\""));
+  EXPECT_FALSE(accepts(s, "\"abcd\""));
+  EXPECT_FALSE(accepts(s, "\"\\ud83d\\ude00\""));  // one character written as two escapes
+}
+
+TEST(JsonSchema, PropertiesComeInTheSchemasOrderAndExtraKeysAreNew) {
+  const ojson s = ojson::parse(R"({"type": "object",
+      "properties": {"b": {"type": "integer"}, "a": {"type": "string"}},
+      "required": ["a"], "additionalProperties": {"type": "boolean"}})");
+  EXPECT_TRUE(accepts(s, R"({"b": 1, "a": "x"})"));
+  EXPECT_TRUE(accepts(s, R"({"a": "x"})"));
+  EXPECT_FALSE(accepts(s, R"({"a": "x", "b": 1})"));  // not in the schema's order
+  EXPECT_FALSE(accepts(s, R"({"b": 1})"));            // a is required
+  EXPECT_TRUE(accepts(s, R"({"a": "x", "c": true, "bb": false})"));
+  EXPECT_FALSE(accepts(s, R"({"a": "x", "b": true})"));  // b is declared, not an extra key
+  EXPECT_FALSE(accepts(s, R"({"a": "x", "c": 1})"));
+}
+
+TEST(JsonSchema, RecursiveReferences) {
+  const ojson s = ojson::parse(R"({"$defs": {"node": {"type": "object",
+      "properties": {"v": {"type": "integer"}, "next": {"$ref": "#/$defs/node"}},
+      "required": ["v"], "additionalProperties": false}}, "$ref": "#/$defs/node"})");
+  EXPECT_TRUE(accepts(s, R"({"v": 1, "next": {"v": 2, "next": {"v": 3}}})"));
+  EXPECT_FALSE(accepts(s, R"({"v": 1, "next": {"next": {"v": 3}}})"));
+}
+
+TEST(JsonSchema, RefusalsNameTheKeyword) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"not": {"type": "string"}})", "'not'"},
+      {R"({"type": "array", "uniqueItems": true})", "'uniqueItems'"},
+      {R"({"type": "number", "multipleOf": 3})", "'multipleOf'"},
+      {R"({"oneOf": [{"type": "integer"}, {"type": "number"}]})", "oneOf"},
+      {R"({"$ref": "other.json#/x"})", "other.json"},
+      {R"({"type": "string", "format": "iri"})", "'iri'"},
+      {R"({"type": "string", "pattern": "(a)\\1"})", "backreference"},
+  };
+  for (const auto& [schema, word] : cases) {
+    try {
+      json_schema_grammar(ojson::parse(schema));
+      ADD_FAILURE() << schema << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(word), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace brisk::grammar
