@@ -22,5 +22,6 @@ void register_tokenize(CLI::App& app, Commands& c);
 void register_chat(CLI::App& app, Commands& c);
 void register_serve(CLI::App& app, Commands& c);
 void register_template(CLI::App& app, Commands& c);
+void register_grammar(CLI::App& app, Commands& c);
 
 }  // namespace brisk::cli

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   brisk::cli::register_perplexity(app, cmds);
   brisk::cli::register_tokenize(app, cmds);
   brisk::cli::register_template(app, cmds);
+  brisk::cli::register_grammar(app, cmds);
   brisk::cli::register_chat(app, cmds);
   brisk::cli::register_serve(app, cmds);
   try {

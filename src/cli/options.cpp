@@ -164,6 +164,23 @@ void add_sampling_options(CLI::App& app, SamplingParams& sp, int64_t& seed) {
   app.add_option("-s,--seed", seed, "Random seed (-1: random, printed to stderr)");
 }
 
+void add_constraint_options(CLI::App& app, ConstraintArgs& c) {
+  app.add_flag("--json", c.json, "Constrain the output to one JSON value");
+  app.add_option("--json-schema", c.json_schema,
+                 "Constrain the output to JSON valid under this JSON Schema file (a keyword that "
+                 "cannot be enforced is refused, naming it)");
+  app.add_option("--regex", c.regex,
+                 "Constrain the output to match this regular expression whole (ECMAScript syntax)");
+  app.add_option("--grammar", c.grammar,
+                 "Constrain the output to this GBNF grammar file (llama.cpp's format; root is "
+                 "'root')");
+  app.add_option("--choice", c.choice,
+                 "Constrain the output to one of these comma-separated strings");
+  app.add_option("--json-whitespace", c.json_whitespace,
+                 "Most whitespace characters allowed between JSON tokens (0: compact JSON)")
+      ->check(CLI::Range(0, 1000));
+}
+
 }  // namespace
 
 void add_options(CLI::App& app, Options& o, unsigned groups) {
@@ -180,6 +197,45 @@ void add_options(CLI::App& app, Options& o, unsigned groups) {
   if (groups & kSpecMethod) add_spec_method_options(app, o.engine.spec);
   if (groups & kSpecTuning) add_spec_tuning_options(app, o.engine.spec);
   if (groups & kSampling) add_sampling_options(app, o.sampling, o.seed);
+  if (groups & kConstraint) add_constraint_options(app, o.constraint);
+}
+
+std::optional<grammar::Constraint> Options::constraint_spec() const {
+  using K = grammar::Constraint::Kind;
+  const ConstraintArgs& c = constraint;
+  const int given =
+      c.json + !c.json_schema.empty() + !c.regex.empty() + !c.grammar.empty() + !c.choice.empty();
+  if (given > 1) fail("give at most one of --json, --json-schema, --regex, --grammar, --choice");
+  if (given == 0) return std::nullopt;
+  grammar::Constraint out;
+  out.style.max_whitespace = c.json_whitespace;
+  out.style.compact = c.json_whitespace == 0;
+  if (c.json) out.kind = K::Json;
+  if (!c.json_schema.empty()) {
+    out.kind = K::JsonSchema;
+    out.text = read_text_file(c.json_schema, "JSON Schema file");
+  }
+  if (!c.regex.empty()) {
+    out.kind = K::Regex;
+    out.text = c.regex;
+  }
+  if (!c.grammar.empty()) {
+    out.kind = K::Gbnf;
+    out.text = read_text_file(c.grammar, "grammar file");
+  }
+  if (!c.choice.empty()) {
+    out.kind = K::Choice;
+    std::string cur;
+    for (char ch : c.choice + ",") {
+      if (ch != ',') {
+        cur += ch;
+        continue;
+      }
+      out.choices.push_back(cur);
+      cur.clear();
+    }
+  }
+  return out;
 }
 
 int Options::thread_count() const {

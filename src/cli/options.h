@@ -5,10 +5,12 @@
 
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cli/common.h"
 #include "engine/engine.h"
+#include "grammar/constraint.h"
 
 namespace brisk::cli {
 
@@ -38,6 +40,16 @@ struct EngineArgs {
   SpecArgs spec;
 };
 
+// Constrained output: at most one of these (a JSON Schema or a grammar from a file).
+struct ConstraintArgs {
+  bool json = false;
+  std::string json_schema;  // a file
+  std::string regex;
+  std::string grammar;  // a GBNF file
+  std::string choice;   // A,B,...
+  int json_whitespace = 20;
+};
+
 // The option groups; a command takes the union of those it names.
 enum OptionGroup : unsigned {
   kModel = 1u << 0,         // -m, -z, -hf, --no-repack
@@ -48,6 +60,7 @@ enum OptionGroup : unsigned {
   kSpecTuning = 1u << 5,    // -md and how drafts are sized and found
   kSampling = 1u << 6,      // --temp, --top-k, --top-p, --min-p, penalties, -s
   kChatTemplate = 1u << 7,  // --chat-template
+  kConstraint = 1u << 8,    // --json, --json-schema, --regex, --grammar, --choice
   kSpeculation = kSpecMethod | kSpecTuning,
 };
 
@@ -58,6 +71,7 @@ struct Options {
   SamplingParams sampling;
   int64_t seed = -1;  // -1: random
   std::string chat_template;
+  ConstraintArgs constraint;
 
   // The values the commands use, resolved the same way everywhere.
   int thread_count() const;
@@ -65,6 +79,8 @@ struct Options {
   uint64_t resolve_seed(bool verbose) const;
   // The chat template file's text ("" when none was given: the model's own).
   std::string chat_template_source() const;
+  // The constraint asked for (files read), or none.
+  std::optional<grammar::Constraint> constraint_spec() const;
 };
 
 void add_options(CLI::App& app, Options& o, unsigned groups);

@@ -272,11 +272,7 @@ class Lowering {
             bg.elems.push_back({K::Bytes, it.v});
             continue;
           }
-          const int32_t callee = id[static_cast<size_t>(it.v)];
-          int32_t& cs = bg.call_site[static_cast<size_t>(callee)];
-          cs = cs == ByteGrammar::kNoCall ? static_cast<int32_t>(bg.elems.size())
-                                          : ByteGrammar::kManyCalls;
-          bg.elems.push_back({K::Ref, callee});
+          bg.elems.push_back({K::Ref, id[static_cast<size_t>(it.v)]});
         }
         bg.elems.push_back({K::End, static_cast<int32_t>(r)});
         if (bg.elems.size() > max_elems)
@@ -284,9 +280,45 @@ class Lowering {
       }
     }
     bg.root = 0;
+    continuations(bg);
     bg.classes = classes_;
     equivalence_classes(bg);
     return bg;
+  }
+
+  // Where each rule returns to when its caller is unknown: a call in tail position returns where
+  // its caller does, so a rule's continuations are its other calls' next elements plus the
+  // continuations of the rules that tail-call it. Each is none, one element, or many (a fixpoint
+  // over that three-level lattice).
+  static void continuations(ByteGrammar& bg) {
+    using K = ByteGrammar::Kind;
+    auto join = [](int32_t a, int32_t b) {
+      if (a == ByteGrammar::kNoCall || a == b) return b;
+      if (b == ByteGrammar::kNoCall) return a;
+      return ByteGrammar::kManyCalls;
+    };
+    std::vector<int32_t>& cs = bg.call_site;
+    std::vector<int32_t> owner(bg.elems.size());  // the rule each element belongs to
+    for (size_t r = 0; r < bg.alts.size(); ++r)
+      for (int32_t a : bg.alts[r])
+        for (size_t e = static_cast<size_t>(a);; ++e) {
+          owner[e] = static_cast<int32_t>(r);
+          if (bg.elems[e].kind == K::End) break;
+        }
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t e = 0; e < bg.elems.size(); ++e) {
+        if (bg.elems[e].kind != K::Ref) continue;
+        const bool tail = bg.elems[e + 1].kind == K::End;
+        int32_t& c = cs[static_cast<size_t>(bg.elems[e].arg)];
+        const int32_t next =
+            join(c, tail ? cs[static_cast<size_t>(owner[e])] : static_cast<int32_t>(e));
+        if (next != c) {
+          c = next;
+          changed = true;
+        }
+      }
+    }
   }
 
   // Refines the partition of the 256 bytes by every class.

@@ -41,8 +41,9 @@ struct ByteGrammar {
   std::vector<ByteSet> classes;
   std::vector<std::vector<int32_t>> alts;  // per rule: the element each alternative starts at
   std::vector<std::string> names;          // per rule, for errors
-  // Per rule: the element of its only call, or kNoCall / kManyCalls. The root's implicit call
-  // from outside counts as one (kFromOutside when it is the only one).
+  // Per rule: where it returns to when nothing says who called it: the Ref element of its one
+  // continuation (a call in tail position counts as its caller's continuations), kFromOutside
+  // when that is the root's caller, kNoCall or kManyCalls.
   static constexpr int32_t kNoCall = -1, kManyCalls = -2, kFromOutside = -3;
   std::vector<int32_t> call_site;
   int32_t root = -1;

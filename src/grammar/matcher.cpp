@@ -69,17 +69,32 @@ bool Matcher::done() const {
   return ended_ || !stacks_.live(history_.back());
 }
 
-void Matcher::check_uncertain(int32_t node, const PositionTokens& pt, uint64_t* mask) {
+// The uncertain tokens of a top node that its real stack allows, remembered per node: a loop (a
+// string's body) keeps the same top node for many tokens in a row.
+const std::vector<int32_t>& Matcher::uncertain_allowed(int32_t node, const PositionTokens& pt) {
+  if (auto it = uncertain_memo_.find(node); it != uncertain_memo_.end()) return it->second;
+  if (uncertain_memo_.size() >= kMaxMemoNodes) uncertain_memo_.clear();
+  std::vector<int32_t>& out = uncertain_memo_[node];
   const TokenTrie& trie = g_->trie();
   path_.resize(trie.max_depth() + 1);
   path_[0] = stacks_.of_node(node);
+  size_t dead = SIZE_MAX;  // the depth where the last token's path died
   for (size_t k = 0; k < pt.uncertain.size(); ++k) {
     const int32_t t = pt.uncertain[k];
+    const size_t lcp = pt.uncertain_lcp[k];
+    if (lcp >= dead) continue;  // it shares the prefix that died
+    dead = SIZE_MAX;
     const std::string& b = trie.bytes(t);
-    for (size_t d = pt.uncertain_lcp[k]; d < b.size(); ++d)
+    for (size_t d = lcp; d < b.size(); ++d) {
       path_[d + 1] = stacks_.step(path_[d], static_cast<uint8_t>(b[d]));
-    if (ok(path_[b.size()])) mask[size_t(t) >> 6] |= uint64_t{1} << (t & 63);
+      if (!ok(path_[d + 1])) {
+        dead = d + 1;
+        break;
+      }
+    }
+    if (dead == SIZE_MAX) out.push_back(t);
   }
+  return out;
 }
 
 void Matcher::fill_mask(uint64_t* mask) {
@@ -101,7 +116,9 @@ void Matcher::fill_mask(uint64_t* mask) {
         for (size_t w = 0; w < words; ++w) mask[w] |= pt->accepted_bits[w];
       for (int32_t t : pt->accepted) mask[size_t(t) >> 6] |= uint64_t{1} << (t & 63);
     }
-    if (!pt->uncertain.empty()) check_uncertain(node, *pt, mask);
+    if (!pt->uncertain.empty())
+      for (int32_t t : uncertain_allowed(node, *pt))
+        mask[size_t(t) >> 6] |= uint64_t{1} << (t & 63);
   }
   if (can_end())
     for (int32_t t : trie.eog()) mask[size_t(t) >> 6] |= uint64_t{1} << (t & 63);

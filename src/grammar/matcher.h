@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "grammar/byte_grammar.h"
@@ -68,7 +69,8 @@ class Matcher {
   }
   bool ok(int32_t set) const { return set != StackSets::kDead; }
   bool is_eog(int32_t token) const;
-  void check_uncertain(int32_t node, const PositionTokens& pt, uint64_t* mask);
+  const std::vector<int32_t>& uncertain_allowed(int32_t node, const PositionTokens& pt);
+  static constexpr size_t kMaxMemoNodes = 256;
 
   std::shared_ptr<const CompiledGrammar> g_;
   StackSets stacks_;
@@ -76,7 +78,9 @@ class Matcher {
   bool ended_ = false;
   std::vector<int32_t> path_;  // scratch: sets along an uncertain token
   std::vector<int32_t> seen_;
-  std::vector<int32_t> tops_;  // scratch: positions whose accepted tokens are in the mask
+  std::vector<int32_t> tops_;
+  std::unordered_map<int32_t, std::vector<int32_t>>
+      uncertain_memo_;  // scratch: positions whose accepted tokens are in the mask
 };
 
 }  // namespace brisk::grammar

@@ -77,6 +77,17 @@ check "tokenize: specials are plain text unless asked" '! grep -q 151644 "$T/t"'
 "$BRISK" info "$V/llama.cpp-vocab/ggml-vocab-bert-bge.gguf" >"$T/i"
 check "info on a vocab-only file" 'grep -q "vocabulary only" "$T/i" && grep -q "tokenizer:     bert" "$T/i"'
 
+# brisk grammar: a constraint compiled against a vocabulary, texts checked token by token; a
+# refused constraint exits 2 naming the keyword.
+printf '{"type":"object","properties":{"n":{"type":"integer","minimum":1}},"required":["n"]}' >"$T/s.json"
+printf '{"text": "{\\"n\\": 5}"}\n{"text": "{\\"n\\": 0}"}\n' >"$T/c.jsonl"
+"$BRISK" grammar -m "$V/llama3-hf/tokenizer.json" --json-schema "$T/s.json" --check "$T/c.jsonl" >"$T/g"
+check "grammar: verdicts and a summary" 'sed -n 1p "$T/g" | grep -q "\"accepted\":true" && sed -n 2p "$T/g" | grep -q "\"index\":1,\"accepted\":false,\"error_at\":6" && grep -q "mask_us_p99" "$T/g"'
+printf '{"not":{}}' >"$T/bad.json"
+"$BRISK" grammar -m "$V/llama3-hf/tokenizer.json" --json-schema "$T/bad.json" 2>"$T/e" >/dev/null
+rc=$?
+check "grammar: a refused schema exits 2 naming the keyword" '[ $rc -eq 2 ] && grep -q "'"'"'not'"'"'" "$T/e"'
+
 # brisk chat: the second turn reuses the cached conversation; /reset starts over.
 printf 'Once upon a time\nThe cat sat\n/reset\nHi\n' | "$BRISK" chat -m "$M/stories260K.gguf" --temp 0 -n 16 \
   --chat-template tests/chat/jinja/templates/chatml.jinja >"$T/o" 2>"$T/e"

@@ -1,0 +1,26 @@
+// What a request or a command line can constrain its output to, in one place: any JSON, a JSON
+// object, a JSON Schema, a regular expression, a GBNF grammar or a choice among strings; and the
+// grammar each one compiles to.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "grammar/grammar.h"
+#include "grammar/json.h"
+
+namespace brisk::grammar {
+
+struct Constraint {
+  enum class Kind { Json, JsonObject, JsonSchema, Regex, Gbnf, Choice };
+  Kind kind = Kind::Json;
+  std::string text;                  // the schema (JSON text), the pattern or the GBNF
+  std::vector<std::string> choices;  // Choice: the whole output is one of these
+  JsonStyle style;                   // whitespace inside JSON
+};
+
+const char* kind_name(Constraint::Kind k);  // "json_schema", "regex", ...
+// The grammar of the texts the constraint allows, checked; an error names what is wrong.
+Grammar constraint_grammar(const Constraint& c);
+
+}  // namespace brisk::grammar
