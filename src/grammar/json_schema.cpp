@@ -4,17 +4,32 @@
 #include <cmath>
 #include <map>
 #include <memory>
-#include <regex>
 
 #include "core/clock.h"
 #include "core/error.h"
 #include "grammar/json_values.h"
 #include "grammar/schema_merge.h"
+#include "grammar/stacks.h"
 
 namespace brisk::grammar {
 namespace {
 
 using ojson = nlohmann::ordered_json;
+
+// Whether the pattern (search semantics, as enforced) matches the text.
+bool pattern_matches(const std::string& pattern, const std::string& text, const std::string& path) {
+  Grammar g;
+  try {
+    g.set_root(add_regex_search(g, pattern, "pattern"));
+  } catch (const Error& e) {
+    fail("json_schema: at {}: {}", path, e.what());
+  }
+  const ByteGrammar bg = lower_to_bytes(g);
+  StackSets st(bg);
+  int32_t s = st.start();
+  for (char c : text) s = st.step(s, static_cast<uint8_t>(c));
+  return (st.flags(s) & StackSets::kAccept) != 0;
+}
 
 const char* const kTypes[] = {"null", "boolean", "object", "array", "string", "number", "integer"};
 
@@ -365,16 +380,11 @@ int32_t SchemaCompiler::extra_members(const ojson& s, const std::vector<std::str
     for (const auto& [pattern, sub] : pp.items()) {
       if (sub != first)
         error(path, "patternProperties whose patterns take different schemas cannot be enforced");
-      try {
-        const std::regex re(pattern, std::regex::ECMAScript);
-        for (const std::string& n : names)
-          if (std::regex_search(n, re))
-            error(path, fmt::format("property '{}' also matches patternProperties '{}': cannot be "
-                                    "enforced",
-                                    n, pattern));
-      } catch (const std::regex_error&) {
-        error(path, fmt::format("patternProperties '{}' is not a regular expression", pattern));
-      }
+      for (const std::string& n : names)
+        if (pattern_matches(pattern, n, path))
+          error(path, fmt::format("property '{}' also matches patternProperties '{}': cannot be "
+                                  "enforced",
+                                  n, pattern));
       StringSpec spec;
       spec.pattern = pattern;
       int32_t key;
