@@ -28,11 +28,6 @@ struct BenchArgs {
   bool no_peaks = false;
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 std::vector<int> parse_thread_list(const std::string& list) {
   std::vector<int> threads;
   std::stringstream ss(list);

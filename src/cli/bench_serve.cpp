@@ -168,12 +168,11 @@ struct Stats {
 Stats stats_of(std::vector<double> v) {
   Stats s;
   if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
   double sum = 0;
   for (double x : v) sum += x;
   s.mean = sum / static_cast<double>(v.size());
-  s.median = v[v.size() / 2];
-  s.p99 = v[std::min(v.size() - 1, static_cast<size_t>(std::ceil(0.99 * v.size())) - 1)];
+  s.median = median(v);
+  s.p99 = percentile(v, 0.99);
   return s;
 }
 

@@ -116,10 +116,6 @@ int bench_spec(SpecBenchArgs& a) {
     for (int i = 0; i < a.reps; ++i)
       for (size_t k = 0; k < settings.size(); ++k)
         runs[k].push_back(run_once(*m, pool, prompt, a, c, settings[k]));
-    auto median = [](std::vector<double> v) {
-      std::sort(v.begin(), v.end());
-      return v[v.size() / 2];
-    };
     auto rate = [&](size_t k) {
       std::vector<double> v;
       for (const RunResult& r : runs[k]) v.push_back(r.tokens_per_s);

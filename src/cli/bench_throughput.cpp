@@ -24,12 +24,6 @@ struct ThroughputArgs {
   float temp = 0;
 };
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 int throughput(ThroughputArgs& a) {
   double load_s = 0;
   auto m = load_model(a.opt.model, &load_s);

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "model/model.h"
 
@@ -22,6 +23,11 @@ struct ModelArgs {
 std::string resolve_model(ModelArgs& a);
 
 std::unique_ptr<Model> load_model(ModelArgs& a, double* seconds);
+
+// The middle of the values (the upper one of an even count; 0 when none), and the nearest-rank
+// percentile p in (0, 1]: what every benchmark and `brisk grammar` report.
+double median(std::vector<double> v);
+double percentile(std::vector<double> v, double p);
 
 // The whole of a text file the user named; the error names the file and what it was for.
 std::string read_text_file(const std::string& path, const char* what);

@@ -26,12 +26,6 @@ struct GrammarArgs {
   bool print = false;
 };
 
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
-}
-
 // One text through the matcher: whether every token is allowed (the mask computed before each)
 // and the grammar may end after them; the byte where it went wrong otherwise.
 json check_text(const std::shared_ptr<const grammar::CompiledGrammar>& cg, const Tokenizer& tok,
@@ -85,7 +79,7 @@ int grammar_command(GrammarArgs& a) {
     }
   }
   json summary = {{"compile_ms", compile_ms}, {"tokens", mask_us.size()}};
-  summary["mask_us_p50"] = percentile(mask_us, 0.5);
+  summary["mask_us_p50"] = median(mask_us);
   summary["mask_us_p99"] = percentile(mask_us, 0.99);
   summary["mask_us_max"] = mask_us.empty() ? 0 : *std::max_element(mask_us.begin(), mask_us.end());
   fmt::print("{}\n", summary.dump());

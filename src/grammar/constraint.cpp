@@ -53,7 +53,7 @@ Grammar constraint_grammar(const Constraint& c) {
       const int32_t r = g.add_rule("choice");
       for (const std::string& s : c.choices) {
         Sequence seq;
-        for (uint32_t cp : utf8_to_cpts(s)) seq.push_back(Symbol::chars({{cp, cp}}));
+        for (uint32_t cp : utf8_to_cpts(s)) seq.push_back(Symbol::one(cp));
         g.add_alt(r, std::move(seq));
       }
       g.set_root(r);

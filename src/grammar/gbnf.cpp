@@ -255,7 +255,7 @@ class GbnfParser {
       if (p_ >= src_.size() || src_[p_] == '\n') error("unterminated string literal");
       if (src_[p_] == '"') break;
       const uint32_t c = character();
-      seq.push_back(Symbol::chars({{c, c}}));
+      seq.push_back(Symbol::one(c));
     }
     ++p_;
     return seq;

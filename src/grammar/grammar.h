@@ -26,6 +26,7 @@ struct Symbol {
   int32_t rule = -1;              // Rule: its index
 
   static Symbol chars(std::vector<CharRange> ranges);  // normalized: sorted and merged
+  static Symbol one(uint32_t c) { return chars({{c, c}}); }
   static Symbol ref(int32_t rule);
   bool operator==(const Symbol&) const = default;
 };

@@ -304,11 +304,6 @@ class SchemaCompiler {
   std::vector<std::unique_ptr<ojson>> owned_;
 };
 
-Symbol ch(char c) {
-  return Symbol::chars(
-      {{uint32_t(static_cast<unsigned char>(c)), uint32_t(static_cast<unsigned char>(c))}});
-}
-
 int32_t SchemaCompiler::object(const ojson& s, const std::string& path, int depth) {
   const ojson props = s.value("properties", ojson::object());
   const ojson required = s.value("required", ojson::array());
@@ -325,7 +320,7 @@ int32_t SchemaCompiler::object(const ojson& s, const std::string& path, int dept
   auto member = [&](const std::string& name, int32_t value) {
     const int32_t m = g_.add_rule("member");
     g_.add_alt(m, {Symbol::ref(add_literal(g_, ojson(name), json_.ws)), Symbol::ref(json_.ws),
-                   ch(':'), Symbol::ref(json_.ws), Symbol::ref(value)});
+                   Symbol::one(':'), Symbol::ref(json_.ws), Symbol::ref(value)});
     return m;
   };
   for (const auto& [name, sub] : props.items()) {
@@ -368,7 +363,7 @@ int32_t SchemaCompiler::extra_members(const ojson& s, const std::vector<std::str
   const ojson extra = s.value("additionalProperties", ojson(true));
   const int32_t m = g_.add_rule("extra-member");
   auto add = [&](int32_t key, int32_t value) {
-    g_.add_alt(m, {Symbol::ref(key), Symbol::ref(json_.ws), ch(':'), Symbol::ref(json_.ws),
+    g_.add_alt(m, {Symbol::ref(key), Symbol::ref(json_.ws), Symbol::one(':'), Symbol::ref(json_.ws),
                    Symbol::ref(value)});
   };
   if (s.contains("patternProperties") && !s["patternProperties"].empty()) {
@@ -408,7 +403,7 @@ int32_t SchemaCompiler::extra_members(const ojson& s, const std::vector<std::str
 int32_t SchemaCompiler::object_members(const std::vector<std::pair<int32_t, bool>>& members,
                                        int32_t extra) {
   const int32_t ws = json_.ws;
-  const Sequence comma = {Symbol::ref(ws), ch(','), Symbol::ref(ws)};
+  const Sequence comma = {Symbol::ref(ws), Symbol::one(','), Symbol::ref(ws)};
   // After the declared members, the extra ones: `first` before any member, `after` after one.
   int32_t first = g_.add_rule("members"), after = g_.add_rule("members");
   g_.add_alt(first, {});
@@ -436,7 +431,7 @@ int32_t SchemaCompiler::object_members(const std::vector<std::pair<int32_t, bool
     after = a;
   }
   const int32_t r = g_.add_rule("object");
-  g_.add_alt(r, {ch('{'), Symbol::ref(first), Symbol::ref(ws), ch('}')});
+  g_.add_alt(r, {Symbol::one('{'), Symbol::ref(first), Symbol::ref(ws), Symbol::one('}')});
   return r;
 }
 
@@ -481,7 +476,8 @@ int32_t SchemaCompiler::array(const ojson& s, const std::string& path, int depth
     error(path, fmt::format("array bounds past {} items cannot be enforced", limit));
   const int32_t ws = json_.ws;
   auto sep = [&](uint64_t i) {
-    return i == 0 ? Sequence{Symbol::ref(ws)} : Sequence{Symbol::ref(ws), ch(','), Symbol::ref(ws)};
+    return i == 0 ? Sequence{Symbol::ref(ws)}
+                  : Sequence{Symbol::ref(ws), Symbol::one(','), Symbol::ref(ws)};
   };
   // Rule i: the rest of the array after i items, built from the end; past the last bounded one,
   // a comma loop of items of the rest's schema when there is no maximum.
@@ -490,7 +486,7 @@ int32_t SchemaCompiler::array(const ojson& s, const std::string& path, int depth
   g_.add_alt(tail, {});
   if (max == UINT64_MAX) {
     const int32_t loop = tail;
-    g_.add_alt(loop, {Symbol::ref(ws), ch(','), Symbol::ref(ws), Symbol::ref(rest_rule),
+    g_.add_alt(loop, {Symbol::ref(ws), Symbol::one(','), Symbol::ref(ws), Symbol::ref(rest_rule),
                       Symbol::ref(loop)});
     if (last == 0) {
       tail = g_.add_rule("items");
@@ -508,7 +504,7 @@ int32_t SchemaCompiler::array(const ojson& s, const std::string& path, int depth
     tail = r;
   }
   const int32_t r = g_.add_rule("array");
-  g_.add_alt(r, {ch('['), Symbol::ref(tail), Symbol::ref(ws), ch(']')});
+  g_.add_alt(r, {Symbol::one('['), Symbol::ref(tail), Symbol::ref(ws), Symbol::one(']')});
   return r;
 }
 

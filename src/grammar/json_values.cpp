@@ -12,12 +12,8 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-Symbol one(uint32_t c) {
-  return Symbol::chars({{c, c}});
-}
-
 void append_text(Sequence& seq, std::string_view s) {
-  for (uint32_t c : utf8_to_cpts(std::string(s))) seq.push_back(one(c));
+  for (uint32_t c : utf8_to_cpts(std::string(s))) seq.push_back(Symbol::one(c));
 }
 
 std::string join(const std::vector<std::string>& alts) {
@@ -173,7 +169,7 @@ Symbol json_class(Grammar& g, const std::vector<CharRange>& ranges) {
         seq.push_back(
             Symbol::chars({{uint32_t(ch), uint32_t(ch)}, {uint32_t(ch - 32), uint32_t(ch - 32)}}));
       else
-        seq.push_back(one(static_cast<unsigned char>(ch)));
+        seq.push_back(Symbol::one(static_cast<unsigned char>(ch)));
     }
     g.add_alt(rule, std::move(seq));
   }
@@ -196,11 +192,11 @@ int32_t bounded_chars(Grammar& g, uint32_t need, std::optional<uint32_t> extra) 
                                       {'t', 't'}})};
     const Symbol hex = Symbol::chars({{'0', '9'}, {'A', 'F'}, {'a', 'f'}});
     // \uXXXX without surrogates: a pair would be one character counted as two.
-    Sequence u1 = {one('u'),
+    Sequence u1 = {Symbol::one('u'),
                    Symbol::chars({{'0', '9'}, {'A', 'C'}, {'E', 'F'}, {'a', 'c'}, {'e', 'f'}}), hex,
                    hex, hex};
-    Sequence u2 = {one('u'), Symbol::chars({{'D', 'D'}, {'d', 'd'}}), Symbol::chars({{'0', '7'}}),
-                   hex, hex};
+    Sequence u2 = {Symbol::one('u'), Symbol::chars({{'D', 'D'}, {'d', 'd'}}),
+                   Symbol::chars({{'0', '7'}}), hex, hex};
     for (Sequence* s : {&simple, &u1, &u2}) {
       if (next >= 0) s->push_back(Symbol::ref(next));
       g.add_alt(e, *s);
@@ -212,7 +208,7 @@ int32_t bounded_chars(Grammar& g, uint32_t need, std::optional<uint32_t> extra) 
     Sequence a = {raw};
     if (next >= 0) a.push_back(Symbol::ref(next));
     g.add_alt(r, std::move(a));
-    g.add_alt(r, {one('\\'), Symbol::ref(escapes(next))});
+    g.add_alt(r, {Symbol::one('\\'), Symbol::ref(escapes(next))});
     if (optional) g.add_alt(r, {});
     return r;
   };
@@ -275,29 +271,29 @@ int32_t except_rule(Grammar& g, const NameTrie& t, int v, int32_t any) {
 void literal(Grammar& g, const ojson& v, int32_t ws, Sequence& seq) {
   switch (v.type()) {
     case ojson::value_t::object: {
-      seq.push_back(one('{'));
+      seq.push_back(Symbol::one('{'));
       seq.push_back(Symbol::ref(ws));
       bool first = true;
       for (const auto& [k, x] : v.items()) {
-        if (!first) seq.insert(seq.end(), {Symbol::ref(ws), one(','), Symbol::ref(ws)});
+        if (!first) seq.insert(seq.end(), {Symbol::ref(ws), Symbol::one(','), Symbol::ref(ws)});
         first = false;
         append_text(seq, ojson(k).dump());
-        seq.insert(seq.end(), {Symbol::ref(ws), one(':'), Symbol::ref(ws)});
+        seq.insert(seq.end(), {Symbol::ref(ws), Symbol::one(':'), Symbol::ref(ws)});
         literal(g, x, ws, seq);
       }
       if (!first) seq.push_back(Symbol::ref(ws));
-      seq.push_back(one('}'));
+      seq.push_back(Symbol::one('}'));
       return;
     }
     case ojson::value_t::array: {
-      seq.push_back(one('['));
+      seq.push_back(Symbol::one('['));
       seq.push_back(Symbol::ref(ws));
       for (size_t i = 0; i < v.size(); ++i) {
-        if (i) seq.insert(seq.end(), {Symbol::ref(ws), one(','), Symbol::ref(ws)});
+        if (i) seq.insert(seq.end(), {Symbol::ref(ws), Symbol::one(','), Symbol::ref(ws)});
         literal(g, v[i], ws, seq);
       }
       if (!v.empty()) seq.push_back(Symbol::ref(ws));
-      seq.push_back(one(']'));
+      seq.push_back(Symbol::one(']'));
       return;
     }
     case ojson::value_t::number_float: {
@@ -314,8 +310,8 @@ void literal(Grammar& g, const ojson& v, int32_t ws, Sequence& seq) {
       append_text(seq, v.dump());
       // 1.0 and 1.00 are the integer 1 too.
       const int32_t zeros = g.add_rule("dot-zeros");
-      g.add_alt(zeros,
-                {one('.'), Symbol::ref(g.add_repeat("zeros", {one('0')}, 1, Grammar::kUnbounded))});
+      g.add_alt(zeros, {Symbol::one('.'), Symbol::ref(g.add_repeat("zeros", {Symbol::one('0')}, 1,
+                                                                   Grammar::kUnbounded))});
       g.add_alt(zeros, {});
       seq.push_back(Symbol::ref(zeros));
       return;
@@ -358,7 +354,7 @@ int32_t add_string(Grammar& g, const StringSpec& s) {
         s.max_length ? std::optional<uint32_t>(*s.max_length - s.min_length) : std::nullopt);
   }
   const int32_t r = g.add_rule("string");
-  g.add_alt(r, {one('"'), Symbol::ref(body), one('"')});
+  g.add_alt(r, {Symbol::one('"'), Symbol::ref(body), Symbol::one('"')});
   return r;
 }
 
@@ -373,7 +369,7 @@ int32_t add_string_except(Grammar& g, const std::vector<std::string>& names) {
   g.add_alt(any, {json_class(g, {{0, 0x10FFFF}}), Symbol::ref(any)});
   g.add_alt(any, {});
   const int32_t r = g.add_rule("other-key");
-  g.add_alt(r, {one('"'), Symbol::ref(except_rule(g, t, 0, any)), one('"')});
+  g.add_alt(r, {Symbol::one('"'), Symbol::ref(except_rule(g, t, 0, any)), Symbol::one('"')});
   return r;
 }
 

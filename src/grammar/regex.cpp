@@ -104,7 +104,7 @@ class RegexParser {
     if (c == '*' || c == '+' || c == '?') error("nothing to repeat");
     if (c == '{' && quantifier_at(p_)) error("nothing to repeat");
     const uint32_t cp = code_point();
-    return {Symbol::chars({{cp, cp}})};
+    return {Symbol::one(cp)};
   }
 
   Sequence group(int depth) {
@@ -275,7 +275,7 @@ class RegexParser {
           cp = code_point();
         }
     }
-    return Symbol::chars({{cp, cp}});
+    return Symbol::one(cp);
   }
 
   Symbol char_class() {
@@ -309,7 +309,7 @@ class RegexParser {
   Symbol class_item() {
     if (at('\\')) return escape(true);
     const uint32_t cp = code_point();
-    return Symbol::chars({{cp, cp}});
+    return Symbol::one(cp);
   }
 
   Grammar& g_;

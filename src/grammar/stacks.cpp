@@ -21,15 +21,8 @@ size_t StackSets::VecHash::operator()(const std::vector<int32_t>& v) const {
 StackSets::StackSets(const ByteGrammar& g)
     : g_(g), n_eq_(static_cast<size_t>(std::max(g.n_byte_classes, 1))) {
   // Set 0 is the dead set; every byte leads from it to itself.
-  out_.clear();
-  out_flags_ = 0;
   intern();
   std::fill(trans_.begin(), trans_.end(), kDead);
-}
-
-size_t StackSets::memory_bytes() const {
-  return nodes_.size() * (sizeof(Node) + 24) + sets_.size() * (sizeof(Set) + 48) +
-         set_nodes_.size() * 8 + trans_.size() * sizeof(int32_t);
 }
 
 int32_t StackSets::node(int32_t pos, int32_t parent) {

@@ -45,8 +45,6 @@ class StackSets {
     return {set_nodes_.data() + s.begin, s.count};
   }
   int32_t node_pos(int32_t node) const { return nodes_[static_cast<size_t>(node)].pos; }
-  size_t n_sets() const { return sets_.size(); }
-  size_t memory_bytes() const;
 
  private:
   struct Node {

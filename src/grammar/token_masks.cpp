@@ -13,7 +13,6 @@ std::shared_ptr<const PositionTokens> TokenMasks::at(int32_t pos) {
     cache_bytes_ = 0;
   }
   cache_bytes_ += pt->bytes();
-  ++n_computed_;
   return slot = std::move(pt);
 }
 

@@ -35,7 +35,6 @@ class TokenMasks {
 
   // The classification of every token at element `pos` (a byte class); thread-safe.
   std::shared_ptr<const PositionTokens> at(int32_t pos);
-  size_t n_computed() const { return n_computed_; }
   // Past this the cached positions are dropped and recomputed as they come up again.
   static constexpr size_t kMaxCacheBytes = size_t{256} << 20;
 
@@ -47,7 +46,7 @@ class TokenMasks {
   std::mutex mu_;
   StackSets walker_;
   std::vector<std::shared_ptr<const PositionTokens>> cache_;
-  size_t cache_bytes_ = 0, n_computed_ = 0;
+  size_t cache_bytes_ = 0;
 };
 
 }  // namespace brisk::grammar
