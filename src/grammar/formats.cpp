@@ -8,14 +8,19 @@
 namespace brisk::grammar {
 namespace {
 
-// RFC 3339's full-date, with each month's days and February 29 in leap years only.
-#define DATE                                                                                     \
-  "(\\d{4}-(0[13578]|1[02])-(0[1-9]|[12]\\d|3[01])|\\d{4}-(0[469]|11)-(0[1-9]|[12]\\d|30)|"      \
-  "\\d{4}-02-(0[1-9]|1\\d|2[0-8])|(\\d\\d(0[48]|[2468][048]|[13579][26])|([02468][048]|[13579][" \
-  "26])"                                                                                         \
+// RFC 3339's full-date, with each month's days and February 29 in leap years only; years from
+// 0001 (year 0 is RFC 3339's but not every validator's, Python's for one).
+#define YEAR "(\\d{3}[1-9]|\\d\\d[1-9]0|\\d[1-9]00|[1-9]000)"
+#define DATE                                                                                       \
+  "(" YEAR "-(0[13578]|1[02])-(0[1-9]|[12]\\d|3[01])|" YEAR                                        \
+  "-(0[469]|11)-(0[1-9]|[12]\\d|30)|" YEAR                                                         \
+  "-02-(0[1-9]|1\\d|2[0-8])|(\\d\\d(0[48]|[2468][048]|[13579][26])|([2468][048]|[13579][26]|0[48]" \
+  ")"                                                                                              \
   "00)-02-29)"
-// RFC 3339's full-time: a leap second allowed, fractions of any length, Z or an offset.
-#define TIME "([01]\\d|2[0-3]):[0-5]\\d:([0-5]\\d|60)(\\.\\d+)?([Zz]|[+-]([01]\\d|2[0-3]):[0-5]\\d)"
+// RFC 3339's full-time: a leap second allowed, Z or an offset, fractions to nanoseconds (any
+// length is RFC 3339's; a bound keeps a model from padding one forever).
+#define TIME \
+  "([01]\\d|2[0-3]):[0-5]\\d:([0-5]\\d|60)(\\.\\d{1,9})?([Zz]|[+-]([01]\\d|2[0-3]):[0-5]\\d)"
 #define OCTET "(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)"
 #define IPV4 OCTET "(\\." OCTET "){3}"
 #define H16 "[0-9A-Fa-f]{1,4}"

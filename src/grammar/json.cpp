@@ -15,7 +15,6 @@ member  ::= string ws ":" ws value
 array   ::= "[" ws ( value (ws "," ws value)* ws )? "]"
 string  ::= "\"" char* "\""
 char    ::= [^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} )
-number  ::= "-"? ( "0" | [1-9] [0-9]* ) ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )?
 )";
 
 }  // namespace
@@ -26,6 +25,10 @@ Grammar json_rules_grammar(const JsonStyle& style, bool object_only) {
     fail("JSON whitespace bound {} is not in 0..1000", style.max_whitespace);
   std::string text = object_only ? "root ::= ws object ws\n" : "root ::= ws value ws\n";
   text += kJson;
+  text += fmt::format(
+      "number  ::= \"-\"? ( \"0\" | [1-9] [0-9]{{0,{}}} ) ( \".\" [0-9]{{1,{}}} )? ( [eE] [-+]? "
+      "[0-9]{{1,{}}} )?\n",
+      kMaxIntegerDigits - 1, kMaxFractionDigits, kMaxExponentDigits);
   text += style.compact || style.max_whitespace == 0
               ? "ws ::= \"\"\n"
               : fmt::format("ws ::= [ \\t\\n\\r]{{0,{}}}\n", style.max_whitespace);

@@ -14,6 +14,10 @@ struct JsonStyle {
   bool compact = false;  // no whitespace at all
 };
 
+// The digits a number may have, so that a model cannot pad one forever (a run of zeros is a
+// likely loop for a small model); enough for every 64-bit integer and every double's digits.
+constexpr int kMaxIntegerDigits = 20, kMaxFractionDigits = 20, kMaxExponentDigits = 4;
+
 // The rules of JSON added to a grammar: a value, an object, a string, a number, and the bounded
 // whitespace that may stand between tokens.
 struct JsonRules {

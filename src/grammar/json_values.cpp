@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "grammar/formats.h"
+#include "grammar/json.h"
 #include "tokenizer/unicode.h"
 
 namespace brisk::grammar {
@@ -58,15 +59,18 @@ std::string uint_range(uint64_t lo, std::optional<uint64_t> hi) {
     const uint64_t b = std::min(hi ? *hi : UINT64_MAX, first * 10 - 1);
     if (a <= b) alts.push_back(same_length(std::to_string(a), std::to_string(b)));
   }
-  if (!hi) alts.push_back(fmt::format("[1-9][0-9]{{{},}}", lo_digits));
+  if (!hi && lo_digits < static_cast<size_t>(kMaxIntegerDigits))
+    alts.push_back(fmt::format("[1-9][0-9]{{{},{}}}", lo_digits, kMaxIntegerDigits - 1));
   return join(alts);
 }
 
 // Non-negative decimals between the bounds (both >= 0) as integer part and fraction.
 // (Pointers, not optionals: GCC 12 warns falsely about optionals built in the caller.)
 std::string nonnegative(const Bound* lo, const Bound* hi, bool integer) {
-  const std::string zero = "(?:\\.0+)?", positive = "\\.[0-9]*[1-9][0-9]*";
-  const std::string any = integer ? zero : "(?:\\.[0-9]+)?";
+  const std::string zero = fmt::format("(?:\\.0{{1,{}}})?", kMaxFractionDigits);
+  const std::string positive =
+      fmt::format("\\.0{{0,{}}}[1-9][0-9]{{0,{}}}", kMaxFractionDigits - 1, kMaxFractionDigits - 1);
+  const std::string any = integer ? zero : fmt::format("(?:\\.[0-9]{{1,{}}})?", kMaxFractionDigits);
   const int64_t first = lo ? lo->value + (lo->exclusive ? 1 : 0) : 0;
   std::vector<std::string> alts;
   if (!hi || first <= hi->value - 1)
@@ -311,7 +315,7 @@ void literal(Grammar& g, const ojson& v, int32_t ws, Sequence& seq) {
       // 1.0 and 1.00 are the integer 1 too.
       const int32_t zeros = g.add_rule("dot-zeros");
       g.add_alt(zeros, {Symbol::one('.'), Symbol::ref(g.add_repeat("zeros", {Symbol::one('0')}, 1,
-                                                                   Grammar::kUnbounded))});
+                                                                   kMaxFractionDigits))});
       g.add_alt(zeros, {});
       seq.push_back(Symbol::ref(zeros));
       return;
@@ -325,12 +329,19 @@ void literal(Grammar& g, const ojson& v, int32_t ws, Sequence& seq) {
 
 int32_t add_integer(Grammar& g, std::optional<Bound> lo, std::optional<Bound> hi) {
   if (lo || hi) return add_bounded(g, lo, hi, true);
-  return add_regex(g, "-?(?:0|[1-9][0-9]*)(?:\\.0+)?", "integer");
+  return add_regex(g,
+                   fmt::format("-?(?:0|[1-9][0-9]{{0,{}}})(?:\\.0{{1,{}}})?", kMaxIntegerDigits - 1,
+                               kMaxFractionDigits),
+                   "integer");
 }
 
 int32_t add_number(Grammar& g, std::optional<Bound> lo, std::optional<Bound> hi) {
   if (lo || hi) return add_bounded(g, lo, hi, false);
-  return add_regex(g, "-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][-+]?[0-9]+)?", "number");
+  return add_regex(
+      g,
+      fmt::format("-?(?:0|[1-9][0-9]{{0,{}}})(?:\\.[0-9]{{1,{}}})?(?:[eE][-+]?[0-9]{{1,{}}})?",
+                  kMaxIntegerDigits - 1, kMaxFractionDigits, kMaxExponentDigits),
+      "number");
 }
 
 int32_t add_string(Grammar& g, const StringSpec& s) {
