@@ -42,6 +42,7 @@ bool read_message(std::string& out) {
 }
 
 int chat(ChatArgs& a) {
+  const auto constraint = a.opt.constraint_spec();  // every reply follows it
   double load_s = 0;
   auto model = load_model(a.opt.model, &load_s);
   const PromptFormat fmt(*model->tokenizer, a.opt.chat_template_source());
@@ -55,6 +56,7 @@ int chat(ChatArgs& a) {
   // earlier turns computed, so only the new tokens are processed.
   Engine engine(*model, pool, engine_config(a.opt.engine, *model));
   const int64_t n_ctx = engine.max_model_len();
+  if (constraint) engine.prepare(*constraint);
 
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();
   if (!a.system.empty()) messages.push_back({{"role", "system"}, {"content", a.system}});
@@ -94,6 +96,7 @@ int chat(ChatArgs& a) {
     }
     req.sampling = a.opt.sampling;
     req.sampling.seed = seed + turn++;
+    req.constraint = constraint;
     const auto room = n_ctx - static_cast<int64_t>(req.prompt.size());
     req.max_tokens = a.n_predict >= 0 ? std::min(room, a.n_predict) : room;
     std::string reply;
@@ -130,7 +133,8 @@ void register_chat(CLI::App& app, Commands& c) {
       "chat", "Chat with a model in the terminal, using its chat template (replies on stdout)");
   s->option_defaults()->always_capture_default();
   a->opt.engine.max_seqs = 1;  // the engine with one sequence
-  add_options(*s, a->opt, kModel | kThreads | kChatTemplate | kEngine | kSpeculation | kSampling);
+  add_options(*s, a->opt,
+              kModel | kThreads | kChatTemplate | kEngine | kSpeculation | kSampling | kConstraint);
   s->add_option("--system", a->system, "System message that opens the conversation");
   s->add_option("-n,--n-predict", a->n_predict,
                 "Most tokens per reply (-1: until the end of the turn or a full context)");

@@ -33,7 +33,7 @@ json check_text(const std::shared_ptr<const grammar::CompiledGrammar>& cg, const
   grammar::Matcher m(cg);
   std::vector<uint64_t> mask(cg->trie().n_words());
   size_t at = 0;
-  for (int32_t t : tok.encode(text, false)) {
+  for (int32_t t : tok.encode_continuation(text)) {
     const double t0 = now_seconds();
     m.fill_mask(mask.data());
     mask_us.push_back((now_seconds() - t0) * 1e6);

@@ -24,12 +24,14 @@ struct RunArgs {
 
 int run(RunArgs& a) {
   if (!a.prompt_file.empty()) a.prompt = read_text_file(a.prompt_file, "prompt file");
+  const auto constraint = a.opt.constraint_spec();
   const int threads = a.opt.thread_count();
   double load_s = 0;
   auto model = load_model(a.opt.model, &load_s);
   ThreadPool pool(threads);
   Engine engine(*model, pool, engine_config(a.opt.engine, *model));
   const int64_t n_ctx = engine.max_model_len();
+  if (constraint) engine.prepare(*constraint);
   if (a.verbose) {
     const auto& hp = model->hp;
     std::fprintf(stderr, "model: %s (%s, %s), %lld layers, embd %lld, heads %d/%d, vocab %lld\n",
@@ -53,6 +55,7 @@ int run(RunArgs& a) {
   req.sampling.seed = a.opt.resolve_seed(a.verbose);
   req.ignore_eos = a.ignore_eos;
   req.max_tokens = a.n_predict < 0 ? n_ctx - n_prompt : std::min(a.n_predict, n_ctx - n_prompt);
+  req.constraint = constraint;
 
   if (!a.no_display_prompt) {
     StreamDecoder dec(*model->tokenizer);
@@ -100,7 +103,7 @@ void register_run(CLI::App& app, Commands& c) {
       "run", "Generate text from a prompt (streams to stdout; statistics to stderr)");
   s->option_defaults()->always_capture_default();  // --help shows each default
   a->opt.engine.max_seqs = 1;                      // the engine with one sequence
-  add_options(*s, a->opt, kModel | kThreads | kEngine | kSpeculation | kSampling);
+  add_options(*s, a->opt, kModel | kThreads | kEngine | kSpeculation | kSampling | kConstraint);
   s->add_option("-p,--prompt", a->prompt, "Prompt text");
   s->add_option("-f,--file", a->prompt_file, "Read the prompt from a file")->excludes("-p");
   s->add_option("-n,--n-predict", a->n_predict,

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "engine/sequence.h"
 #include "engine/spec/speculator.h"
+#include "engine/structured_output.h"
 
 namespace brisk {
 
@@ -64,6 +65,7 @@ Engine::Engine(const Model& m, ThreadPool& pool, const EngineConfig& c)
                                        c.prefix_caching);
   cache_ = std::make_unique<PagedKvCache>(geom_, *bm_);
   spec_ = std::make_unique<Speculator>(m, c.spec, forward_, *cache_, pool, *bm_, draft_geom_);
+  grammars_ = std::make_unique<GrammarCache>(*m.tokenizer);
   sched_ = std::make_unique<Scheduler>(
       SchedulerConfig{c.max_batched_tokens, c.max_seqs, c.prefill_while_decoding}, *bm_);
 }
@@ -101,6 +103,7 @@ RequestId Engine::submit(Request r, OutputFn fn) {
   // A request may lower the engine's draft length or turn speculation off, not raise it.
   req->r.draft_max =
       req->r.draft_max < 0 ? c_.spec.draft_max : std::min(req->r.draft_max, c_.spec.draft_max);
+  if (req->r.constraint) req->constraint = grammars_->get(*req->r.constraint);
   const RequestId id = req->id;
   {
     std::lock_guard lk(inbox_mu_);
@@ -108,6 +111,10 @@ RequestId Engine::submit(Request r, OutputFn fn) {
   }
   inbox_cv_.notify_all();
   return id;
+}
+
+void Engine::prepare(const grammar::Constraint& c) {
+  (void)grammars_->get(c);
 }
 
 void Engine::abort(RequestId id) {
@@ -147,7 +154,7 @@ void Engine::take_inbox() {
     if (it == reqs_.end() || it->second->aborted) continue;
     it->second->aborted = true;
     for (auto& s : it->second->seqs)
-      if (!s->done) finish(*s, FinishReason::Abort, "");
+      if (!s->done) finish(*s, FinishReason::Abort, "", -1);
   }
 }
 
@@ -160,6 +167,7 @@ Seq& Engine::add_seq(Req& r, int index, const SamplingParams& sp,
   s->tokens = tokens;
   s->n_prompt = static_cast<int64_t>(r.r.prompt.size());
   s->stop = StopMatcher(r.r.stop);
+  if (r.constraint) s->constraint.emplace(r.constraint, m_.hp.n_vocab);
   for (int32_t t : s->tokens) s->sampler.accept(t);
   // After a lone BOS the first word's leading space is dropped, as when decoding the whole.
   if (s->tokens.back() == m_.tokenizer->vocab().bos) (void)s->dec.push(s->tokens.back());
@@ -182,13 +190,22 @@ void Engine::fork_children(Seq& parent, const float* logits) {
     c.n_draft_computed = parent.n_draft_computed;
     c.scheduled_at = parent.scheduled_at;
     c.forked = true;
+    if (parent.constraint) c.constraint.emplace(*parent.constraint);
     bm_->fork(parent.id, c.id);
     sched_->add_forked(&c, after);
     after = &c;
-    const int32_t tok = c.sampler.sample(logits, m_.hp.n_vocab);
-    c.sampler.accept(tok);
-    emit_token(c, tok, logits);
+    sample_and_emit(c, logits);
   }
+}
+
+// A token drawn from a row of logits (under the sequence's constraint, if any), then emitted; a
+// constraint that allows no token ends the sequence.
+void Engine::sample_and_emit(Seq& s, const float* logits) {
+  const int32_t tok =
+      s.sampler.sample(logits, m_.hp.n_vocab, s.constraint ? &*s.constraint : nullptr);
+  if (tok < 0) return finish_flushed(s, -1);
+  s.sampler.accept(tok);
+  emit_token(s, tok, logits);
 }
 
 // A step: schedule (speculation proposes first, since a draft's length decides its chunk), run
@@ -260,17 +277,45 @@ void Engine::process_outputs(const StepPlan& plan, const float* logits) {
     const float* lg = logits + row * V;
     row += 1 + ch.n_draft;
     if (ch.n_draft > 0) {
-      const int64_t k = spec_->verify(
-          s, ch.n_draft, lg, V, [this](Seq& q, int32_t t, const float* r) { emit_token(q, t, r); });
+      // Verification stops where jump-forward applies, so that forced text is the same tokens
+      // with speculation or without.
+      const int64_t k =
+          spec_->verify(s, ch.n_draft, lg, V, [this](Seq& q, int32_t t, const float* r) {
+            if (t < 0) {
+              finish_flushed(q, -1);
+              return false;
+            }
+            emit_token(q, t, r);
+            return q.done || !jumps_forward(q) ||
+                   q.constraint->forced_tokens(*m_.tokenizer).empty();
+          });
       if (s.done) continue;
-      sched_->accept_draft(&s, k);
+      // Stopped at an accepted draft token (jump-forward): its KV is recomputed with the forced
+      // tokens, since the last token is always the one the next step computes.
+      sched_->accept_draft(
+          &s, std::min<int64_t>(k, static_cast<int64_t>(s.tokens.size()) - 1 - s.n_computed));
       s.n_draft_computed = std::min(s.n_draft_computed, s.n_computed);  // the rest guessed wrong
-      continue;
+    } else {
+      if (s.req->r.n > 1 && !s.forked) fork_children(s, lg);
+      sample_and_emit(s, lg);
     }
-    if (s.req->r.n > 1 && !s.forked) fork_children(s, lg);
-    const int32_t tok = s.sampler.sample(lg, V);
+    if (!s.done && jumps_forward(s)) jump_forward(s);
+  }
+}
+
+bool Engine::jumps_forward(const Seq& s) const {
+  return s.constraint && c_.jump_forward && s.req->r.logprobs < 0;
+}
+
+// The tokens the constraint forces next, emitted as if sampled; the next step computes them with
+// the sequence's last token, as a chunk of a prompt is.
+void Engine::jump_forward(Seq& s) {
+  const std::vector<int32_t> forced = s.constraint->forced_tokens(*m_.tokenizer);  // emit moves on
+  for (int32_t tok : forced) {
     s.sampler.accept(tok);
-    emit_token(s, tok, lg);
+    ++forced_;
+    emit_token(s, tok, nullptr);
+    if (s.done) return;
   }
 }
 
@@ -283,40 +328,50 @@ Output Engine::output(const Seq& s, int32_t tok, std::string text, FinishReason 
   return o;
 }
 
-void Engine::finish(Seq& s, FinishReason r, std::string text) {
+// tok: the token of the final event (-1: none, an event that only finishes).
+void Engine::finish(Seq& s, FinishReason r, std::string text, int32_t tok) {
   s.done = true;
   sched_->remove(&s);
   free_ids_.push_back(s.id);
-  s.req->fn(output(s, r == FinishReason::Abort ? -1 : s.tokens.back(), std::move(text), r));
+  s.req->fn(output(s, tok, std::move(text), r));
 }
 
-// A sampled token: its log-probabilities if asked, then the end of generation, stop strings and
-// the length limit; the text it releases goes to the request's callback.
+// Ends at the end of generation: what the detokenizer and the stop matcher still hold goes out.
+void Engine::finish_flushed(Seq& s, int32_t tok) {
+  bool stopped = false;
+  std::string text = s.stop.push(s.dec.flush(), stopped);
+  finish(s, FinishReason::Stop, stopped ? text : text + s.stop.flush(), tok);
+}
+
+// A sampled (or forced) token: its log-probabilities if asked, then the end of generation (or of
+// the constraint), stop strings and the length limit; the text it releases goes to the request's
+// callback.
 void Engine::emit_token(Seq& s, int32_t tok, const float* logits) {
-  if (s.req->r.logprobs >= 0)
-    s.logprobs = token_logprobs(logits, m_.hp.n_vocab, tok, s.req->r.logprobs);
+  const Request& r = s.req->r;
+  if (r.logprobs >= 0 && logits)
+    s.logprobs = token_logprobs(logits, m_.hp.n_vocab, tok, r.logprobs,
+                                s.constraint ? s.constraint->mask() : nullptr);
+  if (s.constraint) s.constraint->accept(tok);
   s.tokens.push_back(tok);
   ++s.n_generated;
   ++generated_;
-  const Request& r = s.req->r;
   const bool eog =
       (!r.ignore_eos && m_.tokenizer->vocab().is_eog(tok)) ||
-      std::find(r.stop_token_ids.begin(), r.stop_token_ids.end(), tok) != r.stop_token_ids.end();
-  if (eog) {
-    bool stopped = false;
-    std::string text = s.stop.push(s.dec.flush(), stopped);
-    finish(s, FinishReason::Stop, stopped ? text : text + s.stop.flush());
-    return;
-  }
+      std::find(r.stop_token_ids.begin(), r.stop_token_ids.end(), tok) != r.stop_token_ids.end() ||
+      (s.constraint && s.constraint->ended());
+  if (eog) return finish_flushed(s, tok);
   bool stopped = false;
   std::string text = s.stop.push(s.dec.push(tok), stopped);
-  if (stopped) return finish(s, FinishReason::Stop, std::move(text));
+  if (stopped) return finish(s, FinishReason::Stop, std::move(text), tok);
   const bool length = (r.max_tokens > 0 && s.n_generated >= r.max_tokens) ||
                       static_cast<int64_t>(s.tokens.size()) >= max_len_;
-  if (length) {
+  // A constraint that nothing may follow ends here, without a step to sample its end.
+  const bool complete = s.constraint && s.constraint->done();
+  if (length || complete) {
     text += s.stop.push(s.dec.flush(), stopped);
-    if (stopped) return finish(s, FinishReason::Stop, std::move(text));
-    return finish(s, FinishReason::Length, text + s.stop.flush());
+    if (stopped) return finish(s, FinishReason::Stop, std::move(text), tok);
+    return finish(s, complete ? FinishReason::Stop : FinishReason::Length, text + s.stop.flush(),
+                  tok);
   }
   s.req->fn(output(s, tok, std::move(text), FinishReason::None));
 }
@@ -334,6 +389,7 @@ EngineStats Engine::stats() const {
   EngineStats st;
   st.prompt_tokens = prompt_tokens_;
   st.generated_tokens = generated_;
+  st.forced_tokens = forced_;
   st.steps = steps_;
   st.preemptions = sched_->n_preemptions();
   st.cache_queries = bm_->cache_queries();

@@ -30,6 +30,7 @@ namespace brisk {
 struct Req;
 struct Seq;
 class Speculator;
+class GrammarCache;
 
 struct EngineConfig {
   uint64_t kv_cache_bytes = 0;  // 0: enough for max_seqs full-length sequences, at most 2 GiB
@@ -41,6 +42,9 @@ struct EngineConfig {
   int64_t prefill_while_decoding = -1;  // see SchedulerConfig
   int64_t max_model_len = 0;            // 0: the model's training context (capped by the pool)
   SpecConfig spec;
+  // Structured output: append the tokens a constraint forces without sampling them (not for
+  // requests that ask for logprobs, which need each token's distribution).
+  bool jump_forward = true;
 };
 
 // The KV pool's shape for this model and configuration, and the bytes that hold `tokens`
@@ -50,7 +54,8 @@ uint64_t kv_bytes_for_tokens(const Model& m, const EngineConfig& c, int64_t toke
 
 struct EngineStats {
   int64_t prompt_tokens = 0;     // prompt (and recomputed) tokens run through the model
-  int64_t generated_tokens = 0;  // tokens sampled
+  int64_t generated_tokens = 0;  // tokens sampled (or forced by a constraint)
+  int64_t forced_tokens = 0;     // of those, appended by jump-forward
   int64_t steps = 0;
   int64_t preemptions = 0;
   int64_t cache_queries = 0, cache_hits = 0;  // prefix cache, in tokens
@@ -71,6 +76,9 @@ class Engine {
   // Queues a request; its callback runs on the step() thread. Throws an Error (and queues
   // nothing) for a request that is malformed or could never fit in the KV pool.
   RequestId submit(Request r, OutputFn on_output);
+  // Compiles a constraint ahead of the requests that will ask for it (throws the Error submit
+  // would); compiled constraints are kept for reuse.
+  void prepare(const grammar::Constraint& c);
   // Ends a request wherever it is (its blocks are freed); its callback gets a final Abort event.
   void abort(RequestId id);
 
@@ -104,8 +112,12 @@ class Engine {
   std::vector<Seq*> decoding_seqs();
   const float* run(const StepPlan& plan);
   void process_outputs(const StepPlan& plan, const float* logits);
+  void sample_and_emit(Seq& s, const float* logits);
   void emit_token(Seq& s, int32_t tok, const float* logits);
-  void finish(Seq& s, FinishReason r, std::string text);
+  void finish(Seq& s, FinishReason r, std::string text, int32_t tok);
+  void finish_flushed(Seq& s, int32_t tok);
+  bool jumps_forward(const Seq& s) const;
+  void jump_forward(Seq& s);
   Output output(const Seq& s, int32_t tok, std::string text, FinishReason r) const;
 
   const Model& m_;
@@ -121,11 +133,12 @@ class Engine {
   Forward forward_;
   Batch batch_;
   std::unique_ptr<Speculator> spec_;
+  std::unique_ptr<GrammarCache> grammars_;
 
   std::unordered_map<RequestId, std::unique_ptr<Req>> reqs_;
   std::vector<int32_t> free_ids_;
   int32_t next_seq_id_ = 0;
-  int64_t generated_ = 0, prompt_tokens_ = 0, steps_ = 0;
+  int64_t generated_ = 0, prompt_tokens_ = 0, steps_ = 0, forced_ = 0;
   size_t peak_running_ = 0;
   double forward_seconds_ = 0;
 

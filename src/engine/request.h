@@ -10,6 +10,7 @@
 
 #include "engine/sampler.h"
 #include "engine/spec/spec_config.h"
+#include "grammar/constraint.h"
 
 namespace brisk {
 
@@ -28,6 +29,9 @@ struct Request {
   // The proposer for this request: the engine's (unset), none, prompt lookup, or the engine's own
   // model proposer by name (a request cannot ask for a model the engine has not loaded).
   std::optional<SpecMethod> proposer;
+  // Structured output: the text is constrained to this (JSON, a schema, a regex, a grammar or a
+  // choice); generation ends with the constraint's end (or by length, or a stop string).
+  std::optional<grammar::Constraint> constraint;
 };
 
 enum class FinishReason { None, Stop, Length, Abort };

@@ -48,11 +48,13 @@ int32_t key_id(uint64_t key) {
 // With none of them (the OpenAI API's defaults) every token is a candidate in id order: sorting
 // the whole vocabulary cost 2.3 ms a token at 32,000 tokens and 11 ms at 128,256
 // (bench/kernels_bench BM_Sample), on the engine's one thread, per sequence.
-size_t Sampler::distribution(const float* logits, int64_t n_vocab) {
+size_t Sampler::distribution(const float* logits, int64_t n_vocab, const uint64_t* mask) {
   const auto V = static_cast<size_t>(n_vocab);
+  constexpr float kNone = -std::numeric_limits<float>::infinity();
   lg_.resize(V);
   for (size_t i = 0; i < V; ++i)  // a NaN logit (a broken model) would break the order
-    lg_[i] = std::isnan(logits[i]) ? -std::numeric_limits<float>::infinity() : logits[i];
+    lg_[i] = std::isnan(logits[i]) ? kNone : logits[i];
+  if (mask && !apply_mask(mask, V)) return 0;
   for (const auto& [t, b] : p_.logit_bias)
     if (t >= 0 && t < n_vocab) lg_[static_cast<size_t>(t)] += b;
 
@@ -68,6 +70,11 @@ size_t Sampler::distribution(const float* logits, int64_t n_vocab) {
       l -= static_cast<float>(c) * p_.frequency_penalty + p_.presence_penalty;
     }
   }
+
+  // Only -inf logits allowed (a broken model): the allowed tokens are equally likely.
+  if (mask && max_value(lg_.data(), n_vocab) == kNone)
+    for (size_t i = 0; i < V; ++i)
+      if ((mask[i >> 6] >> (i & 63)) & 1) lg_[i] = 0.0f;
 
   if (p_.temperature <= 0.0f) {
     size_t best = 0;  // the first of equal maxima: ties go to the lowest id
@@ -177,13 +184,30 @@ size_t Sampler::cut_tail(size_t n, bool sorted) {
   }
 }
 
+bool Sampler::apply_mask(const uint64_t* mask, size_t V) {
+  bool any = false;
+  for (size_t w = 0; w * 64 < V; ++w) {
+    const size_t end = std::min(V, w * 64 + 64);
+    const uint64_t bits =
+        end - w * 64 == 64 ? mask[w] : mask[w] & ((uint64_t{1} << (end & 63)) - 1);
+    any = any || bits != 0;
+    if (bits == ~uint64_t{0}) continue;
+    for (size_t i = w * 64; i < end; ++i)
+      if (!((bits >> (i & 63)) & 1)) lg_[i] = -std::numeric_limits<float>::infinity();
+  }
+  return any;
+}
+
 int32_t Sampler::draw(size_t n, int32_t skip) {
   double total = 1.0;
   size_t last = n - 1;
+  // Rounding may leave r past the last weight: the fallback is the last candidate with any (a
+  // token a mask refused has none).
+  while (last > 0 && !(cands_[last].p > 0)) --last;
   if (skip >= 0) {
     total = 0;
     for (size_t i = 0; i < n; ++i)
-      if (cands_[i].id != skip) total += cands_[i].p, last = i;
+      if (cands_[i].id != skip && cands_[i].p > 0) total += cands_[i].p, last = i;
     if (total <= 0) return skip;
   }
   const double r = uniform() * total;
@@ -196,14 +220,44 @@ int32_t Sampler::draw(size_t n, int32_t skip) {
   return cands_[last].id;
 }
 
-int32_t Sampler::sample(const float* logits, int64_t n_vocab) {
-  const size_t n = distribution(logits, n_vocab);
-  return p_.temperature <= 0.0f ? cands_[0].id : draw(n, -1);
+// Drawing from the unmasked candidates until the token is allowed draws from the masked
+// distribution when the settings' cut commutes with the mask: always without top-k, top-p and
+// min-p (and greedy); min-p when the most likely token is allowed (its threshold is relative to
+// it); top-k when all k are allowed, or when min-p cut below k (the tokens top-k would bring in
+// under the mask rank below one min-p cut). Top-p's cut moves with the mass the mask removes.
+bool Sampler::unmasked_draw_exact(size_t n, int64_t n_vocab, int32_t tok, TokenFilter& f) {
+  if (!f.allows(tok)) return false;
+  if (p_.temperature <= 0.0f) return true;
+  const bool top_k = p_.top_k > 0 && p_.top_k < n_vocab;
+  if (top_k && n == static_cast<size_t>(p_.top_k)) {
+    for (size_t i = 0; i < n; ++i)
+      if (cands_[i].id != tok && !f.allows(cands_[i].id)) return false;
+    return true;
+  }
+  if (top_k || p_.min_p > 0.0f) return cands_[0].id == tok || f.allows(cands_[0].id);
+  return true;
+}
+
+int32_t Sampler::sample(const float* logits, int64_t n_vocab, TokenFilter* filter) {
+  const bool greedy = p_.temperature <= 0.0f;
+  if (filter && (greedy || p_.top_p >= 1.0f)) {
+    const size_t n = distribution(logits, n_vocab, nullptr);
+    const int32_t tok = greedy ? cands_[0].id : draw(n, -1);
+    if (unmasked_draw_exact(n, n_vocab, tok, *filter)) return tok;
+  }
+  const size_t n = distribution(logits, n_vocab, filter ? filter->mask() : nullptr);
+  if (n == 0) return -1;
+  return greedy ? cands_[0].id : draw(n, -1);
 }
 
 int32_t Sampler::sample_verified(const float* logits, int64_t n_vocab, int32_t draft,
-                                 const Distribution& q) {
-  const size_t n = distribution(logits, n_vocab);
+                                 const Distribution& q, TokenFilter* filter) {
+  if (filter && p_.temperature <= 0.0f) {
+    distribution(logits, n_vocab, nullptr);
+    if (filter->allows(cands_[0].id)) return cands_[0].id;
+  }
+  const size_t n = distribution(logits, n_vocab, filter ? filter->mask() : nullptr);
+  if (n == 0) return -1;
   if (p_.temperature <= 0.0f) return cands_[0].id;
   double p_draft = 0;
   for (size_t i = 0; i < n; ++i)
@@ -241,27 +295,38 @@ int32_t Sampler::sample_verified(const float* logits, int64_t n_vocab, int32_t d
   return tok >= 0 ? tok : draw(n, -1);
 }
 
-int32_t Sampler::propose(const float* logits, int64_t n_vocab, Distribution& q) {
-  const size_t n = distribution(logits, n_vocab);
+int32_t Sampler::propose(const float* logits, int64_t n_vocab, Distribution& q,
+                         TokenFilter* filter) {
   q.clear();
+  if (filter && p_.temperature <= 0.0f) {
+    distribution(logits, n_vocab, nullptr);
+    if (filter->allows(cands_[0].id)) return cands_[0].id;
+  }
+  const size_t n = distribution(logits, n_vocab, filter ? filter->mask() : nullptr);
+  if (n == 0) return -1;
   if (p_.temperature <= 0.0f) return cands_[0].id;
   q.reserve(n);
   for (size_t i = 0; i < n; ++i) q.emplace_back(cands_[i].id, cands_[i].p);
   return draw(n, -1);
 }
 
-TokenLogprobs token_logprobs(const float* logits, int64_t n_vocab, int32_t token, int top) {
-  float mx = logits[0];
-  for (int64_t i = 1; i < n_vocab; ++i) mx = std::max(mx, logits[i]);
+TokenLogprobs token_logprobs(const float* logits, int64_t n_vocab, int32_t token, int top,
+                             const uint64_t* mask) {
+  const auto allowed = [mask](int64_t i) { return !mask || ((mask[i >> 6] >> (i & 63)) & 1); };
+  float mx = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < n_vocab; ++i)
+    if (allowed(i)) mx = std::max(mx, logits[i]);
   double sum = 0;
-  for (int64_t i = 0; i < n_vocab; ++i) sum += std::exp(static_cast<double>(logits[i] - mx));
+  for (int64_t i = 0; i < n_vocab; ++i)
+    if (allowed(i)) sum += std::exp(static_cast<double>(logits[i] - mx));
   const float lse = mx + static_cast<float>(std::log(sum));
   TokenLogprobs out;
   out.logprob = logits[token] - lse;
-  const auto k = static_cast<size_t>(std::clamp<int64_t>(top, 0, n_vocab));
+  std::vector<int32_t> ids;
+  for (int64_t i = 0; i < n_vocab && top > 0; ++i)
+    if (allowed(i)) ids.push_back(static_cast<int32_t>(i));
+  const auto k = std::min(ids.size(), static_cast<size_t>(std::max(top, 0)));
   if (k == 0) return out;
-  std::vector<int32_t> ids(static_cast<size_t>(n_vocab));
-  for (int64_t i = 0; i < n_vocab; ++i) ids[static_cast<size_t>(i)] = static_cast<int32_t>(i);
   std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(k), ids.end(),
                     [&](int32_t a, int32_t b) {
                       return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);

@@ -29,7 +29,22 @@ struct TokenLogprobs {
   float logprob = 0;
   std::vector<std::pair<int32_t, float>> top;
 };
-TokenLogprobs token_logprobs(const float* logits, int64_t n_vocab, int32_t token, int top);
+// Under a constraint (mask not null) the distribution is the model's over the allowed tokens.
+TokenLogprobs token_logprobs(const float* logits, int64_t n_vocab, int32_t token, int top,
+                             const uint64_t* mask = nullptr);
+
+// What a constraint on the output (structured output) allows next, asked lazily: the sampler
+// checks the token it drew against it first where that gives the masked distribution exactly, and
+// asks for the whole mask only when it must.
+class TokenFilter {
+ public:
+  virtual bool allows(int32_t token) = 0;
+  // Bit t set for each allowed token, over (n_vocab + 63) / 64 words.
+  virtual const uint64_t* mask() = 0;
+
+ protected:
+  ~TokenFilter() = default;
+};
 
 // A proposal's distribution q over tokens: (token, probability) pairs. Empty: all the mass on the
 // proposed token (a deterministic proposer, or a greedy draft).
@@ -38,18 +53,22 @@ using Distribution = std::vector<std::pair<int32_t, float>>;
 class Sampler {
  public:
   explicit Sampler(const SamplingParams& p);
-  // Picks a token from n_vocab logits (not modified).
-  int32_t sample(const float* logits, int64_t n_vocab);
+  // Picks a token from n_vocab logits (not modified), among those `filter` allows when given:
+  // every setting applies to the allowed tokens' logits. -1 when the filter allows none.
+  int32_t sample(const float* logits, int64_t n_vocab, TokenFilter* filter = nullptr);
   // The token of a position a proposer guessed `draft` for (drawn from q), distributed exactly as
   // sample() draws it: keep the draft with probability min(1, p/q), else draw from max(0, p - q)
   // normalized. For a one-hot q (empty) that is: keep it with probability p(draft), else draw
   // from p without it. Greedy: the same argmax as sample().
+  // Under a filter, p is the masked distribution (and q a proposal drawn under the same filter).
   int32_t sample_verified(const float* logits, int64_t n_vocab, int32_t draft,
-                          const Distribution& q = {});
+                          const Distribution& q = {}, TokenFilter* filter = nullptr);
   // A draft model's proposal: a token drawn from this sampler's distribution of the draft's
   // logits (the same settings as the target's, so p and q are shaped alike), and that
   // distribution in q (left empty when greedy: the argmax, all the mass on it).
-  int32_t propose(const float* logits, int64_t n_vocab, Distribution& q);
+  // -1 when the filter allows no token.
+  int32_t propose(const float* logits, int64_t n_vocab, Distribution& q,
+                  TokenFilter* filter = nullptr);
   // Records a token (prompt or generated) for the penalties.
   void accept(int32_t token);
   // Takes o's recent tokens for the penalties (a draft's sampler, before it proposes).
@@ -58,12 +77,19 @@ class Sampler {
 
  private:
   double uniform();
-  // The candidates sample() draws from, as cands_[0, n): after penalties, top-k, top-p, min-p and
-  // temperature, with probabilities; greedy: only the argmax.
-  size_t distribution(const float* logits, int64_t n_vocab);
+  // The candidates sample() draws from, as cands_[0, n): after the mask (when not null),
+  // penalties, top-k, top-p, min-p and temperature, with probabilities; greedy: only the argmax.
+  // 0 when the mask allows no token.
+  size_t distribution(const float* logits, int64_t n_vocab, const uint64_t* mask);
+  // Whether `tok`, drawn from the unmasked candidates cands_[0, n), is a draw from the masked
+  // distribution: it is allowed, and the settings' cut of the masked logits keeps exactly the
+  // allowed part of the unmasked cut (then drawing until allowed is drawing from the mask).
+  bool unmasked_draw_exact(size_t n, int64_t n_vocab, int32_t tok, TokenFilter& f);
   // The top-p and min-p cut of candidates ids_[0, n) (sorted when `sorted`): sorts only as many
   // of them as the cut may keep; returns how many it keeps, now first in ids_ and sorted.
   size_t cut_tail(size_t n, bool sorted);
+  // Sets the logits of the tokens the mask refuses to -inf; false if it allows none.
+  bool apply_mask(const uint64_t* mask, size_t n_vocab);
   // Draws from cands_[0, n), leaving out token `skip` (-1: none) and renormalizing.
   int32_t draw(size_t n, int32_t skip);
   SamplingParams p_;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "engine/request.h"
@@ -11,6 +12,7 @@
 #include "engine/scheduler.h"
 #include "engine/spec/draft_policy.h"
 #include "engine/stop.h"
+#include "engine/structured_output.h"
 #include "tokenizer/tokenizer.h"
 
 namespace brisk {
@@ -29,6 +31,7 @@ struct Seq : SchedSeq {
   bool forked = false;  // children of an n > 1 request were created from it
   double scheduled_at = 0;
   TokenLogprobs logprobs;
+  std::optional<SeqGrammar> constraint;  // where the request asked for one
   // Speculation: a model drafter's sampler and the distributions of its proposals (for
   // verification), the sequence's acceptance so far (for the draft length), and how far a draft
   // model's cache holds the sequence (see DraftTask; -1: not known).
@@ -42,6 +45,7 @@ struct Req {
   RequestId id;
   Request r;
   OutputFn fn;
+  std::shared_ptr<const grammar::CompiledGrammar> constraint;  // the request's, compiled
   std::vector<std::unique_ptr<Seq>> seqs;
   bool aborted = false;
   bool all_done() const;

@@ -40,11 +40,22 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special,
                                        bool parse_special) const {
   std::vector<int32_t> out;
   if (add_special && vocab_.add_bos && vocab_.bos >= 0) out.push_back(vocab_.bos);
+  out = encode_runs(text, parse_special, true, std::move(out));
+  if (add_special && vocab_.add_eos && vocab_.eos >= 0) out.push_back(vocab_.eos);
+  return out;
+}
+
+std::vector<int32_t> Tokenizer::encode_continuation(std::string_view text) const {
+  return encode_runs(text, false, false, {});
+}
+
+std::vector<int32_t> Tokenizer::encode_runs(std::string_view text, bool parse_special,
+                                            bool at_start, std::vector<int32_t> out) const {
   // User-defined tokens are always cut out of the text (as Hugging Face does with added tokens
   // that are not special); control tokens only when parse_special asks for them. The longest
   // text that matches wins.
   size_t start = 0, i = 0;
-  bool after_special = true;  // text at the start, or right after a special token
+  bool after_special = at_start;  // text at the start, or right after a special token
   while (i < text.size()) {
     int32_t hit = -1;
     for (size_t len : special_lengths_[static_cast<unsigned char>(text[i])]) {
@@ -66,7 +77,6 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special,
     start = i;
   }
   if (start < text.size()) encode_text(text.substr(start), after_special, out);
-  if (add_special && vocab_.add_eos && vocab_.eos >= 0) out.push_back(vocab_.eos);
   return out;
 }
 

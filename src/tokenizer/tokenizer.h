@@ -23,6 +23,9 @@ class Tokenizer {
   // user-defined token texts in `text` (off: such text is tokenized as plain characters).
   std::vector<int32_t> encode(std::string_view text, bool add_special,
                               bool parse_special = false) const;
+  // Text that continues what a model already produced (its output, as it would emit it): no
+  // BOS and no SentencePiece space prefix; control tokens' texts stay plain characters.
+  std::vector<int32_t> encode_continuation(std::string_view text) const;
 
   // The bytes a token stands for (control tokens give "" unless show_special).
   virtual std::string token_bytes(int32_t id, bool show_special = false) const = 0;
@@ -42,6 +45,8 @@ class Tokenizer {
   Vocab vocab_;
 
  private:
+  std::vector<int32_t> encode_runs(std::string_view text, bool parse_special, bool at_start,
+                                   std::vector<int32_t> out) const;
   // Control and user-defined tokens by text, and for each first byte the lengths such texts
   // have (longest first): matching at a position costs a few hash lookups, however many
   // special tokens there are (DeepSeek has thousands).

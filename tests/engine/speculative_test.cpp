@@ -6,25 +6,12 @@
 
 #include <map>
 
+#include "chi_square.h"
 #include "engine/sampler.h"
 #include "engine/spec/ngram_proposer.h"
 
 namespace brisk {
 namespace {
-
-// Two-sample chi-square statistic over tokens 0..n-1 of two equally sized samples, and the number
-// of cells either sample reached.
-std::pair<double, int> chi_square(std::map<int32_t, int>& a, std::map<int32_t, int>& b, int n) {
-  double chi2 = 0;
-  int cells = 0;
-  for (int32_t t = 0; t < n; ++t) {
-    const double x = a[t], y = b[t];
-    if (x + y == 0) continue;
-    chi2 += (x - y) * (x - y) / (x + y);
-    ++cells;
-  }
-  return {chi2, cells};
-}
 
 TEST(NgramProposer, ProposesWhatFollowedTheLatestLongestMatch) {
   NgramConfig c;
@@ -70,7 +57,6 @@ TEST(SpeculativeSampling, GreedyVerificationIsTheArgmax) {
 // comparison (critical values of chi-square at p = 1e-4 by degrees of freedom) and 4 comparisons,
 // a correct rule fails for fewer than 1 in 2,500 choices of seeds; the seeds here are fixed.
 TEST(SpeculativeSampling, VerifiedTokensFollowTheTargetDistribution) {
-  const double kCritical[] = {0, 15.14, 18.42, 21.11, 23.51, 25.74};
   const std::vector<float> l = {1.0f, 3.0f, 2.5f, -1.0f, 0.0f, 2.9f};
   SamplingParams p;
   p.temperature = 0.9f;
@@ -88,7 +74,7 @@ TEST(SpeculativeSampling, VerifiedTokensFollowTheTargetDistribution) {
     }
     const auto [chi2, cells] = chi_square(a, b, 6);
     ASSERT_GE(cells, 2);
-    EXPECT_LT(chi2, kCritical[cells - 1]) << "draft " << draft << ": chi-square " << chi2;
+    EXPECT_LT(chi2, kChiSquareCritical[cells - 1]) << "draft " << draft << ": chi-square " << chi2;
     EXPECT_EQ(b[3], 0) << "a token top-k removes was drawn";
   }
 }
@@ -98,7 +84,6 @@ TEST(SpeculativeSampling, VerifiedTokensFollowTheTargetDistribution) {
 // whatever q is: close to p, far from it, or putting mass where p has none (top-k cuts token 3
 // from p but not from q). Same false-alarm rate as above.
 TEST(SpeculativeSampling, DraftModelProposalsVerifiedFollowTheTargetDistribution) {
-  const double kCritical[] = {0, 15.14, 18.42, 21.11, 23.51, 25.74};
   const std::vector<float> p_logits = {1.0f, 3.0f, 2.5f, -1.0f, 0.0f, 2.9f};
   const std::vector<std::vector<float>> q_logits = {
       {1.1f, 2.9f, 2.4f, -1.0f, 0.1f, 3.0f},  // a good draft
@@ -127,7 +112,7 @@ TEST(SpeculativeSampling, DraftModelProposalsVerifiedFollowTheTargetDistribution
     }
     const auto [chi2, cells] = chi_square(a, b, 6);
     ASSERT_GE(cells, 2);
-    EXPECT_LT(chi2, kCritical[cells - 1]) << "draft " << d << ": chi-square " << chi2;
+    EXPECT_LT(chi2, kChiSquareCritical[cells - 1]) << "draft " << d << ": chi-square " << chi2;
     EXPECT_EQ(b[3], 0) << "a token top-k removes from p was drawn";
     if (d == 0) {
       EXPECT_GT(kept, kDraws * 9 / 10) << "a draft close to p is kept nearly always";

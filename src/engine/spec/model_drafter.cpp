@@ -74,6 +74,27 @@ void ModelDrafter::mark(const DraftTask& t) {
   }
 }
 
+// The draft token at position j of t, drawn under the sequence's constraint, which takes it
+// (undone after the round). Once the constraint allows nothing (it ended), a placeholder the
+// verification refuses: the target's own token replaces it there.
+int32_t ModelDrafter::propose(DraftTask& t, size_t j, const float* logits) {
+  Distribution& q = (*t.q)[j];
+  const bool constrained = t.constraint && t.n_taken == j;  // it took every token before
+  int32_t tok = -1;
+  if (!t.constraint || constrained)
+    tok = t.sampler->propose(logits, n_vocab_, q, constrained ? t.constraint : nullptr);
+  if (tok < 0) {
+    q.clear();
+    return t.seq->tokens.back();
+  }
+  t.sampler->accept(tok);
+  if (constrained) {
+    t.constraint->accept(tok);
+    ++t.n_taken;
+  }
+  return tok;
+}
+
 void ModelDrafter::run(std::span<DraftTask> tasks) {
   const double t0 = now_seconds();
   const bool own = own_cache_ != nullptr;
@@ -99,9 +120,7 @@ void ModelDrafter::run(std::span<DraftTask> tasks) {
     for (DraftTask& t : tasks) {
       if (j >= t.seq->draft.size()) continue;
       const float* r = lg + row++ * row_stride_;
-      const int32_t tok = t.sampler->propose(r, n_vocab_, (*t.q)[j]);
-      t.sampler->accept(tok);
-      t.seq->draft[j] = tok;
+      t.seq->draft[j] = propose(t, j, r);
     }
     batch_.clear();
     for (DraftTask& t : tasks) {
@@ -110,6 +129,8 @@ void ModelDrafter::run(std::span<DraftTask> tasks) {
       batch_.add(draft_token(s.draft[j]), static_cast<int64_t>(s.tokens.size() + j), s.id, true);
     }
   }
+  for (DraftTask& t : tasks)  // the drafted tokens were only guesses
+    if (t.constraint) t.constraint->rollback(t.n_taken);
   if (own)
     for (DraftTask& t : tasks) {
       if (t.seq->draft.empty()) continue;

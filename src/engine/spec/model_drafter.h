@@ -21,6 +21,7 @@
 
 #include "engine/sampler.h"
 #include "engine/scheduler.h"
+#include "engine/structured_output.h"
 #include "kv/paged_kv_cache.h"
 #include "model/forward.h"
 
@@ -34,6 +35,8 @@ struct DraftTask {
   std::vector<Distribution>* q;  // out: each draft token's distribution
   int64_t* n_draft_computed;     // a draft model's: the leading positions its cache holds for
                                  // the sequence (-1: not known yet); updated
+  SeqGrammar* constraint;        // the sequence's (null: none): drafts only what it allows
+  size_t n_taken = 0;            // draft tokens the constraint took this round (undone after)
 };
 
 class ModelDrafter {
@@ -58,6 +61,7 @@ class ModelDrafter {
 
  private:
   int32_t draft_token(int32_t t) const;
+  int32_t propose(DraftTask& t, size_t j, const float* logits);
   bool marked(BlockId b) const;
   void catch_up(const DraftTask& t);
   void mark(const DraftTask& t);

@@ -42,6 +42,14 @@ void check_draft_vocab(const Model& target, const Model& draft) {
 
 namespace {
 
+// Cuts a draft at the first token its constraint refuses: a proposer never offers one.
+void keep_allowed(SeqGrammar& g, std::vector<int32_t>& draft) {
+  size_t n = 0;
+  while (n < draft.size() && !g.ended() && g.allows(draft[n])) g.accept(draft[n++]);
+  g.rollback(n);
+  draft.resize(n);
+}
+
 void check_config(const Model& m, const SpecConfig& c) {
   if (c.draft_max < 0 || c.draft_max > kMaxDraftTokens)
     fail("speculative draft max {} is not in 0..{}", c.draft_max, kMaxDraftTokens);
@@ -126,6 +134,7 @@ void Speculator::propose(const std::vector<Seq*>& decoding, int64_t step, int64_
     } else {
       const double t0 = now_seconds();
       s.draft = ngram_propose(s.tokens, c_.ngram, static_cast<int>(g));
+      if (s.constraint) keep_allowed(*s.constraint, s.draft);
       ngram_seconds += now_seconds() - t0;
       if (static_cast<int>(s.draft.size()) < c_.draft_min) s.draft.clear();
       ngram_tokens += static_cast<int64_t>(s.draft.size());
@@ -143,7 +152,8 @@ void Speculator::draft(const StepPlan& plan) {
     Seq& s = static_cast<Seq&>(*ch.seq);
     if (ch.n_draft == 0 || proposer(s) == SpecMethod::Ngram) continue;
     s.draft_sampler.follow(s.sampler);
-    tasks_.push_back({&s, &s.draft_sampler, &s.draft_q, &s.n_draft_computed});
+    tasks_.push_back({&s, &s.draft_sampler, &s.draft_q, &s.n_draft_computed,
+                      s.constraint ? &*s.constraint : nullptr});
   }
   if (tasks_.empty()) return;
   const double t0 = drafter_->seconds();
@@ -170,16 +180,22 @@ int64_t Speculator::verify(Seq& s, int64_t n_draft, const float* logits, int64_t
     const float* row = logits + i * n_vocab;
     static const Distribution kOneHot;  // a deterministic proposer's
     const auto at = static_cast<size_t>(i);
+    // Under a constraint p is the masked distribution; the emitted token advances its matcher.
+    TokenFilter* f = s.constraint ? &*s.constraint : nullptr;
     const int32_t tok =
         i < n_draft ? s.sampler.sample_verified(row, n_vocab, draft[at],
-                                                at < s.draft_q.size() ? s.draft_q[at] : kOneHot)
-                    : s.sampler.sample(row, n_vocab);
+                                                at < s.draft_q.size() ? s.draft_q[at] : kOneHot, f)
+                    : s.sampler.sample(row, n_vocab, f);
+    if (tok < 0) {  // the constraint allows nothing: emit ends the sequence
+      emit(s, tok, row);
+      break;
+    }
     s.sampler.accept(tok);
     const bool hit = i < n_draft && tok == draft[at];
     if (hit) ++stats_.accepted_per_pos[at];
     k += hit;
-    emit(s, tok, row);
-    if (s.done || !hit) break;
+    const bool more = emit(s, tok, row);
+    if (s.done || !hit || !more) break;
   }
   ++stats_.drafts;
   stats_.draft_tokens += n_draft;

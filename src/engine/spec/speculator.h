@@ -44,8 +44,10 @@ class Speculator {
   // After scheduling: the model drafter's round for the plan's chunks that carry its drafts.
   void draft(const StepPlan& plan);
   // Samples a decode chunk that carried n_draft drafted tokens, handing each kept token to `emit`
-  // (which may finish the sequence), and returns how many drafted tokens were accepted.
-  using EmitFn = std::function<void(Seq&, int32_t, const float*)>;
+  // (which may finish the sequence; -1 when the sequence's constraint allows no token, and
+  // false back when verification must stop after this token), and returns how many drafted
+  // tokens were accepted.
+  using EmitFn = std::function<bool(Seq&, int32_t, const float*)>;
   int64_t verify(Seq& s, int64_t n_draft, const float* logits, int64_t n_vocab, const EmitFn& emit);
   // A step ran: `tokens` in the batch, `seconds` in all (the proposers' own time is left out).
   void step_done(const StepPlan& plan, int64_t tokens, double seconds);
