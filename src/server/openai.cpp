@@ -5,6 +5,7 @@
 
 #include "chat/messages.h"
 #include "core/error.h"
+#include "server/structured_output.h"
 
 namespace brisk::server {
 
@@ -157,6 +158,10 @@ void parse_common(const json& b, GenSpec& j, const Tokenizer& tok) {
   // Speculative decoding per request (when the server runs with --spec): 0 turns it off, a smaller
   // number shortens the drafts; the server's --draft-max is the ceiling.
   r.draft_max = static_cast<int>(get_int(b, "num_speculative_tokens", -1, 0, kMaxDraftTokens));
+  if (auto c = parse_constraint(b)) {
+    r.constraint = std::move(c->constraint);
+    j.constraint_param = c->param;
+  }
   (void)get_string(b, "user", "");
   j.stream = get_bool(b, "stream", false);
   if (has(b, "stream_options")) {
@@ -300,7 +305,7 @@ ojson chat_template_extra(const json& b) {
   if (has(b, "chat_template_kwargs")) {
     if (!b.at("chat_template_kwargs").is_object())
       bad("chat_template_kwargs", "'chat_template_kwargs' must be an object");
-    extra = ojson::parse(b.at("chat_template_kwargs").dump());
+    extra = b.at("chat_template_kwargs");
   }
   std::string choice = "auto";
   if (has(b, "tool_choice")) {
@@ -315,7 +320,7 @@ ojson chat_template_extra(const json& b) {
   }
   if (has(b, "tools")) {
     if (!b.at("tools").is_array()) bad("tools", "'tools' must be a list");
-    if (choice != "none") extra["tools"] = ojson::parse(b.at("tools").dump());
+    if (choice != "none") extra["tools"] = b.at("tools");
   }
   return extra;
 }
@@ -328,7 +333,7 @@ std::vector<int32_t> encode_messages(const json& b, const PromptFormat& pf,
   const ojson extra = chat_template_extra(b);
   std::string rendered;
   try {
-    rendered = pf.render_chat(ojson::parse(messages.dump()), add_generation_prompt, extra);
+    rendered = pf.render_chat(messages, add_generation_prompt, extra);
   } catch (const InvalidMessages& e) {
     bad("messages", e.what());
   } catch (const Error& e) {
@@ -342,11 +347,6 @@ GenSpec parse_chat_request(const json& b, const PromptFormat& pf, int64_t max_mo
   j.api = Api::Chat;
   parse_common(b, j, pf.tokenizer());
   if (!has(b, "messages")) bad("messages", "'messages' is required");
-  if (has(b, "response_format")) {
-    const json& rf = b.at("response_format");
-    if (!rf.is_object() || get_string(rf, "type", "text") != "text")
-      bad("response_format", "only the 'text' response format is supported");
-  }
   j.prompts.push_back(encode_messages(b, pf, get_bool(b, "add_generation_prompt", true)));
   if (get_bool(b, "logprobs", false)) {
     j.top_logprobs = static_cast<int>(get_int(b, "top_logprobs", 0, 0, kMaxLogprobs));

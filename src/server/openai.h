@@ -13,7 +13,9 @@
 
 namespace brisk::server {
 
-using json = nlohmann::json;
+// Bodies keep their keys' order: a JSON Schema's properties are generated in it, and a chat
+// template renders tools' parameters in it.
+using json = nlohmann::ordered_json;
 using ojson = nlohmann::ordered_json;
 
 // A request the API refuses: HTTP status, OpenAI's error type, and the offending field.
@@ -41,7 +43,8 @@ struct GenSpec {
   std::vector<std::vector<int32_t>> prompts;
   Request base;  // sampling, stops, max tokens, n, logprobs; prompt left empty
   bool stream = false, include_usage = false, echo = false;
-  int top_logprobs = 0;  // alternatives per token when logprobs are on
+  int top_logprobs = 0;          // alternatives per token when logprobs are on
+  std::string constraint_param;  // the field base.constraint came from, for its errors
 };
 
 GenSpec parse_completion_request(const json& body, const PromptFormat& fmt, int64_t max_model_len);

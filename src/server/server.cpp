@@ -400,6 +400,13 @@ void Server::generate(const std::shared_ptr<Exchange>& ex, bool chat) {
   if (!spec.model.empty() && spec.model != c_.model_name)
     throw ApiError(404, fmt::format("The model `{}` does not exist.", spec.model), "model", "",
                    "model_not_found");
+  // A constraint is compiled (or found compiled) before the job starts, so that its errors name
+  // the field it came from.
+  if (spec.base.constraint) try {
+      engine_.prepare(*spec.base.constraint);
+    } catch (const Error& e) {
+      throw ApiError(400, e.what(), spec.constraint_param);
+    }
   if (jobs_.size() >= static_cast<size_t>(engine_.config().max_seqs + c_.max_queue))
     return send_error(
         *ex,

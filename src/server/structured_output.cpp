@@ -1,0 +1,154 @@
+#include "server/structured_output.h"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+namespace brisk::server {
+
+namespace {
+
+using Kind = grammar::Constraint::Kind;
+
+[[noreturn]] void bad(const std::string& param, const std::string& message) {
+  throw ApiError(400, message, param);
+}
+
+bool present(const json& b, const char* key) {
+  auto it = b.find(key);
+  return it != b.end() && !it->is_null();
+}
+
+// A schema given as an object (or true / false), or as its JSON text (vLLM accepts both); the
+// text keeps the keys' order, which is the order properties are generated in.
+grammar::Constraint schema(const json& v, const std::string& param) {
+  grammar::Constraint c;
+  c.kind = Kind::JsonSchema;
+  if (v.is_object() || v.is_boolean()) {
+    c.text = v.dump();
+  } else if (v.is_string()) {
+    c.text = v.get<std::string>();
+    if (!json::accept(c.text)) bad(param, fmt::format("'{}' is not valid JSON", param));
+  } else {
+    bad(param, fmt::format("'{}' must be a JSON Schema (an object)", param));
+  }
+  return c;
+}
+
+grammar::Constraint text_kind(Kind k, const json& v, const std::string& param) {
+  if (!v.is_string()) bad(param, fmt::format("'{}' must be a string", param));
+  grammar::Constraint c;
+  c.kind = k;
+  c.text = v.get<std::string>();
+  return c;
+}
+
+grammar::Constraint choice(const json& v, const std::string& param) {
+  constexpr size_t kMaxChoices = 4096;
+  if (!v.is_array() || v.empty())
+    bad(param, fmt::format("'{}' must be a non-empty list of strings", param));
+  if (v.size() > kMaxChoices)
+    bad(param, fmt::format("'{}': at most {} choices", param, kMaxChoices));
+  grammar::Constraint c;
+  c.kind = Kind::Choice;
+  for (const json& s : v) {
+    if (!s.is_string()) bad(param, fmt::format("'{}' must be a list of strings", param));
+    c.choices.push_back(s.get<std::string>());
+  }
+  return c;
+}
+
+// OpenAI's response_format; llama.cpp's json_object with a "schema" too.
+std::optional<grammar::Constraint> response_format(const json& rf) {
+  const std::string p = "response_format";
+  if (!rf.is_object() || !present(rf, "type") || !rf.at("type").is_string())
+    bad(p, "'response_format' must be an object with a 'type'");
+  const std::string type = rf.at("type").get<std::string>();
+  if (type == "text") return std::nullopt;
+  if (type == "json_object") {
+    if (present(rf, "schema")) return schema(rf.at("schema"), p + ".schema");
+    grammar::Constraint c;
+    c.kind = Kind::JsonObject;
+    return c;
+  }
+  if (type != "json_schema")
+    bad(p, fmt::format("response_format type '{}' is not one of text, json_object, json_schema",
+                       type));
+  if (!present(rf, "json_schema") || !rf.at("json_schema").is_object())
+    bad(p, "'response_format.json_schema' (an object with the 'schema') is required");
+  const json& js = rf.at("json_schema");
+  if (present(js, "name") && !js.at("name").is_string())
+    bad(p, "'response_format.json_schema.name' must be a string");
+  if (present(js, "strict") && !js.at("strict").is_boolean())
+    bad(p, "'response_format.json_schema.strict' must be true or false");
+  // Without a schema any JSON value is allowed (as the empty schema allows).
+  if (!present(js, "schema")) return schema(json::object(), p);
+  return schema(js.at("schema"), p + ".json_schema.schema");
+}
+
+// vLLM's structured_outputs: one of json, regex, choice, grammar, json_object.
+grammar::Constraint structured_outputs(const json& so) {
+  const std::string p = "structured_outputs";
+  if (!so.is_object()) bad(p, "'structured_outputs' must be an object");
+  for (const char* key : {"structural_tag", "whitespace_pattern", "disable_additional_properties"})
+    if (present(so, key)) bad(p, fmt::format("'structured_outputs.{}' is not supported", key));
+  std::vector<grammar::Constraint> found;
+  if (present(so, "json")) found.push_back(schema(so.at("json"), p + ".json"));
+  if (present(so, "regex")) found.push_back(text_kind(Kind::Regex, so.at("regex"), p + ".regex"));
+  if (present(so, "choice")) found.push_back(choice(so.at("choice"), p + ".choice"));
+  if (present(so, "grammar"))
+    found.push_back(text_kind(Kind::Gbnf, so.at("grammar"), p + ".grammar"));
+  if (present(so, "json_object")) {
+    if (!so.at("json_object").is_boolean()) bad(p, "'structured_outputs.json_object' must be true");
+    if (so.at("json_object").get<bool>()) found.push_back({Kind::JsonObject, "", {}, {}});
+  }
+  if (found.size() != 1)
+    bad(p,
+        "'structured_outputs' must give exactly one of json, regex, choice, grammar, "
+        "json_object");
+  if (present(so, "disable_any_whitespace")) {
+    if (!so.at("disable_any_whitespace").is_boolean())
+      bad(p, "'structured_outputs.disable_any_whitespace' must be true or false");
+    found[0].style.compact = so.at("disable_any_whitespace").get<bool>();
+  }
+  return found[0];
+}
+
+}  // namespace
+
+std::optional<RequestedConstraint> parse_constraint(const json& b) {
+  for (const char* key : {"guided_whitespace_pattern", "structural_tag"})
+    if (present(b, key)) bad(key, fmt::format("'{}' is not supported", key));
+  std::vector<RequestedConstraint> found;
+  auto add = [&](const char* key, auto&& make) {
+    if (!present(b, key)) return;
+    std::optional<grammar::Constraint> c = make(b.at(key), std::string(key));
+    if (c) found.push_back({std::move(*c), key});
+  };
+  add("response_format", [](const json& v, const std::string&) { return response_format(v); });
+  add("structured_outputs",
+      [](const json& v, const std::string&) { return std::optional(structured_outputs(v)); });
+  add("guided_json",
+      [](const json& v, const std::string& p) { return std::optional(schema(v, p)); });
+  add("json_schema",
+      [](const json& v, const std::string& p) { return std::optional(schema(v, p)); });
+  add("guided_regex", [](const json& v, const std::string& p) {
+    return std::optional(text_kind(Kind::Regex, v, p));
+  });
+  add("guided_choice",
+      [](const json& v, const std::string& p) { return std::optional(choice(v, p)); });
+  // An empty grammar is no grammar (llama.cpp's clients send "grammar": "").
+  for (const char* key : {"guided_grammar", "grammar"})
+    add(key, [](const json& v, const std::string& p) {
+      std::optional<grammar::Constraint> c = text_kind(Kind::Gbnf, v, p);
+      if (c->text.empty()) c.reset();
+      return c;
+    });
+  if (found.size() > 1)
+    bad(found[1].param, fmt::format("'{}' and '{}' both constrain the output: give one",
+                                    found[0].param, found[1].param));
+  if (found.empty()) return std::nullopt;
+  return found[0];
+}
+
+}  // namespace brisk::server

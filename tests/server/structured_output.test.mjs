@@ -1,0 +1,179 @@
+// Structured output through the official OpenAI client: response_format json_schema and
+// json_object, streamed and not, sampled with many seeds and n > 1 while free requests run beside
+// them; every finished output is checked by python3-jsonschema (tests/engine/validate_outputs.py)
+// and its properties come in the schema's order. vLLM's and llama.cpp's spellings of the same
+// requests, and refusals: a 400 naming the keyword or the field.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import OpenAI from 'openai';
+import { startServer, postJson, waitIdle } from './harness.mjs';
+
+let srv, client;
+before(async () => {
+  srv = await startServer();
+  client = new OpenAI({ baseURL: srv.url + '/v1', apiKey: 'unused', maxRetries: 0 });
+});
+after(async () => {
+  const { code } = await srv.stop();
+  assert.equal(code, 0, srv.log());
+});
+
+const PET = {
+  type: 'object',
+  properties: {
+    name: { type: 'string', maxLength: 10 },
+    kind: { enum: ['cat', 'dog', 'bird'] },
+    age: { type: 'integer', minimum: 0, maximum: 30 },
+    born: { type: 'string', format: 'date' },
+  },
+  required: ['name', 'kind', 'age'],
+  additionalProperties: false,
+};
+const messages = [{ role: 'user', content: 'Describe a pet.' }];
+
+// Runs the Python checker over [{kind, text, schema?}]; fails the test on any invalid output.
+function validate(outputs) {
+  assert.ok(outputs.length > 0, 'no finished outputs to check');
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'brisk-so-')), 'outputs.jsonl');
+  fs.writeFileSync(file, outputs.map((o) => JSON.stringify(o)).join('\n') + '\n');
+  const r = spawnSync('python3', ['tests/engine/validate_outputs.py', file], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+}
+
+// The keys of the parsed object follow the schema's property order.
+function assertSchemaOrder(text, schema) {
+  const order = Object.keys(schema.properties);
+  const keys = Object.keys(JSON.parse(text)).map((k) => order.indexOf(k));
+  assert.deepEqual(keys, [...keys].sort((a, b) => a - b), text);
+}
+
+test('json_schema: sampled outputs with many seeds and n > 1 are valid, beside free requests', async () => {
+  const response_format = { type: 'json_schema', json_schema: { name: 'pet', schema: PET, strict: true } };
+  const calls = [];
+  for (let seed = 1; seed <= 8; ++seed) {
+    calls.push(client.chat.completions.create({ messages, response_format, seed, n: 2, max_tokens: 400, temperature: 1 }));
+    calls.push(client.completions.create({ prompt: 'Once upon a time', seed, max_tokens: 20, temperature: 0 }));
+  }
+  const outputs = [];
+  let finished = 0;
+  for (const r of await Promise.all(calls)) {
+    if (r.object !== 'chat.completion') continue;
+    for (const c of r.choices) {
+      if (c.finish_reason !== 'stop') continue;
+      ++finished;
+      assertSchemaOrder(c.message.content, PET);
+      outputs.push({ kind: 'json_schema', schema: PET, text: c.message.content });
+    }
+  }
+  assert.ok(finished >= 12, `only ${finished} of 16 finished`);
+  validate(outputs);
+  await waitIdle(srv.url);
+});
+
+test('json_schema streamed: the deltas add up to a valid document', async () => {
+  const outputs = [];
+  for (let seed = 1; seed <= 4; ++seed) {
+    const stream = await client.chat.completions.create({
+      messages, seed, max_tokens: 400, temperature: 1, stream: true,
+      response_format: { type: 'json_schema', json_schema: { name: 'pet', schema: PET } },
+    });
+    let text = '';
+    let finish = null;
+    for await (const c of stream)
+      for (const ch of c.choices) {
+        text += ch.delta.content ?? '';
+        if (ch.finish_reason) finish = ch.finish_reason;
+      }
+    if (finish === 'stop') outputs.push({ kind: 'json_schema', schema: PET, text });
+  }
+  validate(outputs);
+});
+
+test('json_object, streamed and not, is one JSON object', async () => {
+  const response_format = { type: 'json_object' };
+  // This small model would write stories inside the strings: a bias towards '"' and '}' (byte
+  // tokens 0x22 and 0x7D), applied on top of the mask, lets objects end.
+  const logit_bias = { 37: 6, 128: 6 };
+  const outputs = [];
+  for (let seed = 1; seed <= 4; ++seed) {
+    const r = await client.chat.completions.create({ messages, response_format, logit_bias, seed, max_tokens: 300, temperature: 0.7 });
+    if (r.choices[0].finish_reason === 'stop') outputs.push({ kind: 'json_object', text: r.choices[0].message.content });
+  }
+  const stream = await client.chat.completions.create({ messages, response_format, logit_bias, max_tokens: 300, temperature: 0, stream: true });
+  let text = '';
+  for await (const c of stream) for (const ch of c.choices) text += ch.delta.content ?? '';
+  const plain = await client.chat.completions.create({ messages, response_format, logit_bias, max_tokens: 300, temperature: 0 });
+  assert.equal(text, plain.choices[0].message.content);
+  if (plain.choices[0].finish_reason === 'stop') outputs.push({ kind: 'json_object', text });
+  validate(outputs);
+});
+
+test("vLLM's and llama.cpp's fields constrain the same way", async () => {
+  const u = srv.url;
+  const cases = [
+    [{ structured_outputs: { choice: ['left', 'right'] } }, { kind: 'choice', choices: ['left', 'right'] }],
+    [{ guided_choice: ['up', 'down'] }, { kind: 'choice', choices: ['up', 'down'] }],
+    [{ structured_outputs: { regex: '[a-c]{2}-[0-9]{2}' } }, { kind: 'regex', pattern: '[a-c]{2}-[0-9]{2}' }],
+    [{ guided_regex: '(yes|no)!' }, { kind: 'regex', pattern: '(yes|no)!' }],
+    [{ guided_json: PET }, { kind: 'json_schema', schema: PET }],
+    [{ guided_json: JSON.stringify(PET) }, { kind: 'json_schema', schema: PET }],
+    [{ structured_outputs: { json: PET, disable_any_whitespace: true } }, { kind: 'json_schema', schema: PET }],
+    [{ json_schema: PET }, { kind: 'json_schema', schema: PET }],
+    [{ response_format: { type: 'json_object', schema: PET } }, { kind: 'json_schema', schema: PET }],
+    [{ grammar: 'root ::= "<" [a-z]{1,6} ">"' }, { kind: 'regex', pattern: '<[a-z]{1,6}>' }],
+    [{ structured_outputs: { grammar: 'root ::= "x" | "y"' } }, { kind: 'choice', choices: ['x', 'y'] }],
+  ];
+  const outputs = [];
+  for (const [fields, check] of cases)
+    for (const route of ['/v1/completions', '/v1/chat/completions']) {
+      const body = { max_tokens: 440, temperature: 0.8, seed: 5, ...fields };
+      if (route === '/v1/completions') body.prompt = 'The cat';
+      else body.messages = messages;
+      const r = await postJson(u, route, body);
+      assert.equal(r.status, 200, r.text);
+      const c = r.json.choices[0];
+      const text = c.text ?? c.message.content;
+      if (c.finish_reason === 'stop') outputs.push({ ...check, text });
+    }
+  assert.ok(outputs.length >= 18, `only ${outputs.length} of 22 finished`);
+  validate(outputs);
+  const compact = await postJson(u, '/v1/completions', {
+    prompt: 'The cat', max_tokens: 300, seed: 2, structured_outputs: { json: PET, disable_any_whitespace: true },
+  });
+  assert.ok(!/\s(?=(?:[^"]*"[^"]*")*[^"]*$)/.test(compact.json.choices[0].text), compact.text);
+});
+
+test('unenforceable schemas and bad constraints get a 400 naming the keyword or field', async () => {
+  const u = srv.url;
+  const refuse = async (fields, param, word) => {
+    const r = await postJson(u, '/v1/chat/completions', { messages, max_tokens: 5, ...fields });
+    assert.equal(r.status, 400, r.text);
+    assert.equal(r.json.error.param, param, r.text);
+    if (word) assert.ok(r.json.error.message.includes(word), r.text);
+  };
+  const rf = (schema) => ({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema } } });
+  await refuse(rf({ type: 'string', not: { const: 'a' } }), 'response_format', 'not');
+  await refuse(rf({ type: 'array', uniqueItems: true }), 'response_format', 'uniqueItems');
+  await refuse(rf({ $ref: 'https://example.com/x.json' }), 'response_format', '$ref');
+  await refuse(rf({ type: 'object', propertyNames: { maxLength: 3 } }), 'response_format', 'propertyNames');
+  await refuse({ response_format: { type: 'xml' } }, 'response_format', 'xml');
+  await refuse({ response_format: { type: 'json_schema' } }, 'response_format', 'json_schema');
+  await refuse({ guided_json: '{"type": ' }, 'guided_json', 'JSON');
+  await refuse({ guided_regex: '(a' }, 'guided_regex');
+  await refuse({ grammar: 'root ::= root "a"' }, 'grammar', 'recurs');
+  await refuse({ guided_choice: [] }, 'guided_choice');
+  await refuse({ structured_outputs: { regex: 'a', choice: ['b'] } }, 'structured_outputs');
+  await refuse({ guided_regex: 'a', json_schema: PET }, 'guided_regex', 'both');
+  // Through the client: its error carries the status and message.
+  await assert.rejects(
+    client.chat.completions.create({ messages, ...rf({ type: 'integer', multipleOf: 3 }) }),
+    (e) => e.status === 400 && e.message.includes('multipleOf'),
+  );
+  // The server is unharmed: a constrained request still runs.
+  const ok = await client.chat.completions.create({ messages, max_tokens: 50, ...rf({ enum: ['fine'] }) });
+  assert.equal(JSON.parse(ok.choices[0].message.content), 'fine');
+});
