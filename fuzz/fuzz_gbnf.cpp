@@ -1,6 +1,6 @@
 // A GBNF grammar from anywhere, parsed under the default limits: every failure must be a
 // brisk::Error, within bounded time and memory; a grammar that parses prints back as GBNF that
-// parses again to as many rules.
+// parses again to as many rules, and is matched token by token (grammar_walk.h).
 #include <cstdlib>
 #include <optional>
 #include <string_view>
@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "fuzz_util.h"
 #include "grammar/grammar.h"
+#include "grammar_walk.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace brisk;
@@ -23,6 +24,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (grammar::parse_gbnf(g->to_gbnf()).rules().size() != g->rules().size()) std::abort();
   } catch (const Error&) {
     std::abort();
+  }
+  try {
+    fuzz::walk_grammar(*g, static_cast<uint32_t>(size));
+  } catch (const Error&) {
   }
   return 0;
 }

@@ -247,6 +247,7 @@ void Exchange::end_stream() {
 }
 
 void Exchange::on_disconnect(std::function<void()> fn) {
+  if (conn_->closed() && !done_) return fn();  // gone already (while the request waited)
   conn_->set_disconnect(std::move(fn));
 }
 

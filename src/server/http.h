@@ -51,7 +51,7 @@ class Exchange {
   void send(std::string chunk);
   void end_stream();
 
-  // Called once if the client disconnects before the response is complete.
+  // Called once if the client disconnects before the response is complete (at once if it has).
   void on_disconnect(std::function<void()> fn);
   bool done() const { return done_; }
 

@@ -7,6 +7,7 @@
 #include <boost/asio/post.hpp>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 
 #include "core/error.h"
 #include "server/openai.h"
@@ -320,7 +321,7 @@ void Server::begin_shutdown() {
 }
 
 void Server::maybe_finish_shutdown() {
-  if (!draining_ || !jobs_.empty()) return;
+  if (!draining_ || !jobs_.empty() || compiling_ > 0) return;
   grace_timer_.cancel();
   signals_.cancel();
   // Responses still being written get a moment; then every connection is closed and run() returns.
@@ -400,19 +401,52 @@ void Server::generate(const std::shared_ptr<Exchange>& ex, bool chat) {
   if (!spec.model.empty() && spec.model != c_.model_name)
     throw ApiError(404, fmt::format("The model `{}` does not exist.", spec.model), "model", "",
                    "model_not_found");
-  // A constraint is compiled (or found compiled) before the job starts, so that its errors name
-  // the field it came from.
-  if (spec.base.constraint) try {
-      engine_.prepare(*spec.base.constraint);
-    } catch (const Error& e) {
-      throw ApiError(400, e.what(), spec.constraint_param);
-    }
-  if (jobs_.size() >= static_cast<size_t>(engine_.config().max_seqs + c_.max_queue))
+  if (jobs_.size() + static_cast<size_t>(compiling_) >=
+      static_cast<size_t>(engine_.config().max_seqs + c_.max_queue))
     return send_error(
         *ex,
         ApiError(429, "the server is busy: too many requests are waiting; retry later", "", "",
                  "rate_limit_exceeded"),
         {{"Retry-After", "1"}});
+  if (spec.base.constraint) return compile_then_start(ex, std::move(spec));
+  start_job(ex, std::move(spec));
+}
+
+// The request's constraint is compiled (or found compiled) before its job starts, so that its
+// errors are a 400 naming the field it came from.
+void Server::compile_then_start(const std::shared_ptr<Exchange>& ex, GenSpec spec) {
+  ++compiling_;
+  auto s = std::make_shared<GenSpec>(std::move(spec));
+  net::post(compile_pool_, [this, ex, s] {
+    std::optional<ApiError> err;
+    try {
+      engine_.prepare(*s->base.constraint);
+    } catch (const Error& e) {
+      err.emplace(400, e.what(), s->constraint_param);
+    } catch (const std::exception& e) {
+      err.emplace(500, std::string("internal error: ") + e.what());
+    }
+    net::post(io_, [this, ex, s, err] {
+      --compiling_;
+      if (err) {
+        send_error(*ex, *err);
+      } else if (draining_) {
+        send_error(*ex, ApiError(503, "the server is shutting down"));
+      } else {
+        try {
+          start_job(ex, std::move(*s));
+        } catch (const ApiError& e) {
+          send_error(*ex, e);
+        } catch (const std::exception& e) {
+          send_error(*ex, ApiError(500, std::string("internal error: ") + e.what()));
+        }
+      }
+      maybe_finish_shutdown();
+    });
+  });
+}
+
+void Server::start_job(const std::shared_ptr<Exchange>& ex, GenSpec spec) {
   auto job = std::make_shared<Job>(*this, ex, std::move(spec));
   jobs_.emplace(job.get(), job);
   // The job keeps itself alive through the engine callbacks and posted events.

@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -18,6 +19,7 @@
 #include "engine/engine.h"
 #include "server/http.h"
 #include "server/metrics.h"
+#include "server/openai.h"
 
 namespace brisk::server {
 
@@ -48,6 +50,8 @@ class Server {
   void handle(std::shared_ptr<Exchange> ex);
   void route(const std::shared_ptr<Exchange>& ex);
   void generate(const std::shared_ptr<Exchange>& ex, bool chat);
+  void compile_then_start(const std::shared_ptr<Exchange>& ex, GenSpec spec);
+  void start_job(const std::shared_ptr<Exchange>& ex, GenSpec spec);
   void tokenize(const std::shared_ptr<Exchange>& ex);
   void detokenize(const std::shared_ptr<Exchange>& ex);
   void engine_loop();
@@ -68,6 +72,10 @@ class Server {
   // is always destroyed on the I/O thread.
   std::unordered_map<Job*, std::shared_ptr<Job>> jobs_;
   bool draining_ = false, aborting_ = false;
+  // Constraints new to the engine compile here, off the I/O thread (a schema may take up to its
+  // compile budget); requests waiting for theirs count as in flight.
+  boost::asio::thread_pool compile_pool_{1};
+  int compiling_ = 0;
 
   std::thread engine_thread_;
   std::atomic<bool> stop_engine_{false};
