@@ -1,8 +1,11 @@
 // brisk bench throughput: offline serving throughput (like vLLM's benchmark_throughput): N
-// requests of random tokens, all submitted at once, run through the engine to the end.
+// requests of random tokens, all submitted at once, run through the engine to the end; with a
+// constraint (--json-schema, ...), the same requests free and constrained, and the ratio.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
+#include <optional>
 #include <random>
 
 #include "cli/commands.h"
@@ -24,69 +27,58 @@ struct ThroughputArgs {
   float temp = 0;
 };
 
-int throughput(ThroughputArgs& a) {
-  double load_s = 0;
-  auto m = load_model(a.opt.model, &load_s);
-  const int threads = a.opt.thread_count();
-  ThreadPool pool(threads);
-  Engine e(*m, pool, engine_config(a.opt.engine, *m));
-  std::fprintf(stderr, "%s\n", describe_kv(e).c_str());
-
-  std::mt19937_64 rng(a.seed);
-  // Ids from 3 up: clear of the usual BOS/EOS/UNK ids, so no request ends early.
-  std::uniform_int_distribution<int32_t> tok(3, static_cast<int32_t>(m->hp.n_vocab - 1));
-  std::vector<int32_t> prefix(static_cast<size_t>(a.shared_prefix_len));
-  for (auto& t : prefix) t = tok(rng);
-  uint64_t made = 0;
-  auto make = [&](int input_len, int output_len) {
-    Request r;
-    r.prompt = prefix;
-    for (int i = 0; i < input_len; ++i) r.prompt.push_back(tok(rng));
-    // Greedy, or the OpenAI API's defaults at a temperature (no top-k, top-p or min-p cut), as
-    // vLLM's benchmark_throughput samples (temperature 1).
-    r.sampling.temperature = a.temp;
-    r.sampling.top_k = 0, r.sampling.top_p = 1.0f, r.sampling.min_p = 0.0f;
-    r.sampling.seed = a.seed + made++;
-    r.max_tokens = output_len;
-    r.ignore_eos = true;
-    return r;
-  };
-  if (a.prime_prefix && a.shared_prefix_len == 0) fail("--prime-prefix needs --shared-prefix-len");
-  // Warm-up (weights paged in, buffers grown): one short request, with the shared prefix only if
-  // it is to be cached before timing starts.
-  {
-    Request w = make(1, 1);
-    if (!a.prime_prefix) w.prompt.erase(w.prompt.begin(), w.prompt.begin() + a.shared_prefix_len);
-    e.submit(std::move(w), [](const Output&) {});
-    e.run_until_idle();
-  }
-  const EngineStats before = e.stats();
-
+// One measured round: every request submitted at once, run to the end.
+struct Round {
   struct Timing {
     double first = 0, last = 0;
     int64_t n = 0;
   };
-  std::vector<Timing> tm(static_cast<size_t>(a.num_prompts));
+  std::vector<Timing> tm;
+  double elapsed = 0;
+  EngineStats before, after;
+  double out_tokens() const {
+    return static_cast<double>(after.generated_tokens - before.generated_tokens);
+  }
+  int64_t finished_early = 0;  // by a constraint's end
+};
+
+using MakeRequest = std::function<Request(int input_len, int output_len)>;
+
+Round run_round(Engine& e, const ThroughputArgs& a, const MakeRequest& make,
+                const std::optional<grammar::Constraint>& constraint) {
+  Round r;
+  r.tm.resize(static_cast<size_t>(a.num_prompts));
+  r.before = e.stats();
   const double t0 = now_seconds();
-  for (int i = 0; i < a.num_prompts; ++i)
-    e.submit(make(a.input_len, a.output_len), [&tm, i, t0](const Output&) {
-      Timing& t = tm[static_cast<size_t>(i)];
+  for (int i = 0; i < a.num_prompts; ++i) {
+    Request q = make(a.input_len, a.output_len);
+    q.constraint = constraint;
+    e.submit(std::move(q), [&r, i, t0](const Output& o) {
+      Round::Timing& t = r.tm[static_cast<size_t>(i)];
       const double tn = now_seconds() - t0;
       if (t.n++ == 0) t.first = tn;
       t.last = tn;
+      if (o.finish == FinishReason::Stop) ++r.finished_early;
     });
+  }
   e.run_until_idle();
-  const double elapsed = now_seconds() - t0;
-  const EngineStats st = e.stats();
+  r.elapsed = now_seconds() - t0;
+  r.after = e.stats();
+  return r;
+}
 
+void print_report(const Engine& e, const Model& m, const ThroughputArgs& a, const Round& r,
+                  int threads, double load_s) {
+  const EngineStats& st = r.after;
+  const EngineStats& before = r.before;
   std::vector<double> ttft, tpot;
-  for (const auto& t : tm) {
+  for (const auto& t : r.tm) {
     ttft.push_back(t.first);
     if (t.n > 1) tpot.push_back((t.last - t.first) / static_cast<double>(t.n - 1));
   }
   const int64_t prompt_len = a.shared_prefix_len + a.input_len;
   const double in_tokens = static_cast<double>(prompt_len) * a.num_prompts;
-  const double out_tokens = static_cast<double>(st.generated_tokens - before.generated_tokens);
+  const double out_tokens = r.out_tokens(), elapsed = r.elapsed;
   const int64_t queries = st.cache_queries - before.cache_queries;
   const int64_t hits = st.cache_hits - before.cache_hits;
   const auto& g = e.kv_geometry();
@@ -96,7 +88,7 @@ int throughput(ThroughputArgs& a) {
                       : 0;
   const double per_seq_contig = static_cast<double>(e.max_model_len()) * block_mib / g.block_size;
 
-  std::printf("model: %s, %d threads, kernels: %s, load %.0f ms\n", m->file.path.c_str(), threads,
+  std::printf("model: %s, %d threads, kernels: %s, load %.0f ms\n", m.file.path.c_str(), threads,
               isa_name(best_isa()), load_s * 1e3);
   std::printf("requests: %d x (%lld prompt tokens%s, %d output tokens, %s), max %d running\n",
               a.num_prompts, static_cast<long long>(prompt_len),
@@ -135,6 +127,87 @@ int throughput(ThroughputArgs& a) {
               queries ? 100.0 * static_cast<double>(hits) / static_cast<double>(queries) : 0.0);
   const std::string spec = describe_spec(st);
   if (!spec.empty()) std::printf("%s\n", spec.c_str());
+}
+
+// Under a constraint the same requests run free and constrained, alternating, three times each
+// after an untimed free round (the machine's speed drifts): the ratio of output tokens per second
+// is the constraint's cost.
+void print_constrained(const std::vector<Round>& free_rounds, const std::vector<Round>& constrained,
+                       int num_prompts) {
+  auto rate = [](const std::vector<Round>& rs) {
+    double tokens = 0, seconds = 0;
+    for (const Round& r : rs) tokens += r.out_tokens(), seconds += r.elapsed;
+    return seconds > 0 ? tokens / seconds : 0.0;
+  };
+  const double f = rate(free_rounds), c = rate(constrained);
+  const Round& last = constrained.back();
+  std::string rounds;
+  for (size_t i = 0; i < free_rounds.size(); ++i)
+    rounds += fmt::format("{}{:.1f} / {:.1f}", i ? ", " : "", rate({free_rounds[i]}),
+                          rate({constrained[i]}));
+  std::printf(
+      "structured output: %.1f output tokens/s constrained vs %.1f free (%.3fx; free / "
+      "constrained by round: %s); %lld of %d requests ended with the constraint, %lld tokens "
+      "forced (jump-forward)\n",
+      c, f, f > 0 ? c / f : 0.0, rounds.c_str(), static_cast<long long>(last.finished_early),
+      num_prompts, static_cast<long long>(last.after.forced_tokens - last.before.forced_tokens));
+}
+
+int throughput(ThroughputArgs& a) {
+  const auto constraint = a.opt.constraint_spec();
+  double load_s = 0;
+  auto m = load_model(a.opt.model, &load_s);
+  const int threads = a.opt.thread_count();
+  ThreadPool pool(threads);
+  Engine e(*m, pool, engine_config(a.opt.engine, *m));
+  std::fprintf(stderr, "%s\n", describe_kv(e).c_str());
+  if (constraint) e.prepare(*constraint);
+
+  std::mt19937_64 rng(a.seed);
+  // Ids from 3 up: clear of the usual BOS/EOS/UNK ids, so no request ends early.
+  std::uniform_int_distribution<int32_t> tok(3, static_cast<int32_t>(m->hp.n_vocab - 1));
+  std::vector<int32_t> prefix(static_cast<size_t>(a.shared_prefix_len));
+  for (auto& t : prefix) t = tok(rng);
+  uint64_t made = 0;
+  const MakeRequest make = [&](int input_len, int output_len) {
+    Request r;
+    r.prompt = prefix;
+    for (int i = 0; i < input_len; ++i) r.prompt.push_back(tok(rng));
+    // Greedy, or the OpenAI API's defaults at a temperature (no top-k, top-p or min-p cut), as
+    // vLLM's benchmark_throughput samples (temperature 1).
+    r.sampling.temperature = a.temp;
+    r.sampling.top_k = 0, r.sampling.top_p = 1.0f, r.sampling.min_p = 0.0f;
+    r.sampling.seed = a.seed + made++;
+    r.max_tokens = output_len;
+    r.ignore_eos = true;
+    return r;
+  };
+  if (a.prime_prefix && a.shared_prefix_len == 0) fail("--prime-prefix needs --shared-prefix-len");
+  // Warm-up (weights paged in, buffers grown): one short request, with the shared prefix only if
+  // it is to be cached before timing starts.
+  {
+    Request w = make(1, 1);
+    if (!a.prime_prefix) w.prompt.erase(w.prompt.begin(), w.prompt.begin() + a.shared_prefix_len);
+    e.submit(std::move(w), [](const Output&) {});
+    e.run_until_idle();
+  }
+  if (!constraint) {
+    print_report(e, *m, a, run_round(e, a, make, std::nullopt), threads, load_s);
+  } else {
+    // One untimed free round first: the first round of a workload runs slower (buffers grow).
+    const uint64_t warm_seeds = made;
+    run_round(e, a, make, std::nullopt);
+    made = warm_seeds;
+    std::vector<Round> free_rounds, constrained;
+    for (int i = 0; i < 3; ++i) {
+      const uint64_t first = made;
+      free_rounds.push_back(run_round(e, a, make, std::nullopt));
+      made = first;  // the same sampling seeds constrained
+      constrained.push_back(run_round(e, a, make, constraint));
+    }
+    print_report(e, *m, a, constrained.back(), threads, load_s);
+    print_constrained(free_rounds, constrained, a.num_prompts);
+  }
   e.check();
   return 0;
 }
@@ -164,7 +237,7 @@ void register_bench_throughput(CLI::App& bench, Commands& c) {
                 "Sampling temperature, with no top-k, top-p or min-p (the OpenAI API's defaults; "
                 "vLLM's benchmark_throughput uses 1); 0: greedy")
       ->check(CLI::Range(0.0f, 100.0f));
-  add_options(*s, a->opt, kEngine | kConcurrency | kSpeculation);
+  add_options(*s, a->opt, kEngine | kConcurrency | kSpeculation | kConstraint);
   s->callback([a, &c] { c.selected = [a] { return throughput(*a); }; });
 }
 
