@@ -268,20 +268,21 @@ class SchemaCompiler {
       integer = true;
     }
     const NumericBounds b = numeric_bounds(s, draft_, path);
+    std::optional<NumberBound> nlo, nhi;
+    if (b.lo) nlo = NumberBound{b.lo->first, b.lo->second};
+    if (b.hi) nhi = NumberBound{b.hi->first, b.hi->second};
     std::optional<Bound> lo, hi;
     auto to_bound = [&](double v, bool excl, bool upper) -> Bound {
       if (std::fabs(v) > static_cast<double>(kMaxBound))
         error(path, fmt::format("a bound of {} is past what can be enforced", v));
       if (v == std::floor(v)) return {static_cast<int64_t>(v), excl};
-      if (!integer)
-        error(path, fmt::format("a fractional bound ({}) on numbers cannot be enforced", v));
       // On integers a fractional bound is the integer inside it.
       return {static_cast<int64_t>(upper ? std::floor(v) : std::ceil(v)), false};
     };
-    if (b.lo) lo = to_bound(b.lo->first, b.lo->second, false);
-    if (b.hi) hi = to_bound(b.hi->first, b.hi->second, true);
+    if (integer && b.lo) lo = to_bound(b.lo->first, b.lo->second, false);
+    if (integer && b.hi) hi = to_bound(b.hi->first, b.hi->second, true);
     try {
-      return integer ? add_integer(g_, lo, hi) : add_number(g_, lo, hi);
+      return integer ? add_integer(g_, lo, hi) : add_number(g_, nlo, nhi);
     } catch (const Error& e) {
       error(path, e.what());
     }

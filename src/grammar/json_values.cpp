@@ -86,6 +86,101 @@ std::string nonnegative(const Bound* lo, const Bound* hi, bool integer) {
   return join(alts);
 }
 
+// A non-negative decimal as its digits: the integer part (canonical) and the fraction (no
+// trailing zeros).
+struct Decimal {
+  std::string whole = "0", frac;
+};
+
+// |v| exactly as the shortest text that parses back to v (the text a validator's bound is).
+Decimal decimal_of(double v) {
+  const std::string s = fmt::format("{}", std::fabs(v));
+  const size_t e = s.find_first_of("eE");
+  const std::string m = s.substr(0, e);
+  const int exp = e == std::string::npos ? 0 : std::stoi(s.substr(e + 1));
+  const size_t dot = m.find('.');
+  const std::string digits = dot == std::string::npos ? m : m.substr(0, dot) + m.substr(dot + 1);
+  const long point = static_cast<long>(dot == std::string::npos ? m.size() : dot) + exp;
+  Decimal d;
+  if (point <= 0) {
+    d.frac = std::string(static_cast<size_t>(-point), '0') + digits;
+  } else if (static_cast<size_t>(point) >= digits.size()) {
+    d.whole = digits + std::string(static_cast<size_t>(point) - digits.size(), '0');
+  } else {
+    d.whole = digits.substr(0, static_cast<size_t>(point));
+    d.frac = digits.substr(static_cast<size_t>(point));
+  }
+  d.whole.erase(0, std::min(d.whole.find_first_not_of('0'), d.whole.size() - 1));
+  d.frac.erase(d.frac.find_last_not_of('0') + 1);
+  return d;
+}
+
+std::string_view rest(std::string_view s) {
+  return s.empty() ? s : s.substr(1);
+}
+
+// Fraction digits f, at most n of them, with lo <= 0.f <= hi compared exactly (lo, hi: the
+// bounds' remaining digits, zero-padded; no hi: no upper bound). Returns whether no digits at all
+// (the value of zeros) fits, and the pattern of the non-empty ones (none: no such digits).
+std::pair<bool, std::optional<std::string>> fraction(std::string_view lo,
+                                                     std::optional<std::string_view> hi, int n) {
+  const bool empty_ok = lo.find_first_not_of('0') == std::string_view::npos;
+  if (n == 0) return {empty_ok, std::nullopt};
+  const int l0 = lo.empty() ? 0 : lo[0] - '0';
+  const int h0 = !hi ? 9 : hi->empty() ? 0 : (*hi)[0] - '0';
+  std::vector<std::string> alts;
+  auto digit = [](int d) { return std::string(1, static_cast<char>('0' + d)); };
+  auto then = [&](int d, std::string_view l, std::optional<std::string_view> h) {
+    const auto [e, ne] = fraction(l, h, n - 1);
+    if (ne)
+      alts.push_back(digit(d) + "(?:" + *ne + ")" + (e ? "?" : ""));
+    else if (e)
+      alts.push_back(digit(d));
+  };
+  // Digits strictly inside the bounds' first digits take any rest.
+  const int a = l0 + 1, b = hi ? h0 - 1 : 9;
+  if (a <= b)
+    alts.push_back((a == b ? digit(a) : fmt::format("[{}-{}]", a, b)) +
+                   (n > 1 ? fmt::format("[0-9]{{0,{}}}", n - 1) : ""));
+  if (!hi) {
+    then(l0, rest(lo), std::nullopt);
+  } else if (l0 == h0) {
+    then(l0, rest(lo), rest(*hi));
+  } else if (l0 < h0) {
+    then(l0, rest(lo), std::nullopt);
+    then(h0, "", rest(*hi));
+  }
+  if (alts.empty()) return {empty_ok, std::nullopt};
+  return {empty_ok, join(alts)};
+}
+
+// ".digits" as a number's text writes its fraction (none at all where zeros fit), or nothing.
+std::optional<std::string> fraction_text(std::string_view lo, std::optional<std::string_view> hi) {
+  const auto [empty_ok, ne] = fraction(lo, hi, kMaxFractionDigits);
+  if (!ne) return empty_ok ? std::optional<std::string>("") : std::nullopt;
+  return "(?:\\.(?:" + *ne + "))" + (empty_ok ? "?" : "");
+}
+
+// Non-negative decimals from lo to hi (none: no end), both inclusive, as number text.
+std::string nonnegative_decimal(const Decimal& lo, const std::optional<Decimal>& hi) {
+  const uint64_t il = std::stoull(lo.whole), ih = hi ? std::stoull(hi->whole) : 0;
+  std::vector<std::string> alts;
+  auto add = [&](uint64_t whole, std::optional<std::string> f) {
+    if (f) alts.push_back(std::to_string(whole) + *f);
+  };
+  if (!hi || il < ih) {
+    if (!hi || il + 1 < ih)
+      alts.push_back(
+          "(?:" + uint_range(il + 1, hi ? std::optional<uint64_t>(ih - 1) : std::nullopt) + ")" +
+          fmt::format("(?:\\.[0-9]{{1,{}}})?", kMaxFractionDigits));
+    add(il, fraction_text(lo.frac, std::nullopt));
+    if (hi) add(ih, fraction_text("", hi->frac));
+  } else if (il == ih) {
+    add(il, fraction_text(lo.frac, hi->frac));
+  }
+  return join(alts);
+}
+
 int32_t add_bounded(Grammar& g, std::optional<Bound> lo, std::optional<Bound> hi, bool integer) {
   for (const auto& b : {lo, hi})
     if (b && (b->value > kMaxBound || b->value < -kMaxBound))
@@ -335,8 +430,39 @@ int32_t add_integer(Grammar& g, std::optional<Bound> lo, std::optional<Bound> hi
                    "integer");
 }
 
-int32_t add_number(Grammar& g, std::optional<Bound> lo, std::optional<Bound> hi) {
-  if (lo || hi) return add_bounded(g, lo, hi, false);
+int32_t add_number(Grammar& g, std::optional<NumberBound> lo, std::optional<NumberBound> hi) {
+  if (lo || hi) {
+    // Exclusive bounds become inclusive at the next double inward, and the text's exact value is
+    // compared with the bound's shortest text: then a value is accepted only if the double a
+    // validator parses from it is within the bounds, however many digits it has.
+    std::optional<double> l, h;
+    for (const auto& [b, upper] : {std::pair{lo, false}, std::pair{hi, true}}) {
+      if (!b) continue;
+      if (!std::isfinite(b->value) || std::fabs(b->value) > static_cast<double>(kMaxBound))
+        fail("a numeric bound of {} is past what can be enforced (±{})", b->value, kMaxBound);
+      const double inclusive = !b->exclusive ? b->value
+                               : upper       ? std::nextafter(b->value, -INFINITY)
+                                             : std::nextafter(b->value, INFINITY);
+      (upper ? h : l) = inclusive == 0 ? 0.0 : inclusive;  // -0 is 0
+    }
+    if (l && h && *l > *h) return -1;
+    std::vector<std::string> alts;
+    if (!h || *h >= 0) {  // x >= 0
+      const Decimal from = l && *l > 0 ? decimal_of(*l) : Decimal{};
+      const std::string s =
+          nonnegative_decimal(from, h ? std::optional<Decimal>(decimal_of(*h)) : std::nullopt);
+      if (!s.empty()) alts.push_back(s);
+    }
+    if (!l || *l < 0) {  // x = -y < 0: y from -h (or the least positive text) to -l
+      Decimal from{"0", std::string(static_cast<size_t>(kMaxFractionDigits) - 1, '0') + "1"};
+      if (h && *h < 0) from = decimal_of(*h);
+      const std::string s =
+          nonnegative_decimal(from, l ? std::optional<Decimal>(decimal_of(*l)) : std::nullopt);
+      if (!s.empty()) alts.push_back("-(?:" + s + ")");
+    }
+    if (alts.empty()) return -1;
+    return add_regex(g, join(alts), "number");
+  }
   return add_regex(
       g,
       fmt::format("-?(?:0|[1-9][0-9]{{0,{}}})(?:\\.[0-9]{{1,{}}})?(?:[eE][-+]?[0-9]{{1,{}}})?",

@@ -21,11 +21,17 @@ struct Bound {
 // Bounds are held to this magnitude: past it a bound is refused rather than approximated.
 constexpr int64_t kMaxBound = 1'000'000'000'000'000'000;
 
+struct NumberBound {
+  double value;  // as a validator parses the schema's number
+  bool exclusive = false;
+};
+
 // Integers between the bounds (an integer's text may end in ".0", as 1.0 is an integer to JSON
-// Schema). Numbers between bounds are written without an exponent; without bounds, any JSON
-// number.
+// Schema). Numbers between bounds, fractional bounds included, are written without an exponent
+// and accepted only where the double a validator parses is within them; without bounds, any
+// JSON number. -1 where no value fits.
 int32_t add_integer(Grammar& g, std::optional<Bound> lo, std::optional<Bound> hi);
-int32_t add_number(Grammar& g, std::optional<Bound> lo, std::optional<Bound> hi);
+int32_t add_number(Grammar& g, std::optional<NumberBound> lo, std::optional<NumberBound> hi);
 
 struct StringSpec {
   uint32_t min_length = 0;

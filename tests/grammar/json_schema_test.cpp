@@ -52,6 +52,48 @@ TEST(JsonSchema, NumericBoundsAgreeWithArithmetic) {
         }
 }
 
+// Fractional bounds on numbers: a text is accepted exactly when the double a validator parses
+// from it is within the bounds (texts of up to 15 significant digits, where the two agree).
+TEST(JsonSchema, FractionalNumberBoundsAgreeWithDoubles) {
+  const std::vector<std::string> texts = {
+      "0",     "0.1",   "0.09",  "0.11",   "0.10",  "0.25",   "0.2",   "0.3",    "-0.1", "-0.25",
+      "-0.3",  "1",     "1.5",   "1.49",   "1.51",  "1.500",  "2",     "-1.5",   "-2.5", "2.5",
+      "2.499", "2.501", "-2.49", "-2.501", "0.001", "-0.001", "12.75", "3.14159"};
+  const std::vector<double> bounds = {-2.5, -1.5, -0.25, -0.1, 0, 0.1, 0.25, 1.5, 2.5, 12.75};
+  for (double lo : bounds)
+    for (double hi : bounds)
+      for (int flags = 0; flags < 4; ++flags) {
+        ojson s = {{"type", "number"}};
+        s[flags & 1 ? "exclusiveMinimum" : "minimum"] = lo;
+        s[flags & 2 ? "exclusiveMaximum" : "maximum"] = hi;
+        Grammar g;
+        try {
+          g = json_schema_grammar(s);
+        } catch (const Error&) {
+          for (const std::string& t : texts) {
+            const double x = std::stod(t);
+            ASSERT_FALSE((flags & 1 ? x > lo : x >= lo) && (flags & 2 ? x < hi : x <= hi))
+                << s.dump() << " refused but " << t << " fits";
+          }
+          continue;
+        }
+        for (const std::string& t : texts) {
+          const double x = std::stod(t);
+          const bool want = (flags & 1 ? x > lo : x >= lo) && (flags & 2 ? x < hi : x <= hi);
+          ASSERT_EQ(test::accepts(g, t), want) << s.dump() << " on " << t;
+        }
+      }
+  // Texts a validator rounds onto an exclusive bound are refused, however many digits they have.
+  EXPECT_FALSE(accepts({{"type", "number"}, {"exclusiveMaximum", 1}}, "0.99999999999999999999"));
+  EXPECT_TRUE(accepts({{"type", "number"}, {"exclusiveMaximum", 1}}, "0.9999999999999"));
+  EXPECT_FALSE(accepts({{"type", "number"}, {"exclusiveMinimum", 1}}, "1.00000000000000000001"));
+  EXPECT_TRUE(accepts({{"type", "number"}, {"exclusiveMinimum", 0}}, "0.00000000000000000001"));
+  EXPECT_FALSE(accepts({{"type", "number"}, {"exclusiveMinimum", 0}}, "0.00000000000000000000"));
+  EXPECT_TRUE(accepts({{"type", "number"}, {"minimum", 1e-5}}, "0.00001"));
+  EXPECT_FALSE(accepts({{"type", "number"}, {"minimum", 1e-5}}, "0.000009"));
+  EXPECT_TRUE(accepts({{"type", "number"}, {"maximum", 1.5e3}}, "1500.0"));
+}
+
 TEST(JsonSchema, StringLengthsCountCharactersNotBytes) {
   const ojson s = {{"type", "string"}, {"minLength", 2}, {"maxLength", 3}};
   EXPECT_FALSE(accepts(s, "\"a\""));
