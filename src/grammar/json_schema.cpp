@@ -253,8 +253,19 @@ class SchemaCompiler {
     }
     if (s.contains("format") && s["format"].is_string())
       spec.format = s["format"].get<std::string>();
+    return shared_string(spec, path);
+  }
+
+  // One rule for each kind of string however many properties have it: a grammar position's
+  // classification of the vocabulary is computed once (the first visit to a string's body walks
+  // the whole vocabulary trie), so copies would each cost it again.
+  int32_t shared_string(const StringSpec& spec, const std::string& path) {
+    const std::string key =
+        fmt::format("{}|{}|{}|{}", spec.min_length,
+                    spec.max_length ? int64_t{*spec.max_length} : -1, spec.format, spec.pattern);
+    if (auto it = strings_.find(key); it != strings_.end()) return it->second;
     try {
-      return add_string(g_, spec);
+      return strings_[key] = add_string(g_, spec);
     } catch (const Error& e) {
       error(path, e.what());
     }
@@ -302,6 +313,7 @@ class SchemaCompiler {
   bool has_ref_ = false;
   JsonRules json_{};
   std::map<const ojson*, int32_t> ref_rules_;
+  std::map<std::string, int32_t> strings_;  // by spec
   std::vector<std::unique_ptr<ojson>> owned_;
 };
 
@@ -383,12 +395,7 @@ int32_t SchemaCompiler::extra_members(const ojson& s, const std::vector<std::str
                                   n, pattern));
       StringSpec spec;
       spec.pattern = pattern;
-      int32_t key;
-      try {
-        key = add_string(g_, spec);
-      } catch (const Error& e) {
-        error(path + "/patternProperties", e.what());
-      }
+      const int32_t key = shared_string(spec, path + "/patternProperties");
       const int32_t v = value(sub, path + "/patternProperties/" + pattern, depth + 1);
       if (v >= 0) add(key, v);
     }

@@ -1,5 +1,8 @@
 #include "grammar/token_masks.h"
 
+#include <algorithm>
+#include <bit>
+
 namespace brisk::grammar {
 
 std::shared_ptr<const PositionTokens> TokenMasks::at(int32_t pos) {
@@ -27,8 +30,11 @@ std::shared_ptr<const PositionTokens> TokenMasks::compute(int32_t pos) {
   std::vector<uint8_t> left(trie_.max_depth() + 1);
   set[0] = walker_.at_position(pos);
   left[0] = 0;
+  std::vector<uint64_t> bits(trie_.n_words(), 0);  // the accepted tokens
+  size_t n_accepted = 0;
+  std::vector<uint32_t> uncertain;  // positions in order(): their common prefixes come from it
   auto add_uncertain = [&](uint32_t from, uint32_t to) {
-    for (uint32_t k = from; k < to; ++k) pt->uncertain.push_back(order[k]);
+    for (uint32_t k = from; k < to; ++k) uncertain.push_back(k);
   };
   for (size_t i = 1; i < trie_.n_nodes();) {
     const TokenTrie::Node& nd = nodes[i];
@@ -43,25 +49,38 @@ std::shared_ptr<const PositionTokens> TokenMasks::compute(int32_t pos) {
     set[d] = s;
     left[d] = left[d - 1] | ((f & StackSets::kPopped) ? 1 : 0);
     if (walker_.live(s) || f) {
-      for (uint32_t k = 0; k < nd.n_here; ++k) pt->accepted.push_back(order[nd.first + k]);
+      for (uint32_t k = 0; k < nd.n_here; ++k) {
+        const int32_t t = order[nd.first + k];
+        bits[size_t(t) >> 6] |= uint64_t{1} << (t & 63);
+      }
+      n_accepted += nd.n_here;
     } else if (left[d - 1]) {
       add_uncertain(nd.first, nd.first + nd.n_here);
     }
     ++i;
   }
-  if (pt->accepted.size() > static_cast<size_t>(trie_.n_vocab()) / 32) {
-    pt->accepted_bits.assign(trie_.n_words(), 0);
-    for (int32_t t : pt->accepted) pt->accepted_bits[size_t(t) >> 6] |= uint64_t{1} << (t & 63);
-    pt->accepted.clear();
-    pt->accepted.shrink_to_fit();
+  // Many accepted tokens stay a mask; few become a list.
+  if (n_accepted > static_cast<size_t>(trie_.n_vocab()) / 32) {
+    pt->accepted_bits = std::move(bits);
+  } else {
+    pt->accepted.reserve(n_accepted);
+    for (size_t w = 0; w < bits.size(); ++w)
+      for (uint64_t b = bits[w]; b; b &= b - 1)
+        pt->accepted.push_back(
+            static_cast<int32_t>(w * 64 + static_cast<size_t>(std::countr_zero(b))));
   }
-  pt->uncertain_lcp.resize(pt->uncertain.size());
-  for (size_t k = 1; k < pt->uncertain.size(); ++k) {
-    const std::string& a = trie_.bytes(pt->uncertain[k - 1]);
-    const std::string& b = trie_.bytes(pt->uncertain[k]);
-    size_t l = 0;
-    while (l < a.size() && l < b.size() && a[l] == b[l]) ++l;
-    pt->uncertain_lcp[k] = static_cast<uint16_t>(l);
+  // Each uncertain token's common prefix with the one before: the least adjacent common prefix
+  // in between, read off the order (loading the tokens' own bytes cost most of a position with
+  // half the vocabulary uncertain).
+  const auto& lcp = trie_.order_lcp();
+  pt->uncertain.resize(uncertain.size());
+  pt->uncertain_lcp.assign(uncertain.size(), 0);
+  for (size_t i = 0; i < uncertain.size(); ++i) {
+    pt->uncertain[i] = order[uncertain[i]];
+    if (i == 0) continue;
+    uint16_t m = UINT16_MAX;
+    for (uint32_t k = uncertain[i - 1] + 1; k <= uncertain[i]; ++k) m = std::min(m, lcp[k]);
+    pt->uncertain_lcp[i] = m;
   }
   return pt;
 }

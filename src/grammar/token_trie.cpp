@@ -23,6 +23,7 @@ TokenTrie::TokenTrie(std::vector<std::string> bytes, std::vector<int32_t> eog)
     size_t lcp = 0;
     if (prev)
       while (lcp < s.size() && lcp < prev->size() && s[lcp] == (*prev)[lcp]) ++lcp;
+    order_lcp_.push_back(static_cast<uint16_t>(lcp));
     while (path.size() - 1 > lcp) {
       nodes_[path.back()].end = static_cast<uint32_t>(nodes_.size());
       path.pop_back();

@@ -36,12 +36,16 @@ class TokenTrie {
   int32_t n_vocab() const { return static_cast<int32_t>(bytes_.size()); }
   size_t n_words() const { return (bytes_.size() + 63) / 64; }  // of a mask
   size_t max_depth() const { return max_depth_; }
+  // Bytes order()[k] shares with order()[k - 1] (0 for k = 0): the common prefix of any two
+  // tokens is the least of these between them.
+  const std::vector<uint16_t>& order_lcp() const { return order_lcp_; }
 
  private:
   std::vector<std::string> bytes_;
   std::vector<int32_t> eog_;
   std::vector<int32_t> order_;
   std::vector<Node> nodes_;
+  std::vector<uint16_t> order_lcp_;
   size_t max_depth_ = 0;
 };
 
