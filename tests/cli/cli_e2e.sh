@@ -88,6 +88,16 @@ printf '{"not":{}}' >"$T/bad.json"
 rc=$?
 check "grammar: a refused schema exits 2 naming the keyword" '[ $rc -eq 2 ] && grep -q "'"'"'not'"'"'" "$T/e"'
 
+# brisk run under a schema: the text (prompt not echoed) validates and ends with the schema's end;
+# a refused one is a one-line error naming the keyword.
+printf '{"type":"object","properties":{"pet":{"enum":["cat","dog"]},"age":{"type":"integer","minimum":0,"maximum":20}},"required":["pet","age"],"additionalProperties":false}' >"$T/p.json"
+"$BRISK" run -m "$M/stories260K.gguf" -p "A pet:" --json-schema "$T/p.json" --json-whitespace 2 --temp 1 -s 3 -n 200 --no-display-prompt >"$T/r" 2>/dev/null
+check "run --json-schema: valid JSON" 'python3 -c "import json,sys,jsonschema; jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))" "$T/r" "$T/p.json"'
+"$BRISK" run -m "$M/stories260K.gguf" -p "x" --json-schema "$T/bad.json" -n 5 >/dev/null 2>"$T/e"
+check "run --json-schema: a refused schema names the keyword" 'grep -q "'"'"'not'"'"'" "$T/e"'
+"$BRISK" run -m "$M/stories260K.gguf" -p "The answer:" --choice "yes,no" --temp 1 -s 1 -n 20 --no-display-prompt >"$T/r" 2>/dev/null
+check "run --choice: one of the strings" 'grep -qx "yes\|no" "$T/r"'
+
 # brisk chat: the second turn reuses the cached conversation; /reset starts over.
 printf 'Once upon a time\nThe cat sat\n/reset\nHi\n' | "$BRISK" chat -m "$M/stories260K.gguf" --temp 0 -n 16 \
   --chat-template tests/chat/jinja/templates/chatml.jinja >"$T/o" 2>"$T/e"
