@@ -131,6 +131,14 @@ Workload workload(const Model& m, const std::vector<Check>& cs, int per_check, i
   return w;
 }
 
+// The constraint compiled on its own against a model's vocabulary, for replaying outputs.
+std::shared_ptr<const grammar::CompiledGrammar> compiled(const grammar::Constraint& c,
+                                                         const Tokenizer& tok) {
+  return std::make_shared<grammar::CompiledGrammar>(
+      grammar::constraint_grammar(c),
+      std::make_shared<grammar::TokenTrie>(grammar::TokenTrie::from_tokenizer(tok)));
+}
+
 struct Verdicts {
   int finished = 0, cut = 0;  // of bounded constraints
 };
@@ -143,10 +151,7 @@ Verdicts judge(Engine& e, const Workload& w, const std::vector<std::vector<Resul
   for (size_t i = 0; i < w.reqs.size(); ++i) {
     if (w.check[i] < 0) continue;
     const Check& c = cs[static_cast<size_t>(w.check[i])];
-    auto g = std::make_shared<grammar::CompiledGrammar>(
-        grammar::constraint_grammar(c.c),
-        std::make_shared<grammar::TokenTrie>(
-            grammar::TokenTrie::from_tokenizer(*e.model().tokenizer)));
+    const auto g = compiled(c.c, *e.model().tokenizer);
     for (const Result& r : res[i]) {
       grammar::Matcher m(g);
       for (int32_t t : r.tokens) EXPECT_TRUE(m.accept(t)) << "token " << t << " in " << r.text;
@@ -304,10 +309,7 @@ TEST(StructuredOutput, LogprobsOfferOnlyAllowedTokens) {
   r.constraint.emplace();
   r.constraint->kind = Kind::Choice;
   r.constraint->choices = {"dog", "day", "door"};
-  auto g = std::make_shared<grammar::CompiledGrammar>(
-      grammar::constraint_grammar(*r.constraint),
-      std::make_shared<grammar::TokenTrie>(grammar::TokenTrie::from_tokenizer(*m->tokenizer)));
-  grammar::Matcher replay(g);
+  grammar::Matcher replay(compiled(*r.constraint, *m->tokenizer));
   std::string text;
   int events = 0;
   e.submit(r, [&](const Output& o) {

@@ -18,38 +18,43 @@ bool accepts(const ojson& schema, const std::string& text) {
   return test::accepts(json_schema_grammar(schema), text);
 }
 
+// Every pair of bounds, each inclusive or exclusive, against each text: the grammar accepts a text
+// exactly when its double is within the bounds (and, for integers, whole); a schema refused as
+// unsatisfiable must be one no text satisfies.
+template <typename T>
+void expect_bounds_agree(const char* type, const std::vector<T>& bounds,
+                         const std::vector<std::string>& texts) {
+  const bool integer = std::string(type) == "integer";
+  for (T lo : bounds)
+    for (T hi : bounds)
+      for (int flags = 0; flags < 4; ++flags) {
+        ojson s = {{"type", type}};
+        s[flags & 1 ? "exclusiveMinimum" : "minimum"] = lo;
+        s[flags & 2 ? "exclusiveMaximum" : "maximum"] = hi;
+        auto fits = [&](const std::string& t) {
+          const double x = std::stod(t);
+          return (flags & 1 ? x > lo : x >= lo) && (flags & 2 ? x < hi : x <= hi) &&
+                 (!integer || x == std::floor(x));
+        };
+        Grammar g;
+        try {
+          g = json_schema_grammar(s);
+        } catch (const Error&) {
+          for (const std::string& t : texts)
+            ASSERT_FALSE(fits(t)) << s.dump() << " refused but " << t << " fits";
+          continue;
+        }
+        for (const std::string& t : texts)
+          ASSERT_EQ(test::accepts(g, t), fits(t)) << s.dump() << " on " << t;
+      }
+}
+
 TEST(JsonSchema, NumericBoundsAgreeWithArithmetic) {
   const std::vector<std::string> texts = {
       "0",  "-0.5", "0.5", "1",  "1.0", "2.25",   "-1",   "-1.5",  "-2",  "-2.0", "9",
       "10", "10.5", "11",  "99", "100", "100.01", "-100", "-99.9", "101", "-101", "7.000"};
   const std::vector<int> bounds = {-100, -2, -1, 0, 1, 2, 10, 100};
-  for (const char* type : {"number", "integer"})
-    for (int lo : bounds)
-      for (int hi : bounds)
-        for (int flags = 0; flags < 4; ++flags) {
-          ojson s = {{"type", type}};
-          s[flags & 1 ? "exclusiveMinimum" : "minimum"] = lo;
-          s[flags & 2 ? "exclusiveMaximum" : "maximum"] = hi;
-          Grammar g;
-          try {
-            g = json_schema_grammar(s);
-          } catch (const Error&) {
-            // Nothing satisfies the bounds: check that nothing would.
-            for (const std::string& t : texts) {
-              const double x = std::stod(t);
-              if (std::string(type) == "integer" && x != std::floor(x)) continue;
-              ASSERT_FALSE((flags & 1 ? x > lo : x >= lo) && (flags & 2 ? x < hi : x <= hi))
-                  << s.dump() << " refused but " << t << " fits";
-            }
-            continue;
-          }
-          for (const std::string& t : texts) {
-            const double x = std::stod(t);
-            bool want = (flags & 1 ? x > lo : x >= lo) && (flags & 2 ? x < hi : x <= hi);
-            if (std::string(type) == "integer") want = want && x == std::floor(x);
-            ASSERT_EQ(test::accepts(g, t), want) << s.dump() << " on " << t;
-          }
-        }
+  for (const char* type : {"number", "integer"}) expect_bounds_agree(type, bounds, texts);
 }
 
 // Fractional bounds on numbers: a text is accepted exactly when the double a validator parses
@@ -59,30 +64,8 @@ TEST(JsonSchema, FractionalNumberBoundsAgreeWithDoubles) {
       "0",     "0.1",   "0.09",  "0.11",   "0.10",  "0.25",   "0.2",   "0.3",    "-0.1", "-0.25",
       "-0.3",  "1",     "1.5",   "1.49",   "1.51",  "1.500",  "2",     "-1.5",   "-2.5", "2.5",
       "2.499", "2.501", "-2.49", "-2.501", "0.001", "-0.001", "12.75", "3.14159"};
-  const std::vector<double> bounds = {-2.5, -1.5, -0.25, -0.1, 0, 0.1, 0.25, 1.5, 2.5, 12.75};
-  for (double lo : bounds)
-    for (double hi : bounds)
-      for (int flags = 0; flags < 4; ++flags) {
-        ojson s = {{"type", "number"}};
-        s[flags & 1 ? "exclusiveMinimum" : "minimum"] = lo;
-        s[flags & 2 ? "exclusiveMaximum" : "maximum"] = hi;
-        Grammar g;
-        try {
-          g = json_schema_grammar(s);
-        } catch (const Error&) {
-          for (const std::string& t : texts) {
-            const double x = std::stod(t);
-            ASSERT_FALSE((flags & 1 ? x > lo : x >= lo) && (flags & 2 ? x < hi : x <= hi))
-                << s.dump() << " refused but " << t << " fits";
-          }
-          continue;
-        }
-        for (const std::string& t : texts) {
-          const double x = std::stod(t);
-          const bool want = (flags & 1 ? x > lo : x >= lo) && (flags & 2 ? x < hi : x <= hi);
-          ASSERT_EQ(test::accepts(g, t), want) << s.dump() << " on " << t;
-        }
-      }
+  expect_bounds_agree(
+      "number", std::vector<double>{-2.5, -1.5, -0.25, -0.1, 0, 0.1, 0.25, 1.5, 2.5, 12.75}, texts);
   // Texts a validator rounds onto an exclusive bound are refused, however many digits they have.
   EXPECT_FALSE(accepts({{"type", "number"}, {"exclusiveMaximum", 1}}, "0.99999999999999999999"));
   EXPECT_TRUE(accepts({{"type", "number"}, {"exclusiveMaximum", 1}}, "0.9999999999999"));
