@@ -49,6 +49,10 @@ constexpr Format kFormats[] = {
     // RFC 5321's dot-atom local part at a hostname (quoted local parts and address literals are
     // not generated).
     {"email", ATOM "(\\." ATOM ")*@" HOSTNAME},
+    // RFC 6901: reference tokens, each after a '/', with '~' escaped as ~0 or ~1.
+    {"json-pointer", "(/([^/~]|~[01])*)*"},
+    // draft-handrews-relative-json-pointer-01: how far up, then '#' or a JSON pointer.
+    {"relative-json-pointer", "(0|[1-9][0-9]*)(#|(/([^/~]|~[01])*)*)"},
     // RFC 3986: a scheme, then characters a URI may hold (percent-escapes included).
     {"uri", "[A-Za-z][A-Za-z0-9+.-]*:([A-Za-z0-9._~!$&'()*+,;=:@/?#\\[\\]-]|%[0-9A-Fa-f]{2})*"},
 };
