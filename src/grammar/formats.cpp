@@ -24,6 +24,32 @@ namespace {
 #define OCTET "(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)"
 #define IPV4 OCTET "(\\." OCTET "){3}"
 #define H16 "[0-9A-Fa-f]{1,4}"
+// RFC 4291's text forms: eight groups, or fewer around one "::", the last 32 bits maybe dotted.
+#define IPV6                                                                                       \
+  "(" H16 ":){7}" H16 "|(" H16 ":){6}" IPV4 "|::(" H16 ":){0,5}(" H16 "|" IPV4 ")?|" H16 "::(" H16 \
+  ":){0,4}(" H16 "|" IPV4 ")?|(" H16 ":)" H16 "::(" H16 ":){0,3}(" H16 "|" IPV4 ")?|(" H16         \
+  ":){2}" H16 "::(" H16 ":){0,2}(" H16 "|" IPV4 ")?|(" H16 ":){3}" H16 "::(" H16 ":)?(" H16        \
+  "|" IPV4 ")?|(" H16 ":){4}" H16 "::(" H16 "|" IPV4 ")?|(" H16 ":){5}" H16 "::(" H16 ")?|(" H16   \
+  ":){6}" H16 "::"
+// RFC 3986's grammar, exactly (a validator parses URIs by it): characters as classes (the '-'
+// last in each), percent-escapes, the authority with an IP literal, userinfo and port.
+#define CHARS_UNRESERVED_SUB "A-Za-z0-9._~!$&'()*+,;="
+#define PCT "%[0-9A-Fa-f]{2}"
+#define PCHAR "([" CHARS_UNRESERVED_SUB ":@-]|" PCT ")"
+#define QUERY "(" PCHAR "|[/?])*"
+#define AUTHORITY                                                                        \
+  "(([" CHARS_UNRESERVED_SUB ":-]|" PCT ")*@)?(\\[(" IPV6                                \
+  "|v[0-9A-Fa-f]+\\.[" CHARS_UNRESERVED_SUB ":-]+)\\]|([" CHARS_UNRESERVED_SUB "-]|" PCT \
+  ")*)(:[0-9]*)?"
+#define PATH_REST "(/" PCHAR "*)*"
+#define AFTER_PATH "(\\?" QUERY ")?(#" QUERY ")?"
+#define URI                                                                               \
+  "[A-Za-z][A-Za-z0-9+.-]*:(//" AUTHORITY PATH_REST "|/(" PCHAR "+" PATH_REST ")?|" PCHAR \
+  "+" PATH_REST ")?" AFTER_PATH
+// A relative reference's first segment has no ':' (it would read as a scheme).
+#define RELATIVE_REF                                                                          \
+  "(//" AUTHORITY PATH_REST "|/(" PCHAR "+" PATH_REST ")?|([" CHARS_UNRESERVED_SUB "@-]|" PCT \
+  ")+" PATH_REST ")?" AFTER_PATH
 #define LABEL "[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 #define HOSTNAME LABEL "(\\." LABEL ")*"
 #define ATOM "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
@@ -39,12 +65,7 @@ constexpr Format kFormats[] = {
     {"date-time", DATE "[Tt]" TIME},
     {"uuid", "[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"},
     {"ipv4", IPV4},
-    // RFC 4291's text forms: eight groups, or fewer around one "::", the last 32 bits maybe dotted.
-    {"ipv6", "(" H16 ":){7}" H16 "|(" H16 ":){6}" IPV4 "|::(" H16 ":){0,5}(" H16 "|" IPV4 ")?|" H16
-             "::(" H16 ":){0,4}(" H16 "|" IPV4 ")?|(" H16 ":)" H16 "::(" H16 ":){0,3}(" H16 "|" IPV4
-             ")?|(" H16 ":){2}" H16 "::(" H16 ":){0,2}(" H16 "|" IPV4 ")?|(" H16 ":){3}" H16
-             "::(" H16 ":)?(" H16 "|" IPV4 ")?|(" H16 ":){4}" H16 "::(" H16 "|" IPV4 ")?|(" H16
-             ":){5}" H16 "::(" H16 ")?|(" H16 ":){6}" H16 "::"},
+    {"ipv6", IPV6},
     {"hostname", HOSTNAME},
     // RFC 5321's dot-atom local part at a hostname (quoted local parts and address literals are
     // not generated).
@@ -53,8 +74,8 @@ constexpr Format kFormats[] = {
     {"json-pointer", "(/([^/~]|~[01])*)*"},
     // draft-handrews-relative-json-pointer-01: how far up, then '#' or a JSON pointer.
     {"relative-json-pointer", "(0|[1-9][0-9]*)(#|(/([^/~]|~[01])*)*)"},
-    // RFC 3986: a scheme, then characters a URI may hold (percent-escapes included).
-    {"uri", "[A-Za-z][A-Za-z0-9+.-]*:([A-Za-z0-9._~!$&'()*+,;=:@/?#\\[\\]-]|%[0-9A-Fa-f]{2})*"},
+    {"uri", URI},
+    {"uri-reference", URI "|" RELATIVE_REF},
 };
 
 }  // namespace
