@@ -17,8 +17,11 @@ def check(c):
         if kind == "json_object" and not isinstance(value, dict):
             raise ValueError("not an object")
         if kind == "json_schema":
+            # The schema's own draft's formats: a bare FormatChecker() mixes in draft 3's, whose
+            # "time" is HH:MM:SS only.
             cls = jsonschema.validators.validator_for(c["schema"])
-            cls(c["schema"], format_checker=jsonschema.FormatChecker()).validate(value)
+            checker = getattr(cls, "FORMAT_CHECKER", None) or jsonschema.FormatChecker()
+            cls(c["schema"], format_checker=checker).validate(value)
     elif kind == "regex":
         if not re.fullmatch(c["pattern"], text, re.S):
             raise ValueError("does not match " + c["pattern"])
