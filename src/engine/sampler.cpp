@@ -252,13 +252,9 @@ int32_t Sampler::sample(const float* logits, int64_t n_vocab, TokenFilter* filte
 
 int32_t Sampler::sample_verified(const float* logits, int64_t n_vocab, int32_t draft,
                                  const Distribution& q, TokenFilter* filter) {
-  if (filter && p_.temperature <= 0.0f) {
-    distribution(logits, n_vocab, nullptr);
-    if (filter->allows(cands_[0].id)) return cands_[0].id;
-  }
+  if (p_.temperature <= 0.0f) return sample(logits, n_vocab, filter);  // the argmax either way
   const size_t n = distribution(logits, n_vocab, filter ? filter->mask() : nullptr);
   if (n == 0) return -1;
-  if (p_.temperature <= 0.0f) return cands_[0].id;
   double p_draft = 0;
   for (size_t i = 0; i < n; ++i)
     if (cands_[i].id == draft) p_draft = cands_[i].p;
@@ -298,13 +294,9 @@ int32_t Sampler::sample_verified(const float* logits, int64_t n_vocab, int32_t d
 int32_t Sampler::propose(const float* logits, int64_t n_vocab, Distribution& q,
                          TokenFilter* filter) {
   q.clear();
-  if (filter && p_.temperature <= 0.0f) {
-    distribution(logits, n_vocab, nullptr);
-    if (filter->allows(cands_[0].id)) return cands_[0].id;
-  }
+  if (p_.temperature <= 0.0f) return sample(logits, n_vocab, filter);  // q stays one-hot
   const size_t n = distribution(logits, n_vocab, filter ? filter->mask() : nullptr);
   if (n == 0) return -1;
-  if (p_.temperature <= 0.0f) return cands_[0].id;
   q.reserve(n);
   for (size_t i = 0; i < n; ++i) q.emplace_back(cands_[i].id, cands_[i].p);
   return draw(n, -1);

@@ -1,5 +1,7 @@
 #include "engine/structured_output.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace brisk {
@@ -41,15 +43,15 @@ std::shared_ptr<const grammar::CompiledGrammar> GrammarCache::get(const grammar:
   return g;
 }
 
+// The mask covers the model's ids and the tokenizer's, whichever are more: ids only the model has
+// (padding rows) stay refused, and bits past the model's are never read.
 SeqGrammar::SeqGrammar(std::shared_ptr<const grammar::CompiledGrammar> g, int64_t n_vocab)
-    : m_(std::move(g)), mask_(static_cast<size_t>((n_vocab + 63) / 64), 0) {}
+    : m_(std::move(g)),
+      mask_(std::max(static_cast<size_t>((n_vocab + 63) / 64), m_.grammar().trie().n_words()), 0) {}
 
 const uint64_t* SeqGrammar::mask() {
   if (!mask_valid_) {
-    // The matcher fills the tokenizer's ids; ids past them (a model's padding rows) stay refused.
     std::fill(mask_.begin(), mask_.end(), 0);
-    if (m_.grammar().trie().n_words() > mask_.size())
-      fail("structured output: the vocabulary has more tokens than the model");
     m_.fill_mask(mask_.data());
     mask_valid_ = true;
   }

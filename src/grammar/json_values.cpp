@@ -64,26 +64,17 @@ std::string uint_range(uint64_t lo, std::optional<uint64_t> hi) {
   return join(alts);
 }
 
-// Non-negative decimals between the bounds (both >= 0) as integer part and fraction.
+// Non-negative integers between the bounds (both >= 0), each written plain or with a ".0" tail.
 // (Pointers, not optionals: GCC 12 warns falsely about optionals built in the caller.)
-std::string nonnegative(const Bound* lo, const Bound* hi, bool integer) {
+std::string nonnegative_integer(const Bound* lo, const Bound* hi) {
   const std::string zero = fmt::format("(?:\\.0{{1,{}}})?", kMaxFractionDigits);
-  const std::string positive =
-      fmt::format("\\.0{{0,{}}}[1-9][0-9]{{0,{}}}", kMaxFractionDigits - 1, kMaxFractionDigits - 1);
-  const std::string any = integer ? zero : fmt::format("(?:\\.[0-9]{{1,{}}})?", kMaxFractionDigits);
   const int64_t first = lo ? lo->value + (lo->exclusive ? 1 : 0) : 0;
-  std::vector<std::string> alts;
-  if (!hi || first <= hi->value - 1)
-    alts.push_back("(?:" +
-                   uint_range(static_cast<uint64_t>(first),
-                              hi ? std::optional<uint64_t>(hi->value - 1) : std::nullopt) +
-                   ")" + any);
-  if (lo && lo->exclusive && !integer && (!hi || lo->value < hi->value))
-    alts.push_back(std::to_string(lo->value) + positive);
-  if (hi && !hi->exclusive &&
-      (!lo || hi->value > lo->value || (hi->value == lo->value && !lo->exclusive)))
-    alts.push_back(std::to_string(hi->value) + zero);
-  return join(alts);
+  const int64_t last = hi ? hi->value - (hi->exclusive ? 1 : 0) : 0;
+  if (hi && first > last) return "";
+  return "(?:" +
+         uint_range(static_cast<uint64_t>(first),
+                    hi ? std::optional<uint64_t>(last) : std::nullopt) +
+         ")" + zero;
 }
 
 // A non-negative decimal as its digits: the integer part (canonical) and the fraction (no
@@ -181,7 +172,7 @@ std::string nonnegative_decimal(const Decimal& lo, const std::optional<Decimal>&
   return join(alts);
 }
 
-int32_t add_bounded(Grammar& g, std::optional<Bound> lo, std::optional<Bound> hi, bool integer) {
+int32_t add_bounded_integer(Grammar& g, std::optional<Bound> lo, std::optional<Bound> hi) {
   for (const auto& b : {lo, hi})
     if (b && (b->value > kMaxBound || b->value < -kMaxBound))
       fail("a numeric bound of {} is past what can be enforced (±{})", b->value, kMaxBound);
@@ -190,18 +181,18 @@ int32_t add_bounded(Grammar& g, std::optional<Bound> lo, std::optional<Bound> hi
   const bool nonneg = !hi || hi->value > 0 || (hi->value == 0 && !hi->exclusive);
   if (nonneg) {
     const std::string s =
-        nonnegative(lo && lo->value >= 0 ? &*lo : nullptr, hi ? &*hi : nullptr, integer);
+        nonnegative_integer(lo && lo->value >= 0 ? &*lo : nullptr, hi ? &*hi : nullptr);
     if (!s.empty()) alts.push_back(s);
   }
   // ... and x = -y < 0: x >= L is y <= -L, x <= U is y >= -U, and y > 0.
   if (!lo || lo->value < 0) {
     const Bound ylo = hi && hi->value < 0 ? Bound{-hi->value, hi->exclusive} : Bound{0, true};
     const Bound yhi = lo ? Bound{-lo->value, lo->exclusive} : Bound{0, false};
-    const std::string s = nonnegative(&ylo, lo ? &yhi : nullptr, integer);
+    const std::string s = nonnegative_integer(&ylo, lo ? &yhi : nullptr);
     if (!s.empty()) alts.push_back("-(?:" + s + ")");
   }
   if (alts.empty()) return -1;
-  return add_regex(g, join(alts), integer ? "integer" : "number");
+  return add_regex(g, join(alts), "integer");
 }
 
 // --- Strings ---
@@ -423,7 +414,7 @@ void literal(Grammar& g, const ojson& v, int32_t ws, Sequence& seq) {
 }  // namespace
 
 int32_t add_integer(Grammar& g, std::optional<Bound> lo, std::optional<Bound> hi) {
-  if (lo || hi) return add_bounded(g, lo, hi, true);
+  if (lo || hi) return add_bounded_integer(g, lo, hi);
   return add_regex(g,
                    fmt::format("-?(?:0|[1-9][0-9]{{0,{}}})(?:\\.0{{1,{}}})?", kMaxIntegerDigits - 1,
                                kMaxFractionDigits),
