@@ -7,16 +7,73 @@ namespace brisk::grammar {
 
 std::shared_ptr<const PositionTokens> TokenMasks::at(int32_t pos) {
   std::lock_guard lk(mu_);
-  if (cache_.empty()) cache_.resize(g_.elems.size());
+  if (cache_.empty()) {
+    cache_.resize(g_.elems.size());
+    narrowed_.resize(g_.elems.size());
+  }
+  const size_t p = static_cast<size_t>(pos);
+  const int32_t canon = shared_.canon[p];
+  // Checking many long tokens one by one would cost more than the walk it saves.
+  if (canon == pos || trie_.n_longer(shared_.limit[p]) > kMaxNarrowed) return exact(pos);
+  if (narrowed_[p]) return narrowed_[p];
+  const auto full = exact(canon);
+  auto pt = shared_.limit[p] >= trie_.max_depth() ? full : narrow(*full, shared_.limit[p]);
+  keep(pt->bytes());
+  return narrowed_[p] = std::move(pt);
+}
+
+std::shared_ptr<const PositionTokens> TokenMasks::exact(int32_t pos) {
   auto& slot = cache_[static_cast<size_t>(pos)];
   if (slot) return slot;
   auto pt = compute(pos);
-  if (cache_bytes_ + pt->bytes() > kMaxCacheBytes) {
+  keep(pt->bytes());
+  return slot = std::move(pt);
+}
+
+void TokenMasks::keep(size_t bytes) {
+  if (cache_bytes_ + bytes > kMaxCacheBytes) {
     for (auto& c : cache_) c.reset();
+    for (auto& c : narrowed_) c.reset();
     cache_bytes_ = 0;
   }
-  cache_bytes_ += pt->bytes();
-  return slot = std::move(pt);
+  cache_bytes_ += bytes;
+}
+
+// The uncertain tokens stay; the longer ones (few: see kMaxNarrowed) join them, in byte order.
+std::shared_ptr<const PositionTokens> TokenMasks::narrow(const PositionTokens& full,
+                                                         size_t limit) const {
+  auto pt = std::make_shared<PositionTokens>();
+  const auto& order = trie_.order();
+  std::vector<uint32_t> longer(trie_.by_length().begin(),
+                               trie_.by_length().begin() + trie_.n_longer(limit));
+  std::sort(longer.begin(), longer.end());
+  std::vector<uint32_t> ranks;
+  ranks.reserve(full.uncertain.size() + longer.size());
+  for (int32_t t : full.uncertain) ranks.push_back(static_cast<uint32_t>(trie_.rank(t)));
+  const size_t n_full = ranks.size();
+  ranks.insert(ranks.end(), longer.begin(), longer.end());
+  std::inplace_merge(ranks.begin(), ranks.begin() + static_cast<ptrdiff_t>(n_full), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  pt->accepted_bits = full.accepted_bits;
+  for (uint32_t k : longer) {
+    const int32_t t = order[k];
+    if (!pt->accepted_bits.empty()) pt->accepted_bits[size_t(t) >> 6] &= ~(uint64_t{1} << (t & 63));
+  }
+  for (int32_t t : full.accepted)
+    if (trie_.bytes(t).size() <= limit) pt->accepted.push_back(t);
+  pt->uncertain.reserve(ranks.size());
+  pt->uncertain_lcp.reserve(ranks.size());
+  const std::string* prev = nullptr;
+  for (uint32_t k : ranks) {
+    const std::string& b = trie_.bytes(order[k]);
+    size_t lcp = 0;
+    if (prev)
+      while (lcp < b.size() && lcp < prev->size() && b[lcp] == (*prev)[lcp]) ++lcp;
+    pt->uncertain.push_back(order[k]);
+    pt->uncertain_lcp.push_back(static_cast<uint16_t>(lcp));
+    prev = &b;
+  }
+  return pt;
 }
 
 // One pass over the trie in preorder. At depth d the walk holds the set after the token's first

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "grammar/byte_grammar.h"
+#include "grammar/shared_positions.h"
 #include "grammar/stacks.h"
 #include "grammar/token_trie.h"
 
@@ -31,21 +32,31 @@ struct PositionTokens {
 
 class TokenMasks {
  public:
-  TokenMasks(const ByteGrammar& g, const TokenTrie& trie) : g_(g), trie_(trie), walker_(g) {}
+  TokenMasks(const ByteGrammar& g, const TokenTrie& trie)
+      : g_(g), trie_(trie), walker_(g), shared_(find_shared_positions(g)) {}
 
   // The classification of every token at element `pos` (a byte class); thread-safe.
   std::shared_ptr<const PositionTokens> at(int32_t pos);
   // Past this the cached positions are dropped and recomputed as they come up again.
   static constexpr size_t kMaxCacheBytes = size_t{256} << 20;
+  // A position shares another's classification when at most this many tokens are too long for it.
+  static constexpr size_t kMaxNarrowed = 2048;
 
  private:
+  std::shared_ptr<const PositionTokens> exact(int32_t pos);  // under mu_
   std::shared_ptr<const PositionTokens> compute(int32_t pos);
+  // A position's classification from the one it shares (shared_positions.h): tokens longer than
+  // `limit` bytes become uncertain.
+  std::shared_ptr<const PositionTokens> narrow(const PositionTokens& full, size_t limit) const;
+  void keep(size_t bytes);  // counts a cached entry, dropping them all past the budget
 
   const ByteGrammar& g_;
   const TokenTrie& trie_;
   std::mutex mu_;
   StackSets walker_;
+  const SharedPositions shared_;
   std::vector<std::shared_ptr<const PositionTokens>> cache_;
+  std::vector<std::shared_ptr<const PositionTokens>> narrowed_;  // per position sharing another's
   size_t cache_bytes_ = 0;
 };
 

@@ -1,6 +1,7 @@
 #include "grammar/token_trie.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "core/error.h"
 
@@ -15,6 +16,9 @@ TokenTrie::TokenTrie(std::vector<std::string> bytes, std::vector<int32_t> eog)
   }
   std::sort(order_.begin(), order_.end(),
             [&](int32_t a, int32_t b) { return bytes_[size_t(a)] < bytes_[size_t(b)]; });
+  rank_.assign(bytes_.size(), -1);
+  for (size_t k = 0; k < order_.size(); ++k)
+    rank_[static_cast<size_t>(order_[k])] = static_cast<int32_t>(k);
   nodes_.push_back({0, 0, 0, 0, 0});
   std::vector<uint32_t> path = {0};  // the open node at each depth
   const std::string* prev = nullptr;
@@ -41,6 +45,14 @@ TokenTrie::TokenTrie(std::vector<std::string> bytes, std::vector<int32_t> eog)
     nodes_[path.back()].end = static_cast<uint32_t>(nodes_.size());
     path.pop_back();
   }
+  n_longer_.assign(max_depth_ + 1, 0);
+  for (int32_t id : order_)
+    for (size_t l = 0; l < bytes_[static_cast<size_t>(id)].size(); ++l) ++n_longer_[l];
+  by_length_.resize(order_.size());
+  std::iota(by_length_.begin(), by_length_.end(), 0u);
+  std::stable_sort(by_length_.begin(), by_length_.end(), [&](uint32_t a, uint32_t b) {
+    return bytes_[size_t(order_[a])].size() > bytes_[size_t(order_[b])].size();
+  });
   nodes_.push_back(
       {0, 0, static_cast<uint32_t>(nodes_.size() + 1), static_cast<uint32_t>(order_.size()), 0});
 }

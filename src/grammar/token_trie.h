@@ -39,6 +39,12 @@ class TokenTrie {
   // Bytes order()[k] shares with order()[k - 1] (0 for k = 0): the common prefix of any two
   // tokens is the least of these between them.
   const std::vector<uint16_t>& order_lcp() const { return order_lcp_; }
+  // How many tokens are longer than n bytes, and where they are in order(): the first
+  // n_longer(n) of by_length() (longest first).
+  size_t n_longer(size_t n) const { return n < n_longer_.size() ? n_longer_[n] : 0; }
+  const std::vector<uint32_t>& by_length() const { return by_length_; }
+  // Where token `id` is in order() (-1 for a token with no bytes).
+  int32_t rank(int32_t id) const { return rank_[static_cast<size_t>(id)]; }
 
  private:
   std::vector<std::string> bytes_;
@@ -46,6 +52,9 @@ class TokenTrie {
   std::vector<int32_t> order_;
   std::vector<Node> nodes_;
   std::vector<uint16_t> order_lcp_;
+  std::vector<int32_t> rank_;
+  std::vector<size_t> n_longer_;
+  std::vector<uint32_t> by_length_;
   size_t max_depth_ = 0;
 };
 

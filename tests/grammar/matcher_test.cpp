@@ -8,6 +8,7 @@
 
 #include "formats/hf_tokenizer.h"
 #include "grammar/json.h"
+#include "grammar/json_schema.h"
 #include "grammar/matcher.h"
 #include "grammar/recognizer.h"
 #include "support/test_util.h"
@@ -108,6 +109,29 @@ TEST(Matcher, MasksEqualTokenByTokenChecksOnLlama3) {
     walk_and_compare(json_grammar(), trie, seed, 25);
     walk_and_compare(parse_gbnf(kArithmetic), trie, seed, 15);
   }
+}
+
+// Bounded repetitions share their positions' classifications down the chain (shared_positions.h),
+// so the masks are compared at every depth of strings, digits and arrays that run to their limits.
+const char* kBoundedSchema = R"({"type": "object", "properties": {
+  "a": {"type": "string", "maxLength": 40},
+  "b": {"type": "string", "minLength": 3, "maxLength": 30},
+  "c": {"type": "array", "items": {"type": "string", "maxLength": 12}, "maxItems": 5},
+  "d": {"type": "integer"}, "e": {"type": "number"}},
+  "required": ["a", "b", "c", "d", "e"], "additionalProperties": false})";
+
+TEST(Matcher, MasksOfBoundedRepetitionsEqualTokenByTokenChecks) {
+  const auto small = small_vocab();
+  for (uint32_t seed = 0; seed < 10; ++seed) {
+    walk_and_compare(parse_regex("\"(a|\\\\n|é| ){2,40}\"[0-9]{1,12}"), small, seed, 40);
+    walk_and_compare(parse_gbnf("root ::= (\"a\" | \"{\" | \"1\"){0,30} \"}\""), small, seed, 30);
+  }
+  const auto tok = Tokenizer::create(
+      load_hf_tokenizer_file(brisk::test::shared("tokenizers/llama3-hf/tokenizer.json")));
+  const auto trie = std::make_shared<TokenTrie>(TokenTrie::from_tokenizer(*tok));
+  const Grammar schema = json_schema_grammar(nlohmann::ordered_json::parse(kBoundedSchema));
+  for (uint32_t seed = 0; seed < 3; ++seed) walk_and_compare(schema, trie, seed, 60);
+  walk_and_compare(parse_regex("[a-z ]{0,60}x"), trie, 7, 30);
 }
 
 TEST(Matcher, BytesAgreeWithTheRecognizer) {
