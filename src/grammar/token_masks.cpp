@@ -1,9 +1,58 @@
 #include "grammar/token_masks.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
+#include <utility>
 
 namespace brisk::grammar {
+
+TokenMasks::TokenMasks(const ByteGrammar& g, const TokenTrie& trie)
+    : g_(g), trie_(trie), walker_(g), shared_(find_shared_positions(g)) {
+  for (const ByteSeq& seq : utf8_sequences({{0x20, 0x21}, {0x23, 0x5B}, {0x5D, 0x10FFFF}})) {
+    std::vector<std::vector<uint8_t>> form;
+    for (auto [lo, hi] : seq) {
+      std::vector<uint8_t> reps;
+      std::array<bool, 256> seen{};
+      for (int b = lo; b <= hi; ++b)
+        if (!std::exchange(seen[g_.byte_class[static_cast<size_t>(b)]], true))
+          reps.push_back(static_cast<uint8_t>(b));
+      form.push_back(std::move(reps));
+    }
+    plain_forms_.push_back(std::move(form));
+  }
+}
+
+bool TokenMasks::takes_every(int32_t set, const std::vector<std::vector<uint8_t>>& seq, size_t i,
+                             const ByteSet* first, std::vector<int32_t>& out) {
+  for (uint8_t b : seq[i]) {
+    if (i == 0 && first && !first->has(b)) continue;
+    const int32_t s = walker_.step(set, b);
+    if (s == StackSets::kDead) return false;
+    if (i + 1 == seq.size())
+      out.push_back(s);
+    else if (!takes_every(s, seq, i + 1, nullptr, out))
+      return false;
+  }
+  return true;
+}
+
+size_t TokenMasks::plain_reach(int32_t pos) {
+  constexpr size_t kMaxFrontier = 64;  // past this many ways at once the grammar is no string
+  const ByteSet& first = g_.classes[static_cast<size_t>(g_.elems[static_cast<size_t>(pos)].arg)];
+  std::vector<int32_t> frontier = {walker_.at_position(pos)}, next;
+  for (size_t n = 0; n < kMaxPlainReach; ++n) {
+    next.clear();
+    for (int32_t f : frontier)
+      for (const auto& form : plain_forms_)  // the first character where `pos` may start it
+        if (!takes_every(f, form, 0, n == 0 ? &first : nullptr, next)) return n;
+    std::sort(next.begin(), next.end());
+    next.erase(std::unique(next.begin(), next.end()), next.end());
+    if (next.size() > kMaxFrontier) return n;
+    frontier.swap(next);
+  }
+  return kMaxPlainReach;
+}
 
 std::shared_ptr<const PositionTokens> TokenMasks::at(int32_t pos) {
   std::lock_guard lk(mu_);
@@ -47,13 +96,6 @@ std::shared_ptr<const PositionTokens> TokenMasks::narrow(const PositionTokens& f
   std::vector<uint32_t> longer(trie_.by_length().begin(),
                                trie_.by_length().begin() + trie_.n_longer(limit));
   std::sort(longer.begin(), longer.end());
-  std::vector<uint32_t> ranks;
-  ranks.reserve(full.uncertain.size() + longer.size());
-  for (int32_t t : full.uncertain) ranks.push_back(static_cast<uint32_t>(trie_.rank(t)));
-  const size_t n_full = ranks.size();
-  ranks.insert(ranks.end(), longer.begin(), longer.end());
-  std::inplace_merge(ranks.begin(), ranks.begin() + static_cast<ptrdiff_t>(n_full), ranks.end());
-  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
   pt->accepted_bits = full.accepted_bits;
   for (uint32_t k : longer) {
     const int32_t t = order[k];
@@ -61,17 +103,33 @@ std::shared_ptr<const PositionTokens> TokenMasks::narrow(const PositionTokens& f
   }
   for (int32_t t : full.accepted)
     if (trie_.bytes(t).size() <= limit) pt->accepted.push_back(t);
-  pt->uncertain.reserve(ranks.size());
-  pt->uncertain_lcp.reserve(ranks.size());
-  const std::string* prev = nullptr;
-  for (uint32_t k : ranks) {
-    const std::string& b = trie_.bytes(order[k]);
-    size_t lcp = 0;
-    if (prev)
-      while (lcp < b.size() && lcp < prev->size() && b[lcp] == (*prev)[lcp]) ++lcp;
-    pt->uncertain.push_back(order[k]);
-    pt->uncertain_lcp.push_back(static_cast<uint16_t>(lcp));
-    prev = &b;
+  // Merged by rank; two neighbours that were neighbours in `full` keep its common prefix, the
+  // others (next to a long token) compare their bytes.
+  pt->uncertain.reserve(full.uncertain.size() + longer.size());
+  pt->uncertain_lcp.reserve(full.uncertain.size() + longer.size());
+  size_t i = 0, j = 0;
+  bool prev_full = false;
+  while (i < full.uncertain.size() || j < longer.size()) {
+    const uint32_t ri = i < full.uncertain.size()
+                            ? static_cast<uint32_t>(trie_.rank(full.uncertain[i]))
+                            : UINT32_MAX;
+    const uint32_t rj = j < longer.size() ? longer[j] : UINT32_MAX;
+    const bool from_full = ri <= rj;
+    if (ri == rj) ++j;  // in both
+    const int32_t t = from_full ? full.uncertain[i] : order[rj];
+    uint16_t lcp = 0;
+    if (!pt->uncertain.empty()) {
+      if (from_full && prev_full) {
+        lcp = full.uncertain_lcp[i];
+      } else {
+        const std::string &a = trie_.bytes(pt->uncertain.back()), &b = trie_.bytes(t);
+        while (lcp < a.size() && lcp < b.size() && a[lcp] == b[lcp]) ++lcp;
+      }
+    }
+    pt->uncertain.push_back(t);
+    pt->uncertain_lcp.push_back(lcp);
+    prev_full = from_full;
+    from_full ? ++i : ++j;
   }
   return pt;
 }
@@ -88,7 +146,10 @@ std::shared_ptr<const PositionTokens> TokenMasks::compute(int32_t pos) {
   set[0] = walker_.at_position(pos);
   left[0] = 0;
   std::vector<uint64_t> bits(trie_.n_words(), 0);  // the accepted tokens
-  size_t n_accepted = 0;
+  // Plain tokens that short are all accepted (those the position may start): a subtree of
+  // nothing else is taken whole.
+  const size_t plain = plain_reach(pos);
+  const auto& max_plain = trie_.max_plain();
   std::vector<uint32_t> uncertain;  // positions in order(): their common prefixes come from it
   auto add_uncertain = [&](uint32_t from, uint32_t to) {
     for (uint32_t k = from; k < to; ++k) uncertain.push_back(k);
@@ -102,6 +163,14 @@ std::shared_ptr<const PositionTokens> TokenMasks::compute(int32_t pos) {
       i = nd.end;
       continue;
     }
+    if (max_plain[i] <= plain) {
+      for (uint32_t k = nd.first; k < nodes[nd.end].first; ++k) {
+        const int32_t t = order[k];
+        bits[size_t(t) >> 6] |= uint64_t{1} << (t & 63);
+      }
+      i = nd.end;
+      continue;
+    }
     const uint8_t f = walker_.flags(s);
     set[d] = s;
     left[d] = left[d - 1] | ((f & StackSets::kPopped) ? 1 : 0);
@@ -110,12 +179,13 @@ std::shared_ptr<const PositionTokens> TokenMasks::compute(int32_t pos) {
         const int32_t t = order[nd.first + k];
         bits[size_t(t) >> 6] |= uint64_t{1} << (t & 63);
       }
-      n_accepted += nd.n_here;
     } else if (left[d - 1]) {
       add_uncertain(nd.first, nd.first + nd.n_here);
     }
     ++i;
   }
+  size_t n_accepted = 0;
+  for (uint64_t w : bits) n_accepted += static_cast<size_t>(std::popcount(w));
   // Many accepted tokens stay a mask; few become a list.
   if (n_accepted > static_cast<size_t>(trie_.n_vocab()) / 32) {
     pt->accepted_bits = std::move(bits);

@@ -32,8 +32,7 @@ struct PositionTokens {
 
 class TokenMasks {
  public:
-  TokenMasks(const ByteGrammar& g, const TokenTrie& trie)
-      : g_(g), trie_(trie), walker_(g), shared_(find_shared_positions(g)) {}
+  TokenMasks(const ByteGrammar& g, const TokenTrie& trie);
 
   // The classification of every token at element `pos` (a byte class); thread-safe.
   std::shared_ptr<const PositionTokens> at(int32_t pos);
@@ -49,12 +48,21 @@ class TokenMasks {
   // `limit` bytes become uncertain.
   std::shared_ptr<const PositionTokens> narrow(const PositionTokens& full, size_t limit) const;
   void keep(size_t bytes);  // counts a cached entry, dropping them all past the budget
+  // How many characters of plain text (TokenTrie::max_plain) every way from element `pos` takes
+  // without dying, the first one among those its byte class starts, up to kMaxPlainReach: every
+  // such plain token that short is accepted there.
+  size_t plain_reach(int32_t pos);
+  static constexpr size_t kMaxPlainReach = 32;
+  bool takes_every(int32_t set, const std::vector<std::vector<uint8_t>>& seq, size_t i,
+                   const ByteSet* first, std::vector<int32_t>& out);
 
   const ByteGrammar& g_;
   const TokenTrie& trie_;
   std::mutex mu_;
   StackSets walker_;
   const SharedPositions shared_;
+  // Plain text's UTF-8 forms: per form, per byte, one byte of each byte class it may be.
+  std::vector<std::vector<std::vector<uint8_t>>> plain_forms_;
   std::vector<std::shared_ptr<const PositionTokens>> cache_;
   std::vector<std::shared_ptr<const PositionTokens>> narrowed_;  // per position sharing another's
   size_t cache_bytes_ = 0;

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "core/error.h"
+#include "tokenizer/unicode.h"
 
 namespace brisk::grammar {
 
@@ -55,6 +56,37 @@ TokenTrie::TokenTrie(std::vector<std::string> bytes, std::vector<int32_t> eog)
   });
   nodes_.push_back(
       {0, 0, static_cast<uint32_t>(nodes_.size() + 1), static_cast<uint32_t>(order_.size()), 0});
+  find_plain();
+}
+
+namespace {
+// How many characters `b` holds if it is plain text (see max_plain()), else kNotPlain.
+uint16_t plain_chars(const std::string& b) {
+  const std::vector<uint32_t> cps = utf8_to_cpts(b);
+  if (cps.size() >= TokenTrie::kNotPlain) return TokenTrie::kNotPlain;
+  for (uint32_t c : cps)
+    if (c < 0x20 || c == '"' || c == '\\' || (c >= 0xD800 && c <= 0xDFFF))
+      return TokenTrie::kNotPlain;
+  // A malformed sequence decodes to U+FFFD, whose encoding differs from it.
+  if (cpts_to_utf8(cps) != b) return TokenTrie::kNotPlain;
+  return static_cast<uint16_t>(cps.size());
+}
+}  // namespace
+
+void TokenTrie::find_plain() {
+  std::vector<uint16_t> chars(order_.size());
+  for (size_t k = 0; k < order_.size(); ++k)
+    chars[k] = plain_chars(bytes_[static_cast<size_t>(order_[k])]);
+  // Children come after their parent in preorder, so a pass from the end sees them first.
+  max_plain_.assign(nodes_.size(), 0);
+  for (size_t v = n_nodes(); v-- > 0;) {
+    const Node& nd = nodes_[v];
+    uint16_t m = 0;
+    for (uint32_t k = 0; k < nd.n_here; ++k) m = std::max(m, chars[nd.first + k]);
+    for (uint32_t c = static_cast<uint32_t>(v) + 1; c < nd.end; c = nodes_[c].end)
+      m = std::max(m, max_plain_[c]);
+    max_plain_[v] = m;
+  }
 }
 
 TokenTrie TokenTrie::from_tokenizer(const Tokenizer& tok) {

@@ -46,6 +46,12 @@ class TokenTrie {
   // Where token `id` is in order() (-1 for a token with no bytes).
   int32_t rank(int32_t id) const { return rank_[static_cast<size_t>(id)]; }
 
+  // Plain-text tokens: whole UTF-8 characters, none a control, a quote or a backslash (what most
+  // strings take, so most of a vocabulary). Per node, the most characters of a token below it
+  // (kNotPlain when one is not plain text).
+  static constexpr uint16_t kNotPlain = UINT16_MAX;
+  const std::vector<uint16_t>& max_plain() const { return max_plain_; }
+
  private:
   std::vector<std::string> bytes_;
   std::vector<int32_t> eog_;
@@ -55,7 +61,10 @@ class TokenTrie {
   std::vector<int32_t> rank_;
   std::vector<size_t> n_longer_;
   std::vector<uint32_t> by_length_;
+  std::vector<uint16_t> max_plain_;
   size_t max_depth_ = 0;
+
+  void find_plain();
 };
 
 }  // namespace brisk::grammar
