@@ -1,0 +1,42 @@
+// A reply parsed as it streams: the text so far is parsed again as each piece arrives (replies
+// are short next to the work of generating them), and what became final since the last piece is
+// the delta to send. The deltas of a stream join to the whole reply's parse.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chat/reply_parser.h"
+
+namespace brisk {
+
+struct ReplyDelta {
+  std::string reasoning, content;
+  struct Call {
+    size_t index;
+    bool first;        // the call's first delta: it carries the name
+    std::string name;  // on the first delta
+    std::string arguments;
+  };
+  std::vector<Call> calls;
+  bool empty() const { return reasoning.empty() && content.empty() && calls.empty(); }
+};
+
+class ReplyStream {
+ public:
+  explicit ReplyStream(ReplyParser p) : parser_(std::move(p)) {}
+  ReplyDelta push(std::string_view more);
+  ReplyDelta finish();  // the text is whole
+  const Reply& sent() const { return sent_; }
+  const std::string& text() const { return text_; }
+
+ private:
+  ReplyDelta advance(const Reply& now);
+
+  ReplyParser parser_;
+  std::string text_;
+  Reply sent_;
+};
+
+}  // namespace brisk
