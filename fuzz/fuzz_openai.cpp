@@ -49,7 +49,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const json body = parse_body(req.body());
     if (target == "/v1/chat/completions")
-      (void)parse_chat_request(body, *f.fmt, 2048);
+      (void)parse_chat_request(body, *f.fmt, 2048,
+                               {brisk::ToolFamily::Hermes, brisk::ReasoningFamily::ThinkTags});
     else
       (void)parse_completion_request(body, *f.fmt, 2048);
   } catch (const ApiError&) {

@@ -31,6 +31,30 @@ json check_parts(const json& parts, const std::string& where) {
   return out;
 }
 
+// An assistant turn's calls, their JSON-string arguments given to the template parsed: templates
+// iterate `tool_call.function.arguments` as a mapping (as transformers and vLLM pass them).
+json check_tool_calls(const json& calls, const std::string& where) {
+  if (!calls.is_array()) invalid("{}.tool_calls must be a list", where);
+  json out = calls;
+  for (size_t k = 0; k < out.size(); ++k) {
+    json& c = out[k];
+    if (!c.is_object() || !c.contains("function") || !c["function"].is_object())
+      invalid("{}.tool_calls[{}].function must be an object", where, k);
+    json& f = c["function"];
+    if (!f.contains("name") || !f["name"].is_string())
+      invalid("{}.tool_calls[{}].function.name must be a string", where, k);
+    if (f.contains("arguments") && f["arguments"].is_string()) {
+      try {
+        json args = json::parse(f["arguments"].get<std::string>());
+        if (args.is_object()) f["arguments"] = std::move(args);
+      } catch (const json::exception&) {
+        // Not JSON: the template gets the text as it was sent.
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 json check_messages(const json& messages) {
@@ -56,6 +80,8 @@ json check_messages(const json& messages) {
     } else if (!c->is_string()) {
       invalid("{}.content must be a string or a list of content parts", where);
     }
+    if (m.contains("tool_calls") && !m.at("tool_calls").is_null())
+      o["tool_calls"] = check_tool_calls(m.at("tool_calls"), where);
     out.push_back(std::move(o));
   }
   return out;

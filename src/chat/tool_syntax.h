@@ -45,6 +45,15 @@ std::vector<std::string> tool_family_names();
 ToolFamily detect_tool_family(std::string_view template_source);
 ReasoningFamily detect_reasoning_family(std::string_view template_source);
 
+// Both, as a server or command applies them to every reply.
+struct ReplyFormat {
+  ToolFamily tools = ToolFamily::None;
+  ReasoningFamily reasoning = ReasoningFamily::None;
+};
+inline ReplyFormat detect_reply_format(std::string_view template_source) {
+  return {detect_tool_family(template_source), detect_reasoning_family(template_source)};
+}
+
 // The reasoning markers of a family ("" for None).
 struct ReasoningMarkers {
   std::string start, end;

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "chat/tool_syntax.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/options.h"
@@ -21,6 +22,7 @@ struct ServeArgs {
   Options opt;
   server::ServerConfig server;
   std::string max_body = "8MiB";
+  std::string tool_parser = "auto", reasoning_parser = "auto";
 };
 
 int serve(ServeArgs& a) {
@@ -33,6 +35,8 @@ int serve(ServeArgs& a) {
   server::ServerConfig c = a.server;
   if (c.model_name.empty()) c.model_name = std::filesystem::path(m->file.path).stem().string();
   c.http.max_body_bytes = parse_size(a.max_body, "--max-body-size");
+  if (a.tool_parser != "auto") c.tool_parser = tool_family_named(a.tool_parser);
+  if (a.reasoning_parser != "auto") c.reasoning_parser = reasoning_family_named(a.reasoning_parser);
   server::Server srv(engine, fmt, c);
   std::fprintf(stderr, "model: %s (%s), %d threads, kernels: %s, load %.0f ms\n",
                m->file.path.c_str(), c.model_name.c_str(), threads, isa_name(best_isa()),
@@ -40,6 +44,9 @@ int serve(ServeArgs& a) {
   std::fprintf(stderr, "%s\n", describe_kv(engine).c_str());
   if (fmt.uses_fallback_template())
     std::fprintf(stderr, "note: the model has no chat template; chat requests use ChatML\n");
+  const ReplyFormat rf = srv.reply_format();
+  std::fprintf(stderr, "tool calls: %s, reasoning: %s\n", tool_family_name(rf.tools),
+               reasoning_family_name(rf.reasoning));
   std::fprintf(stderr, "listening on http://%s:%u (Ctrl-C or SIGTERM stops)\n", c.host.c_str(),
                static_cast<unsigned>(srv.port()));
   std::fflush(stderr);
@@ -81,6 +88,16 @@ void register_serve(CLI::App& app, Commands& c) {
       ->check(CLI::Range(0.001, 1e6));
   s->add_option("--max-connections", sc.http.max_connections, "Open connections at most")
       ->check(CLI::Range(1, 1 << 20));
+  std::vector<std::string> tools = tool_family_names();
+  tools.insert(tools.begin(), "auto");
+  s->add_option("--tool-call-parser", a->tool_parser,
+                "How tool calls are written and read back: auto (from the chat template), " +
+                    fmt::format("{}", fmt::join(tools.begin() + 1, tools.end(), ", ")))
+      ->check(CLI::IsMember(tools));
+  s->add_option("--reasoning-parser", a->reasoning_parser,
+                "Where reasoning goes to reasoning_content: auto (from the chat template), think "
+                "(<think>...</think>), command_r7b, none")
+      ->check(CLI::IsMember({"auto", "think", "command_r7b", "none"}));
   add_options(*s, a->opt, kEngine | kConcurrency | kSpeculation);
   s->callback([a, &c] { c.selected = [a] { return serve(*a); }; });
 }

@@ -32,6 +32,9 @@ struct Request {
   // Structured output: the text is constrained to this (JSON, a schema, a regex, a grammar or a
   // choice); generation ends with the constraint's end (or by length, or a stop string).
   std::optional<grammar::Constraint> constraint;
+  // The text of special tokens the model generates (end-of-generation ones aside) is left out
+  // unless this is false (vLLM's skip_special_tokens): a tool call's markers may be such tokens.
+  bool skip_special_tokens = true;
 };
 
 enum class FinishReason { None, Stop, Length, Abort };

@@ -12,7 +12,11 @@ SamplingParams draft_sampling(SamplingParams p) {
 }  // namespace
 
 Seq::Seq(Req* r, int idx, const Tokenizer& tok, const SamplingParams& sp)
-    : req(r), index(idx), sampler(sp), dec(tok), draft_sampler(draft_sampling(sp)) {}
+    : req(r),
+      index(idx),
+      sampler(sp),
+      dec(tok, !r->r.skip_special_tokens),
+      draft_sampler(draft_sampling(sp)) {}
 
 bool Req::all_done() const {
   for (const auto& s : seqs)

@@ -10,18 +10,21 @@ namespace {
 // Everything that decides a constraint's grammar, as one string.
 std::string constraint_key(const grammar::Constraint& c) {
   std::string k = grammar::kind_name(c.kind);
-  k += '\0' + std::to_string(c.style.max_whitespace) + (c.style.compact ? "c" : "w") + '\0';
+  k += '\0' + std::to_string(c.style.max_whitespace) + (c.style.compact ? "c" : "w") +
+       (c.special_text ? "s" : "") + '\0';
   k += c.text;
   for (const std::string& s : c.choices) k += '\0' + std::to_string(s.size()) + ':' + s;
   return k;
 }
 }  // namespace
 
-std::shared_ptr<const grammar::TokenTrie> GrammarCache::trie() {
+std::shared_ptr<const grammar::TokenTrie> GrammarCache::trie(bool special_text) {
   std::lock_guard lk(mu_);
-  if (!trie_)
-    trie_ = std::make_shared<grammar::TokenTrie>(grammar::TokenTrie::from_tokenizer(tok_));
-  return trie_;
+  auto& t = trie_[special_text ? 1 : 0];
+  if (!t)
+    t = std::make_shared<grammar::TokenTrie>(
+        grammar::TokenTrie::from_tokenizer(tok_, special_text));
+  return t;
 }
 
 std::shared_ptr<const grammar::CompiledGrammar> GrammarCache::get(const grammar::Constraint& c) {
@@ -36,7 +39,8 @@ std::shared_ptr<const grammar::CompiledGrammar> GrammarCache::get(const grammar:
   }
   // Compiled outside the lock: a slow schema (its compiler has a time budget) must not hold up
   // requests with other constraints. Two threads may compile the same one; the later wins.
-  auto g = std::make_shared<const grammar::CompiledGrammar>(grammar::constraint_grammar(c), trie());
+  auto g = std::make_shared<const grammar::CompiledGrammar>(grammar::constraint_grammar(c),
+                                                            trie(c.special_text));
   std::lock_guard lk(mu_);
   lru_.emplace_front(key, g);
   if (lru_.size() > kMaxEntries) lru_.pop_back();

@@ -4,6 +4,7 @@
 // consults as a TokenFilter.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <list>
 #include <memory>
@@ -31,11 +32,11 @@ class GrammarCache {
   static constexpr size_t kMaxEntries = 32;
 
  private:
-  std::shared_ptr<const grammar::TokenTrie> trie();
+  std::shared_ptr<const grammar::TokenTrie> trie(bool special_text);
 
   const Tokenizer& tok_;
   std::mutex mu_;
-  std::shared_ptr<const grammar::TokenTrie> trie_;
+  std::shared_ptr<const grammar::TokenTrie> trie_[2];  // without and with special tokens' text
   std::list<std::pair<std::string, std::shared_ptr<const grammar::CompiledGrammar>>> lru_;
 };
 

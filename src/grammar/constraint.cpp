@@ -22,6 +22,8 @@ const char* kind_name(Constraint::Kind k) {
       return "grammar";
     case Constraint::Kind::Choice:
       return "choice";
+    case Constraint::Kind::Built:
+      return "built";
   }
   return "?";
 }
@@ -47,6 +49,10 @@ Grammar constraint_grammar(const Constraint& c) {
       return parse_regex(c.text);
     case Constraint::Kind::Gbnf:
       return parse_gbnf(c.text);
+    case Constraint::Kind::Built:
+      if (!c.built) fail("grammar: no grammar was built");
+      c.built->check();
+      return *c.built;
     case Constraint::Kind::Choice: {
       if (c.choices.empty()) fail("choice: no strings to choose from");
       Grammar g;

@@ -89,7 +89,7 @@ void TokenTrie::find_plain() {
   }
 }
 
-TokenTrie TokenTrie::from_tokenizer(const Tokenizer& tok) {
+TokenTrie TokenTrie::from_tokenizer(const Tokenizer& tok, bool special_text) {
   const Vocab& v = tok.vocab();
   std::vector<std::string> bytes(static_cast<size_t>(v.size()));
   std::vector<int32_t> eog;
@@ -99,8 +99,9 @@ TokenTrie TokenTrie::from_tokenizer(const Tokenizer& tok) {
       continue;
     }
     const TokenType t = v.types.empty() ? TokenType::Normal : v.types[static_cast<size_t>(id)];
-    if (t == TokenType::Control || t == TokenType::Unknown || t == TokenType::Unused) continue;
-    bytes[static_cast<size_t>(id)] = tok.token_bytes(id);
+    if (t == TokenType::Unknown || t == TokenType::Unused) continue;
+    if (t == TokenType::Control && (!special_text || id == v.bos)) continue;
+    bytes[static_cast<size_t>(id)] = tok.token_bytes(id, t == TokenType::Control);
   }
   return TokenTrie(std::move(bytes), std::move(eog));
 }

@@ -24,7 +24,8 @@ class TokenTrie {
   // Tokens by id: their bytes ("" for those never matched: control, unknown and unused tokens);
   // eog: the tokens that end generation.
   TokenTrie(std::vector<std::string> bytes, std::vector<int32_t> eog);
-  static TokenTrie from_tokenizer(const Tokenizer& tok);
+  // special_text: control tokens (end-of-generation ones aside) are matched as their text too.
+  static TokenTrie from_tokenizer(const Tokenizer& tok, bool special_text = false);
 
   // nodes()[0] is the root; a sentinel after the last node closes every subtree's token range.
   const std::vector<Node>& nodes() const { return nodes_; }

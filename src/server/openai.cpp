@@ -4,8 +4,12 @@
 #include <random>
 
 #include "chat/messages.h"
+#include "chat/reply_parser.h"
+#include "chat/tool_grammar.h"
+#include "chat/tool_prompt.h"
 #include "core/error.h"
 #include "server/structured_output.h"
+#include "server/tools.h"
 
 namespace brisk::server {
 
@@ -300,54 +304,63 @@ GenSpec parse_completion_request(const json& b, const PromptFormat& pf, int64_t 
   return j;
 }
 
-ojson chat_template_extra(const json& b) {
+std::string render_messages(const json& b, const PromptFormat& pf, bool add_generation_prompt,
+                            ToolFamily family) {
+  const json& messages = b.at("messages");
+  if (!messages.is_array() || messages.empty())
+    bad("messages", "'messages' must be a non-empty list");
   ojson extra = ojson::object();
   if (has(b, "chat_template_kwargs")) {
     if (!b.at("chat_template_kwargs").is_object())
       bad("chat_template_kwargs", "'chat_template_kwargs' must be an object");
     extra = b.at("chat_template_kwargs");
   }
-  std::string choice = "auto";
-  if (has(b, "tool_choice")) {
-    const json& tc = b.at("tool_choice");
-    if (tc.is_string()) {
-      choice = tc.get<std::string>();
-      if (choice != "none" && choice != "auto" && choice != "required")
-        bad("tool_choice", "'tool_choice' must be none, auto, required or a named function");
-    } else if (!tc.is_object()) {
-      bad("tool_choice", "'tool_choice' must be none, auto, required or a named function");
-    }
-  }
-  if (has(b, "tools")) {
-    if (!b.at("tools").is_array()) bad("tools", "'tools' must be a list");
-    if (choice != "none") extra["tools"] = b.at("tools");
-  }
-  return extra;
-}
-
-std::vector<int32_t> encode_messages(const json& b, const PromptFormat& pf,
-                                     bool add_generation_prompt) {
-  const json& messages = b.at("messages");
-  if (!messages.is_array() || messages.empty())
-    bad("messages", "'messages' must be a non-empty list");
-  const ojson extra = chat_template_extra(b);
-  std::string rendered;
+  const ChatTools tools = parse_tools(b);
+  const bool describe = tools.active() && family == ToolFamily::GenericJson;
+  if (tools.active() && !describe) extra["tools"] = tools.tools;
   try {
-    rendered = pf.render_chat(messages, add_generation_prompt, extra);
+    return pf.render_chat(describe ? describe_tools(messages, tools.tools) : messages,
+                          add_generation_prompt, extra);
   } catch (const InvalidMessages& e) {
     bad("messages", e.what());
   } catch (const Error& e) {
     bad("messages", std::string("the chat template failed: ") + e.what());
   }
-  return pf.encode_chat(rendered);
 }
 
-GenSpec parse_chat_request(const json& b, const PromptFormat& pf, int64_t max_model_len) {
+GenSpec parse_chat_request(const json& b, const PromptFormat& pf, int64_t max_model_len,
+                           const ReplyFormat& rf) {
   GenSpec j;
   j.api = Api::Chat;
   parse_common(b, j, pf.tokenizer());
   if (!has(b, "messages")) bad("messages", "'messages' is required");
-  j.prompts.push_back(encode_messages(b, pf, get_bool(b, "add_generation_prompt", true)));
+  const std::string rendered =
+      render_messages(b, pf, get_bool(b, "add_generation_prompt", true), rf.tools);
+  j.prompts.push_back(pf.encode_chat(rendered));
+  const ChatTools tools = parse_tools(b);
+  if (tools.active()) {
+    j.tool_family = rf.tools;
+    j.tools = tools.tools;
+    if (j.base.constraint && tools.choice != "auto")
+      bad("tool_choice", fmt::format("'tool_choice' {} cannot be combined with '{}'", tools.choice,
+                                     j.constraint_param));
+    if (!j.base.constraint) {
+      try {
+        j.base.constraint =
+            tool_constraint(rf, ReplyParser::opens_reasoning(rendered, rf.reasoning), tools.tools,
+                            {tools.choice, tools.function, tools.parallel});
+      } catch (const Error& e) {
+        bad("tools", e.what());
+      }
+      if (j.base.constraint) j.constraint_param = "tools";
+    }
+  }
+  j.reasoning = rf.reasoning;
+  j.in_reasoning = ReplyParser::opens_reasoning(rendered, rf.reasoning);
+  // A call's markers may be special tokens: their text is kept where a parser reads the reply.
+  j.base.skip_special_tokens =
+      get_bool(b, "skip_special_tokens",
+               j.tool_family == ToolFamily::None && j.reasoning == ReasoningFamily::None);
   if (get_bool(b, "logprobs", false)) {
     j.top_logprobs = static_cast<int>(get_int(b, "top_logprobs", 0, 0, kMaxLogprobs));
     j.base.logprobs = j.top_logprobs;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "chat/prompt_format.h"
+#include "chat/tool_syntax.h"
 #include "engine/engine.h"
 
 namespace brisk::server {
@@ -45,17 +46,25 @@ struct GenSpec {
   bool stream = false, include_usage = false, echo = false;
   int top_logprobs = 0;          // alternatives per token when logprobs are on
   std::string constraint_param;  // the field base.constraint came from, for its errors
+  // Chat: how the reply is split into reasoning, content and tool calls (None, None: all content),
+  // and the tools it may call.
+  ToolFamily tool_family = ToolFamily::None;
+  ReasoningFamily reasoning = ReasoningFamily::None;
+  bool in_reasoning = false;  // the prompt opened the reasoning block
+  json tools = json::array();
 };
 
 GenSpec parse_completion_request(const json& body, const PromptFormat& fmt, int64_t max_model_len);
-GenSpec parse_chat_request(const json& body, const PromptFormat& fmt, int64_t max_model_len);
+// rf: the layout of the server's model family (tool calls, reasoning).
+GenSpec parse_chat_request(const json& body, const PromptFormat& fmt, int64_t max_model_len,
+                           const ReplyFormat& rf);
 
-// The template variables besides messages that a chat request sets (tools, chat_template_kwargs).
-ojson chat_template_extra(const json& body);
-// A chat body's messages (with its template variables) rendered and encoded; a 400 naming
-// 'messages' when they are malformed or the template fails on them.
-std::vector<int32_t> encode_messages(const json& body, const PromptFormat& pf,
-                                     bool add_generation_prompt);
+// A chat body's messages with its template variables (tools unless tool_choice is none,
+// chat_template_kwargs) rendered; a 400 naming 'messages' when they are malformed or the template
+// fails on them. Tools reach a template that has no place for them (ToolFamily::GenericJson)
+// described in the system message.
+std::string render_messages(const json& body, const PromptFormat& pf, bool add_generation_prompt,
+                            ToolFamily family);
 
 // Serializes for the wire: invalid UTF-8 (a token's partial character) becomes U+FFFD instead of
 // an exception.

@@ -103,6 +103,73 @@ json response_body(const ResponseHead& h, json choices, json u) {
               {"usage", std::move(u)}};
 }
 
+std::string new_call_id(ToolFamily f) {
+  static std::mt19937_64 rng{std::random_device{}()};
+  static constexpr char kAlnum[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  const bool mistral = f == ToolFamily::MistralV3 || f == ToolFamily::MistralV11;
+  std::string id = mistral ? "" : "call_";
+  for (int i = 0; i < (mistral ? 9 : 24); ++i) id += kAlnum[rng() % 62];
+  return id;
+}
+
+const char* reply_finish_reason(FinishReason r, bool has_calls) {
+  return has_calls && r == FinishReason::Stop ? "tool_calls" : finish_reason(r);
+}
+
+std::vector<json> reply_chunks(const ResponseHead& h, int index, const ReplyDelta& d,
+                               const std::vector<std::string>& call_ids, const json& logprobs,
+                               const char* finish, bool include_usage) {
+  std::vector<json> deltas;
+  json text = json::object();
+  if (!d.reasoning.empty()) text["reasoning_content"] = d.reasoning;
+  if (!d.content.empty()) text["content"] = d.content;
+  if (!text.empty()) deltas.push_back(std::move(text));
+  for (const ReplyDelta::Call& c : d.calls) {
+    if (c.first)
+      deltas.push_back(
+          {{"tool_calls", json::array({{{"index", c.index},
+                                        {"id", call_ids.at(c.index)},
+                                        {"type", "function"},
+                                        {"function", {{"name", c.name}, {"arguments", ""}}}}})}});
+    if (!c.arguments.empty())
+      deltas.push_back(
+          {{"tool_calls",
+            json::array({{{"index", c.index}, {"function", {{"arguments", c.arguments}}}}})}});
+  }
+  if (deltas.empty() && (finish || !logprobs.is_null())) deltas.push_back(json::object());
+  std::vector<json> out;
+  for (size_t i = 0; i < deltas.size(); ++i) {
+    const bool last = i + 1 == deltas.size();
+    out.push_back(chunk(h,
+                        {{"index", index},
+                         {"delta", std::move(deltas[i])},
+                         {"logprobs", i == 0 ? logprobs : json(nullptr)},
+                         {"finish_reason", last && finish ? json(finish) : json(nullptr)}},
+                        include_usage));
+  }
+  return out;
+}
+
+json reply_choice(size_t index, const Reply& r, const std::vector<std::string>& call_ids,
+                  const json& logprobs, const char* finish) {
+  json msg = {{"role", "assistant"}};
+  msg["content"] = r.content.empty() && !r.calls.empty() ? json(nullptr) : json(r.content);
+  if (!r.reasoning.empty()) msg["reasoning_content"] = r.reasoning;
+  if (!r.calls.empty()) {
+    json calls = json::array();
+    for (size_t i = 0; i < r.calls.size(); ++i)
+      calls.push_back(
+          {{"id", call_ids.at(i)},
+           {"type", "function"},
+           {"function", {{"name", r.calls[i].name}, {"arguments", r.calls[i].arguments}}}});
+    msg["tool_calls"] = std::move(calls);
+  }
+  return json{{"index", index},
+              {"message", std::move(msg)},
+              {"logprobs", logprobs},
+              {"finish_reason", finish}};
+}
+
 json models_body(const std::string& model, int64_t max_model_len) {
   return json{{"object", "list"},
               {"data", json::array({{{"id", model},

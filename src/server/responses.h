@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "chat/reply_stream.h"
 #include "engine/request.h"
 #include "server/openai.h"
 #include "tokenizer/tokenizer.h"
@@ -41,6 +42,22 @@ json usage_chunk(const ResponseHead& h, const json& usage);
 json choice_body(const ResponseHead& h, size_t index, const std::string& text, const json& logprobs,
                  FinishReason finish);
 json response_body(const ResponseHead& h, json choices, json usage);
+
+// Tool calls: an id for a new call (Mistral's templates want 9 letters and digits), and the
+// finish reason of a reply that made calls ("tool_calls" where it ended by itself).
+std::string new_call_id(ToolFamily f);
+const char* reply_finish_reason(FinishReason r, bool has_calls);
+// A chat stream's chunks for a parsed reply's delta: reasoning_content and content in one, then
+// per call its first delta (index, id, type, name, arguments "") and its arguments' pieces; the
+// log-probabilities ride on the first chunk, the finish reason on the last (a lone chunk when
+// there is nothing else to send).
+std::vector<json> reply_chunks(const ResponseHead& h, int index, const ReplyDelta& d,
+                               const std::vector<std::string>& call_ids, const json& logprobs,
+                               const char* finish, bool include_usage);
+// A chat choice of a whole parsed reply: message.content (null when only calls were made),
+// reasoning_content when there was any, tool_calls.
+json reply_choice(size_t index, const Reply& r, const std::vector<std::string>& call_ids,
+                  const json& logprobs, const char* finish);
 
 // GET /v1/models: the one model served (vLLM adds max_model_len).
 json models_body(const std::string& model, int64_t max_model_len);

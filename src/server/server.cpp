@@ -46,7 +46,9 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
     std::vector<TokenLogprobs> logprobs;
     FinishReason finish = FinishReason::None;
     double last_token = 0;
-    int64_t text_bytes = 0;  // for the completions logprobs' text offsets
+    int64_t text_bytes = 0;              // for the completions logprobs' text offsets
+    std::unique_ptr<ReplyStream> reply;  // a streamed chat reply that is parsed
+    std::vector<std::string> call_ids;
   };
   struct Prompt {
     RequestId id = 0;
@@ -71,6 +73,14 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
   net::steady_timer timer;
 
   bool chat() const { return spec.api == Api::Chat; }
+  // Whether the chat reply is split into reasoning, content and tool calls.
+  bool parsed() const {
+    return chat() &&
+           (spec.tool_family != ToolFamily::None || spec.reasoning != ReasoningFamily::None);
+  }
+  ReplyParser parser() const {
+    return ReplyParser(spec.tool_family, spec.reasoning, spec.in_reasoning, spec.tools);
+  }
   int n() const { return spec.base.n; }
 
   json usage() const {
@@ -90,6 +100,8 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
     const int np = static_cast<int>(spec.prompts.size());
     prompts.resize(static_cast<size_t>(np));
     choices.resize(static_cast<size_t>(np * n()));
+    if (spec.stream && parsed())
+      for (Choice& ch : choices) ch.reply = std::make_unique<ReplyStream>(parser());
     open = np * n();
     for (int p = 0; p < np; ++p) {
       prompts[p].open = n();
@@ -178,7 +190,9 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
     }
     ch.text += o.text;
     const bool last = o.finish != FinishReason::None;
-    if (spec.stream && !gone) {
+    if (ch.reply) {
+      stream_reply(index, ch, o, lps);
+    } else if (spec.stream && !gone) {
       const bool aborted = o.finish == FinishReason::Abort;
       if (!o.text.empty() || !lps.is_null() || (last && !aborted))
         send_chunk(index, o.text, lps, last && !aborted ? finish_reason(o.finish) : nullptr);
@@ -190,6 +204,31 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
     --open;
     if (--pr.open == 0) m.e2e.observe(t - arrival);
     if (open == 0) complete();
+  }
+
+  // A parsed chat reply's new text as OpenAI streams it: what became final since the last piece.
+  void stream_reply(int index, Choice& ch, const Output& o, const json& lps) {
+    const bool last = o.finish != FinishReason::None;
+    ReplyDelta d = ch.reply->push(o.text);
+    if (last) {
+      ReplyDelta rest = ch.reply->finish();
+      d.reasoning += rest.reasoning;
+      d.content += rest.content;
+      for (auto& c : rest.calls) {
+        if (!c.first && !d.calls.empty() && d.calls.back().index == c.index)
+          d.calls.back().arguments += c.arguments;
+        else
+          d.calls.push_back(std::move(c));
+      }
+    }
+    for (const auto& c : d.calls)
+      if (c.first) ch.call_ids.push_back(new_call_id(spec.tool_family));
+    if (gone) return;
+    const bool aborted = o.finish == FinishReason::Abort;
+    const char* fin =
+        last && !aborted ? reply_finish_reason(o.finish, !ch.reply->sent().calls.empty()) : nullptr;
+    for (const json& c : reply_chunks(head, index, d, ch.call_ids, lps, fin, spec.include_usage))
+      send_event(c);
   }
 
   void complete() {
@@ -230,10 +269,15 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
     json list = json::array();
     for (size_t i = 0; i < choices.size(); ++i) {
       const Choice& ch = choices[i];
-      if (chat()) {
-        list.push_back(choice_body(head, i, ch.text,
-                                   lp ? chat_logprobs(tok, ch.tokens, ch.logprobs) : json(nullptr),
-                                   ch.finish));
+      const json lps = lp ? chat_logprobs(tok, ch.tokens, ch.logprobs) : json(nullptr);
+      if (parsed()) {
+        const Reply r = parser().parse(ch.text, false);
+        std::vector<std::string> ids;
+        for (size_t k = 0; k < r.calls.size(); ++k) ids.push_back(new_call_id(spec.tool_family));
+        list.push_back(
+            reply_choice(i, r, ids, lps, reply_finish_reason(ch.finish, !r.calls.empty())));
+      } else if (chat()) {
+        list.push_back(choice_body(head, i, ch.text, lps, ch.finish));
       } else {
         const std::string& echo = prompts[i / static_cast<size_t>(n())].echo;
         list.push_back(choice_body(
@@ -250,6 +294,9 @@ Server::Server(Engine& engine, const PromptFormat& fmt, const ServerConfig& c)
   http_ = std::make_unique<HttpServer>(io_, c_.host, c_.port, c_.http,
                                        [this](std::shared_ptr<Exchange> ex) { handle(ex); });
   stats_ = engine_.stats();
+  reply_format_ = detect_reply_format(fmt_.chat_template().source());
+  if (c_.tool_parser) reply_format_.tools = *c_.tool_parser;
+  if (c_.reasoning_parser) reply_format_.reasoning = *c_.reasoning_parser;
 }
 
 Server::~Server() {
@@ -396,7 +443,7 @@ void Server::route(const std::shared_ptr<Exchange>& ex) {
 
 void Server::generate(const std::shared_ptr<Exchange>& ex, bool chat) {
   const json body = parse_body(ex->request().body());
-  GenSpec spec = chat ? parse_chat_request(body, fmt_, engine_.max_model_len())
+  GenSpec spec = chat ? parse_chat_request(body, fmt_, engine_.max_model_len(), reply_format_)
                       : parse_completion_request(body, fmt_, engine_.max_model_len());
   if (!spec.model.empty() && spec.model != c_.model_name)
     throw ApiError(404, fmt::format("The model `{}` does not exist.", spec.model), "model", "",
@@ -467,7 +514,8 @@ void Server::tokenize(const std::shared_ptr<Exchange>& ex) {
     const auto gen = b.find("add_generation_prompt");
     if (gen != b.end() && !gen->is_boolean())
       throw ApiError(400, "'add_generation_prompt' must be true or false", "add_generation_prompt");
-    ids = encode_messages(b, fmt_, gen == b.end() || gen->get<bool>());
+    ids = fmt_.encode_chat(
+        render_messages(b, fmt_, gen == b.end() || gen->get<bool>(), reply_format_.tools));
   } else {
     if (!b.contains("prompt") || !b.at("prompt").is_string())
       throw ApiError(400, "'prompt' (a string) or 'messages' is required", "prompt");

@@ -11,6 +11,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -32,6 +33,10 @@ struct ServerConfig {
   double request_timeout_seconds = 600;  // a request running longer is ended
   double shutdown_grace_seconds = 10;    // running requests may finish this long on SIGTERM
   HttpLimits http;
+  // How replies are split into reasoning, content and tool calls: the chat template's family
+  // unless given (--tool-call-parser, --reasoning-parser).
+  std::optional<ToolFamily> tool_parser;
+  std::optional<ReasoningFamily> reasoning_parser;
 };
 
 class Server {
@@ -43,6 +48,7 @@ class Server {
   // Starts a graceful shutdown from any thread.
   void shutdown();
   uint16_t port() const;
+  ReplyFormat reply_format() const { return reply_format_; }
 
   struct Job;  // one API request in flight
 
@@ -63,6 +69,7 @@ class Server {
   Engine& engine_;
   const PromptFormat& fmt_;
   ServerConfig c_;
+  ReplyFormat reply_format_;
   boost::asio::io_context io_;
   std::unique_ptr<HttpServer> http_;
   boost::asio::signal_set signals_;

@@ -99,7 +99,11 @@ grammar::Constraint structured_outputs(const json& so) {
     found.push_back(text_kind(Kind::Gbnf, so.at("grammar"), p + ".grammar"));
   if (present(so, "json_object")) {
     if (!so.at("json_object").is_boolean()) bad(p, "'structured_outputs.json_object' must be true");
-    if (so.at("json_object").get<bool>()) found.push_back({Kind::JsonObject, "", {}, {}});
+    if (so.at("json_object").get<bool>()) {
+      grammar::Constraint c;
+      c.kind = Kind::JsonObject;
+      found.push_back(std::move(c));
+    }
   }
   if (found.size() != 1)
     bad(p,

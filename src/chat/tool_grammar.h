@@ -1,0 +1,30 @@
+// The constraint a request with tools decodes under, in its model family's syntax: with
+// tool_choice "required" or a named function, a call (or several, when parallel calls are
+// allowed) whose arguments match the function's parameters schema; with "auto", free text in
+// which a call, once its trigger appears, must be whole and valid (a lazy grammar: the free text
+// costs a check of the sampled token). A reasoning block may come first.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "chat/tool_syntax.h"
+#include "grammar/constraint.h"
+
+namespace brisk {
+
+struct ToolChoice {
+  std::string mode = "auto";  // auto, required, or function (then `function` names it)
+  std::string function;
+  bool parallel = true;
+};
+
+// tools: OpenAI's list, checked. A function whose schema cannot be enforced takes any JSON
+// object, unless it is strict (then the error names tools[i].function.parameters). nullopt: no
+// constraint (tool_choice none, or a family without tool calls).
+std::optional<grammar::Constraint> tool_constraint(const ReplyFormat& rf, bool in_reasoning,
+                                                   const nlohmann::ordered_json& tools,
+                                                   const ToolChoice& choice);
+
+}  // namespace brisk
