@@ -57,6 +57,7 @@ class Builder {
   int32_t one_of(const std::string& name, const std::function<Sequence(size_t)>& per_tool);
   int32_t list(int32_t item, const std::string& sep);
   int32_t params(size_t i, bool xml);
+  int32_t xml_value(const ojson& schema, const std::string& where);
   std::pair<std::string, int32_t> section();  // the trigger and what follows it
 
   const ReplyFormat& rf_;
@@ -138,6 +139,30 @@ int32_t Builder::list(int32_t item, const std::string& sep) {
   return rule("list", {{ref(item), ref(more)}});
 }
 
+// A Qwen3-Coder parameter's value and its closing tag: a string is raw text (its enum, or at most
+// maxLength characters other than '<' when it has one, else any text without the closing tag);
+// other types are JSON.
+int32_t Builder::xml_value(const ojson& schema, const std::string& where) {
+  const std::string close = "\n</parameter>\n";
+  const int32_t end = rule("close", {lit(close)});
+  if (!schema.is_object() || schema.value("type", ojson()) != "string")
+    return rule("value", {{ref(schema_rule(schema, where, false)), ref(end)}});
+  if (schema.contains("enum") && schema["enum"].is_array()) {
+    std::vector<Sequence> alts;
+    for (const ojson& e : schema["enum"])
+      if (e.is_string()) alts.push_back(cat(lit(e.get<std::string>()), {ref(end)}));
+    if (!alts.empty()) return rule("value", std::move(alts));
+  }
+  if (schema.contains("maxLength") && schema["maxLength"].is_number_unsigned()) {
+    const auto max = std::min<uint32_t>(schema["maxLength"].get<uint32_t>(), 4096);
+    const auto min = std::min<uint32_t>(schema.value("minLength", 0u), max);
+    const int32_t chars =
+        g_.add_repeat("chars", {Symbol::chars(grammar::complement({{'<', '<'}}))}, min, max);
+    return rule("value", {{ref(chars), ref(end)}});
+  }
+  return text_until(close, rule("end", {{}}), false);
+}
+
 // A function's arguments one parameter at a time, in the schema's order, the required ones
 // always: Python keyword arguments, or Qwen3-Coder's <parameter=...> blocks.
 int32_t Builder::params(size_t i, bool xml) {
@@ -157,12 +182,7 @@ int32_t Builder::params(size_t i, bool xml) {
     const std::string where = fmt::format("tools[{}].function.parameters.properties.{}", i, key);
     Sequence body;
     if (xml) {
-      const int32_t close = rule("close", {lit("\n</parameter>\n")});
-      const bool text = schema->is_object() && schema->value("type", ojson()) == "string";
-      const int32_t value =
-          text ? text_until("\n</parameter>\n", rule("end", {{}}), false)
-               : rule("value", {{ref(schema_rule(*schema, where, false)), ref(close)}});
-      body = cat(lit("<parameter=" + key + ">\n"), {ref(value)});
+      body = cat(lit("<parameter=" + key + ">\n"), {ref(xml_value(*schema, where))});
     } else {
       body = cat(lit(key + "="), {ref(schema_rule(*schema, where, false))});
     }

@@ -290,7 +290,13 @@ class PyLiteral {
     if (c == '[' || c == '(') return list(out, c == '[' ? ']' : ')', depth);
     if (c == '{') return dict(out, depth);
     if (c == '-' || std::isdigit(static_cast<unsigned char>(c))) return number(out);
-    for (auto [py, js] : {std::pair{"True", "true"}, {"False", "false"}, {"None", "null"}}) {
+    // Python's literals, and JSON's (a grammar may write arguments as JSON values).
+    for (auto [py, js] : {std::pair{"True", "true"},
+                          {"False", "false"},
+                          {"None", "null"},
+                          {"true", "true"},
+                          {"false", "false"},
+                          {"null", "null"}}) {
       const std::string_view w = py;
       if (s_.substr(i_).starts_with(w)) {
         i_ += w.size();

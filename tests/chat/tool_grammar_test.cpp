@@ -1,0 +1,184 @@
+// Tool calls round-trip in every family: 256 random generations per family under its tool grammar
+// (tool_choice required, parallel or not, a named function, and auto) on a byte-level vocabulary
+// with some longer pieces, then parsed back. Every required generation is a complete call of an
+// allowed function whose arguments are a JSON object with the schema's required keys and
+// values in range; the reply streamed a byte at a time parses the same.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "chat/reply_stream.h"
+#include "chat/tool_grammar.h"
+#include "grammar/matcher.h"
+
+namespace brisk {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+const ojson kTools = ojson::parse(R"([
+  {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object",
+   "properties": {"city": {"type": "string", "maxLength": 12},
+                  "days": {"type": "integer", "minimum": 1, "maximum": 7},
+                  "unit": {"enum": ["celsius", "fahrenheit"]}},
+   "required": ["city", "days"], "additionalProperties": false}}},
+  {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object",
+   "properties": {"tz": {"type": "string", "maxLength": 6}}, "additionalProperties": false}}}])");
+
+// Every byte, and pieces a tokenizer would have, markers included.
+std::shared_ptr<const grammar::TokenTrie> vocab() {
+  std::vector<std::string> bytes = {""};  // 0: end of generation
+  for (int b = 1; b < 256; ++b) bytes.emplace_back(1, static_cast<char>(b));
+  for (const char* s : {"<tool_call>",
+                        "</tool_call>",
+                        "{\"",
+                        "\": ",
+                        "\", \"",
+                        "get_weather",
+                        "get_time",
+                        "city",
+                        "days",
+                        "unit",
+                        "celsius",
+                        "fahrenheit",
+                        "tz",
+                        "Paris",
+                        " Oslo",
+                        "[TOOL_CALLS]",
+                        "[ARGS]",
+                        "<think>",
+                        "</think>",
+                        "<function=",
+                        "<parameter=",
+                        "</parameter>",
+                        "</function>",
+                        "name",
+                        "arguments",
+                        "parameters",
+                        "\n",
+                        "\"}",
+                        "}}",
+                        "<|START_ACTION|>",
+                        "<|END_ACTION|>",
+                        "<|tool_call|>",
+                        "functools",
+                        "tool_calls",
+                        "response",
+                        "\u00e9t\u00e9",
+                        " the",
+                        "<\uff5ctool\u2581calls\u2581begin\uff5c>",
+                        "<\uff5ctool\u2581call\u2581begin\uff5c>",
+                        "<\uff5ctool\u2581sep\uff5c>",
+                        "<\uff5ctool\u2581call\u2581end\uff5c>",
+                        "<\uff5ctool\u2581calls\u2581end\uff5c>",
+                        "```json\n",
+                        "\n```"})
+    bytes.emplace_back(s);
+  return std::make_shared<grammar::TokenTrie>(std::move(bytes), std::vector<int32_t>{0});
+}
+
+// A random generation: uniform among allowed tokens, but one that closes something (a quote,
+// bracket or tag) is preferred a third of the time so that strings end; it stops where the
+// grammar may end, half the time. Returns the text, or nullopt if it ran out of budget.
+std::optional<std::string> generate(const std::shared_ptr<const grammar::CompiledGrammar>& cg,
+                                    uint32_t seed) {
+  grammar::Matcher m(cg);
+  std::mt19937 rng(seed);
+  const auto& trie = cg->trie();
+  std::vector<uint64_t> mask(trie.n_words());
+  std::string text;
+  for (int step = 0; step < 2000; ++step) {
+    if (m.done() || (m.can_end() && rng() % 2 == 0)) return text;
+    m.fill_mask(mask.data());
+    std::vector<int32_t> allowed, closing;
+    for (int32_t t = 1; t < trie.n_vocab(); ++t)
+      if ((mask[size_t(t) >> 6] >> (t & 63)) & 1) {
+        allowed.push_back(t);
+        if (trie.bytes(t).find_first_of("\"}]>") != std::string::npos) closing.push_back(t);
+      }
+    if (allowed.empty()) return m.can_end() ? std::optional(text) : std::nullopt;
+    const auto& pool = !closing.empty() && rng() % 3 == 0 ? closing : allowed;
+    const int32_t t = pool[rng() % pool.size()];
+    EXPECT_TRUE(m.accept(t));
+    text += trie.bytes(t);
+  }
+  return std::nullopt;
+}
+
+void check_args(const ToolCallText& c, const std::string& what) {
+  ojson a;
+  ASSERT_NO_THROW(a = ojson::parse(c.arguments)) << what << ": " << c.arguments;
+  ASSERT_TRUE(a.is_object()) << what;
+  if (c.name == "get_weather") {
+    ASSERT_TRUE(a.contains("city") && a["city"].is_string()) << what << ": " << c.arguments;
+    // JSON Schema's integers include 2.0.
+    ASSERT_TRUE(a.contains("days") && a["days"].is_number()) << what;
+    const double days = a["days"].get<double>();
+    EXPECT_EQ(days, std::floor(days)) << what;
+    EXPECT_GE(days, 1) << what;
+    EXPECT_LE(days, 7) << what;
+    for (auto it = a.begin(); it != a.end(); ++it)
+      EXPECT_TRUE(it.key() == "city" || it.key() == "days" || it.key() == "unit") << what;
+  } else {
+    ASSERT_EQ(c.name, "get_time") << what;
+  }
+}
+
+TEST(ToolGrammar, EveryFamilyRoundTripsItsCalls) {
+  const auto trie = vocab();
+  const ToolFamily families[] = {
+      ToolFamily::Hermes,       ToolFamily::Qwen3Coder, ToolFamily::Llama3Json,
+      ToolFamily::Pythonic,     ToolFamily::MistralV3,  ToolFamily::MistralV11,
+      ToolFamily::DeepSeekV3,   ToolFamily::Granite,    ToolFamily::CommandR7B,
+      ToolFamily::FireFunction, ToolFamily::GenericJson};
+  const std::vector<ToolChoice> choices = {{"required", "", true},
+                                           {"required", "", false},
+                                           {"function", "get_time", true},
+                                           {"auto", "", true}};
+  int calls = 0;
+  for (ToolFamily f : families)
+    for (const ToolChoice& choice : choices)
+      for (bool think : {false, true}) {
+        const ReplyFormat rf{f, think ? ReasoningFamily::ThinkTags : ReasoningFamily::None};
+        const auto c = tool_constraint(rf, false, kTools, choice);
+        ASSERT_TRUE(c.has_value());
+        const auto cg =
+            std::make_shared<const grammar::CompiledGrammar>(grammar::constraint_grammar(*c), trie);
+        const ReplyParser parser(rf.tools, rf.reasoning, false, kTools);
+        for (uint32_t seed = 0; seed < 32; ++seed) {
+          const auto text = generate(cg, seed);
+          const std::string what = std::string(tool_family_name(f)) + " " + choice.mode +
+                                   (choice.parallel ? "" : " single") + " seed " +
+                                   std::to_string(seed) + ": " + text.value_or("(no end)");
+          ASSERT_TRUE(text.has_value()) << what;
+          const Reply r = parser.parse(*text, false);
+          if (choice.mode != "auto") {
+            ASSERT_FALSE(r.calls.empty()) << what;
+          }
+          if (!choice.parallel) {
+            ASSERT_LE(r.calls.size(), 1u) << what;
+          }
+          for (const ToolCallText& call : r.calls) {
+            EXPECT_TRUE(call.complete) << what;
+            if (choice.mode == "function") {
+              EXPECT_EQ(call.name, "get_time") << what;
+            }
+            check_args(call, what);
+            ++calls;
+          }
+          ReplyStream st(parser);
+          for (char ch : *text) st.push(std::string_view(&ch, 1));
+          st.finish();
+          ASSERT_EQ(st.sent().calls.size(), r.calls.size()) << what;
+          for (size_t i = 0; i < r.calls.size(); ++i)
+            EXPECT_EQ(st.sent().calls[i].arguments, r.calls[i].arguments) << what;
+          EXPECT_EQ(st.sent().content, r.content) << what;
+          EXPECT_EQ(st.sent().reasoning, r.reasoning) << what;
+        }
+      }
+  EXPECT_GT(calls, 11 * 200);  // a few hundred per family
+}
+
+}  // namespace
+}  // namespace brisk
