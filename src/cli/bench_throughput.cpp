@@ -154,9 +154,9 @@ void print_constrained(const std::vector<Round>& free_rounds, const std::vector<
 }
 
 int throughput(ThroughputArgs& a) {
-  const auto constraint = a.opt.constraint_spec();
   double load_s = 0;
   auto m = load_model(a.opt.model, &load_s);
+  const auto constraint = a.opt.constraint_spec(m->tokenizer->vocab().chat_template);
   const int threads = a.opt.thread_count();
   ThreadPool pool(threads);
   Engine e(*m, pool, engine_config(a.opt.engine, *m));

@@ -42,10 +42,11 @@ bool read_message(std::string& out) {
 }
 
 int chat(ChatArgs& a) {
-  const auto constraint = a.opt.constraint_spec();  // every reply follows it
   double load_s = 0;
   auto model = load_model(a.opt.model, &load_s);
   const PromptFormat fmt(*model->tokenizer, a.opt.chat_template_source());
+  // Every reply follows it.
+  const auto constraint = a.opt.constraint_spec(fmt.chat_template().source());
   if (fmt.uses_fallback_template())
     std::fprintf(stderr,
                  "note: the model has no chat template; using ChatML (--chat-template "

@@ -46,11 +46,19 @@ json check_text(const std::shared_ptr<const grammar::CompiledGrammar>& cg, const
 }
 
 int grammar_command(GrammarArgs& a) {
-  const auto spec = a.opt.constraint_spec();
-  if (!spec) fail("grammar: give one of --json, --json-schema, --regex, --grammar, --choice");
   const auto tok =
       Tokenizer::create(load_model_file(resolve_model(a.opt.model), a.opt.model.tokenizer));
-  const auto trie = std::make_shared<grammar::TokenTrie>(grammar::TokenTrie::from_tokenizer(*tok));
+  std::optional<grammar::Constraint> spec;
+  try {
+    spec = a.opt.constraint_spec(tok->vocab().chat_template);
+  } catch (const Error& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 2;
+  }
+  if (!spec)
+    fail("grammar: give one of --json, --json-schema, --regex, --grammar, --choice, --tools");
+  const auto trie = std::make_shared<grammar::TokenTrie>(
+      grammar::TokenTrie::from_tokenizer(*tok, spec->special_text));
   const double t0 = now_seconds();
   std::shared_ptr<const grammar::CompiledGrammar> cg;
   try {

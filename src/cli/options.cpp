@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <random>
 
+#include "chat/tool_grammar.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 
@@ -179,9 +180,58 @@ void add_constraint_options(CLI::App& app, ConstraintArgs& c) {
   app.add_option("--json-whitespace", c.json_whitespace,
                  "Most whitespace characters allowed between JSON tokens (0: compact JSON)")
       ->check(CLI::Range(0, 1000));
+  app.add_option("--tools", c.tools,
+                 "Tools the output may call: a JSON file of OpenAI's tools list; calls are "
+                 "written in the chat template's family (see --tool-call-parser)");
+  app.add_option("--tool-choice", c.tool_choice,
+                 "With --tools: auto (text, or calls once one starts), required (calls only), or "
+                 "a function's name (calls of it only)");
+  std::vector<std::string> parsers = tool_family_names();
+  parsers.insert(parsers.begin(), "auto");
+  app.add_option("--tool-call-parser", c.tool_parser,
+                 "With --tools, the family whose call syntax is used: auto (from the chat "
+                 "template) or one of: " +
+                     fmt::format("{}", fmt::join(parsers.begin() + 1, parsers.end(), ", ")))
+      ->check(CLI::IsMember(parsers));
 }
 
 }  // namespace
+
+// --tools FILE with --tool-choice: the family's call grammar, its arguments per each function's
+// schema (an error names the tool and the keyword).
+std::optional<grammar::Constraint> Options::tool_spec(std::string_view template_source) const {
+  const ConstraintArgs& c = constraint;
+  nlohmann::ordered_json tools;
+  try {
+    tools = nlohmann::ordered_json::parse(read_text_file(c.tools, "tools file"));
+  } catch (const nlohmann::json::exception& e) {
+    fail("--tools {}: not valid JSON: {}", c.tools, e.what());
+  }
+  if (!tools.is_array() || tools.empty()) fail("--tools {}: must be a non-empty list of tools", c.tools);
+  ReplyFormat rf = detect_reply_format(template_source);
+  if (c.tool_parser != "auto") rf.tools = *tool_family_named(c.tool_parser);
+  ToolChoice choice;
+  if (c.tool_choice != "auto" && c.tool_choice != "required") {
+    choice.mode = "function";
+    choice.function = c.tool_choice;
+  } else {
+    choice.mode = c.tool_choice;
+  }
+  bool named = choice.mode != "function";
+  for (size_t i = 0; i < tools.size(); ++i) {
+    const auto& t = tools[i];
+    if (!t.is_object() || !t.contains("function") || !t["function"].is_object() ||
+        !t["function"].contains("name") || !t["function"]["name"].is_string())
+      fail("--tools {}: tools[{}] must be {{\"type\": \"function\", \"function\": {{\"name\": "
+           "...}}}}",
+           c.tools, i);
+    named |= t["function"]["name"] == choice.function;
+  }
+  if (!named) fail("--tool-choice {}: no such function in {}", choice.function, c.tools);
+  auto spec = tool_constraint(rf, false, tools, choice);
+  if (!spec) fail("--tools: the chat template's family writes no tool calls; give --tool-call-parser");
+  return spec;
+}
 
 void add_options(CLI::App& app, Options& o, unsigned groups) {
   if (groups & kModel) add_model_options(app, o.model);
@@ -200,13 +250,15 @@ void add_options(CLI::App& app, Options& o, unsigned groups) {
   if (groups & kConstraint) add_constraint_options(app, o.constraint);
 }
 
-std::optional<grammar::Constraint> Options::constraint_spec() const {
+std::optional<grammar::Constraint> Options::constraint_spec(std::string_view template_source) const {
   using K = grammar::Constraint::Kind;
   const ConstraintArgs& c = constraint;
-  const int given =
-      c.json + !c.json_schema.empty() + !c.regex.empty() + !c.grammar.empty() + !c.choice.empty();
-  if (given > 1) fail("give at most one of --json, --json-schema, --regex, --grammar, --choice");
+  const int given = c.json + !c.json_schema.empty() + !c.regex.empty() + !c.grammar.empty() +
+                    !c.choice.empty() + !c.tools.empty();
+  if (given > 1)
+    fail("give at most one of --json, --json-schema, --regex, --grammar, --choice, --tools");
   if (given == 0) return std::nullopt;
+  if (!c.tools.empty()) return tool_spec(template_source);
   grammar::Constraint out;
   out.style.max_whitespace = c.json_whitespace;
   out.style.compact = c.json_whitespace == 0;

@@ -48,6 +48,9 @@ struct ConstraintArgs {
   std::string grammar;  // a GBNF file
   std::string choice;   // A,B,...
   int json_whitespace = 20;
+  std::string tools;                 // a file of OpenAI's tools list
+  std::string tool_choice = "auto";  // auto, required, or a function's name
+  std::string tool_parser = "auto";  // the family's syntax: auto (the chat template's) or a name
 };
 
 // The option groups; a command takes the union of those it names.
@@ -79,8 +82,10 @@ struct Options {
   uint64_t resolve_seed(bool verbose) const;
   // The chat template file's text ("" when none was given: the model's own).
   std::string chat_template_source() const;
-  // The constraint asked for (files read), or none.
-  std::optional<grammar::Constraint> constraint_spec() const;
+  // The constraint asked for (files read), or none; tool calls are written in the family of
+  // this chat template (or of --tool-call-parser).
+  std::optional<grammar::Constraint> constraint_spec(std::string_view template_source = {}) const;
+  std::optional<grammar::Constraint> tool_spec(std::string_view template_source) const;
 };
 
 void add_options(CLI::App& app, Options& o, unsigned groups);

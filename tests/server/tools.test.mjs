@@ -3,7 +3,8 @@
 // arguments python3-jsonschema accepts, streamed and not (the joined deltas equal the whole
 // reply of the same seed); auto with an output that makes no call is plain content; a call sent
 // back reaches the template with its arguments parsed; tools keep the client's key order; bad
-// tools and tool_choice get a 400 naming the field.
+// tools and tool_choice get a 400 naming the field; the docs' agent loop runs; text in an open
+// <think> block is reasoning_content.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -159,5 +160,34 @@ test('bad tools and tool_choice: a 400 naming the field', async () => {
     const r = await postJson(srv.url, '/v1/chat/completions', { messages, max_tokens: 5, ...extra });
     assert.equal(r.status, 400, JSON.stringify(extra) + ' ' + r.text);
     assert.equal(r.json.error.param, param, r.text);
+  }
+});
+
+test("the docs' agent loop runs: a call, its result sent back, then an answer", () => {
+  const r = spawnSync('node', ['tests/server/agent_loop.mjs', srv.url + '/v1'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /^call get_weather\(\{[\s\S]*\}\) -> \{"city":/);
+  assert.match(r.stdout, /\nassistant: /);
+});
+
+test('reasoning: text in the open <think> block is reasoning_content, streamed the same; enable_thinking false gives content', async () => {
+  const think = await startServer(['--chat-template', 'tests/server/templates/think_small.jinja']);
+  try {
+    assert.match(think.log(), /reasoning: think/);
+    const c2 = new OpenAI({ baseURL: think.url + '/v1', apiKey: 'unused', maxRetries: 0 });
+    const req = { messages: [{ role: 'user', content: 'Once upon a time' }], seed: 2, temperature: 0, max_tokens: 30 };
+    const r = await c2.chat.completions.create(req);
+    const m = r.choices[0].message;
+    assert.ok(m.reasoning_content.length > 10, JSON.stringify(m));
+    assert.equal(m.content, '');
+    let reasoning = '';
+    for await (const chunk of await c2.chat.completions.create({ ...req, stream: true }))
+      for (const c of chunk.choices) reasoning += c.delta.reasoning_content ?? '';
+    assert.equal(reasoning, m.reasoning_content);
+    const off = await c2.chat.completions.create({ ...req, chat_template_kwargs: { enable_thinking: false } });
+    assert.equal(off.choices[0].message.reasoning_content, undefined);
+    assert.ok(off.choices[0].message.content.length > 10);
+  } finally {
+    assert.equal((await think.stop()).code, 0);
   }
 });
