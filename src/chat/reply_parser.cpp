@@ -212,8 +212,12 @@ void ReplyParser::parse_body(std::string_view s, size_t pos, bool partial, Reply
     add_content(out, s.substr(pos), after, false, partial, {});
     return;
   }
-  const std::vector<std::string> marks = openers(tools_);
+  std::vector<std::string> marks = openers(tools_);
   if (marks.empty()) return parse_bare(s, pos, partial, after, out);
+  const size_t n_openers = marks.size();
+  // Markers that only wrap the answer (Command R7B's response block) are left out of it.
+  if (tools_ == ToolFamily::CommandR7B)
+    marks.insert(marks.end(), {"<|START_RESPONSE|>", "<|END_RESPONSE|>"});
   bool after_call = after;
   while (true) {
     size_t at = s.npos, which = 0;
@@ -224,6 +228,11 @@ void ReplyParser::parse_body(std::string_view s, size_t pos, bool partial, Reply
       return;
     }
     add_content(out, s.substr(pos, at - pos), after_call, true, false, marks);
+    if (which >= n_openers) {
+      pos = at + marks[which].size();
+      after_call = true;
+      continue;
+    }
     const Section c =
         read_section(tools_, s, at + marks[which].size(), partial, tool_list_, out.calls);
     if (!c.complete) return;  // the rest is the call's, as far as it goes

@@ -62,6 +62,36 @@ TEST(ChatTemplate, EveryTemplateMatchesTheReferenceRenderer) {
   EXPECT_GT(errors, 0u);  // raise_exception paths are compared too
 }
 
+// Clients send a call's arguments as a JSON string; templates iterate them as a mapping, so they
+// arrive parsed and every template renders them as the reference does the object.
+TEST(ChatTemplate, ArgumentsSentAsJsonTextRenderAsTheObject) {
+  const json manifest = json::parse(test::read_file(kDir + "templates.json"));
+  const json convs = json::parse(test::read_file(kDir + "conversations.json"));
+  size_t compared = 0;
+  for (const json& conv : convs) {
+    if (conv.at("name") != "tool_calls") continue;
+    json messages = conv.at("messages");
+    for (json& m : messages)
+      if (m.contains("tool_calls"))
+        for (json& tc : m["tool_calls"])
+          tc["function"]["arguments"] = tc["function"]["arguments"].dump();
+    for (auto it = manifest.begin(); it != manifest.end(); ++it) {
+      const ChatTemplate tmpl(test::read_file(kDir + "templates/" + it.key() + ".jinja"),
+                              it.value().at("bos_token"), it.value().at("eos_token"));
+      const json expected = json::parse(test::read_file(kDir + "expected/" + it.key() + ".json"));
+      for (const json& e : expected) {
+        if (e.at("conversation") != "tool_calls" || !e.contains("output")) continue;
+        json extra = {{"date_string", "26 Jul 2024"}, {"tools", conv.at("tools")}};
+        EXPECT_EQ(tmpl.apply(messages, e.at("add_generation_prompt"), extra),
+                  e.at("output").get<std::string>())
+            << it.key();
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GE(compared, 20u);
+}
+
 TEST(ChatTemplate, ModelTemplatesFromFiles) {
   // The Phi-3 template travels in the GGUF; Llama-3's and Qwen3's in tokenizer_config.json.
   for (const char* f :

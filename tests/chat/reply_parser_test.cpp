@@ -238,6 +238,13 @@ TEST(ReplyParser, FamiliesAreFoundFromTheirTemplates) {
   EXPECT_EQ(detect_tool_family(tmpl("mistral_nemo")), ToolFamily::MistralV3);
   EXPECT_EQ(detect_tool_family(tmpl("deepseek_v3")), ToolFamily::DeepSeekV3);
   EXPECT_EQ(detect_tool_family(tmpl("chatml")), ToolFamily::GenericJson);
+  EXPECT_EQ(detect_tool_family(tmpl("qwen3_coder")), ToolFamily::Qwen3Coder);
+  EXPECT_EQ(detect_tool_family(tmpl("llama4")), ToolFamily::Pythonic);
+  EXPECT_EQ(detect_tool_family(tmpl("mistral_v11")), ToolFamily::MistralV11);
+  EXPECT_EQ(detect_tool_family(tmpl("granite")), ToolFamily::Granite);
+  EXPECT_EQ(detect_tool_family(tmpl("command_r7b")), ToolFamily::CommandR7B);
+  EXPECT_EQ(detect_reasoning_family(tmpl("command_r7b")), ReasoningFamily::CommandR7B);
+  EXPECT_EQ(detect_tool_family(tmpl("firefunction_v2")), ToolFamily::FireFunction);
   EXPECT_EQ(detect_reasoning_family(tmpl("chatml")), ReasoningFamily::None);
 }
 
