@@ -10,7 +10,10 @@
 
 #include "chat/reply_stream.h"
 #include "chat/tool_grammar.h"
+#include "formats/hf_tokenizer.h"
 #include "grammar/matcher.h"
+#include "support/test_util.h"
+#include "tokenizer/tokenizer.h"
 
 namespace brisk {
 namespace {
@@ -178,6 +181,32 @@ TEST(ToolGrammar, EveryFamilyRoundTripsItsCalls) {
         }
       }
   EXPECT_GT(calls, 11 * 200);  // a few hundred per family
+}
+
+// A marker that is a special token in one vocabulary (Llama 3's <|start_header_id|>) is allowed as
+// that token where a tool grammar writes its text, and stays spelled-out text elsewhere.
+TEST(ToolGrammar, SpecialTokenMarkersAreGeneratedAsTheirToken) {
+  const auto tok = Tokenizer::create(
+      load_hf_tokenizer_file(test::shared("tokenizers/llama3-hf/tokenizer.json")));
+  const int32_t tag = tok->vocab().find("<|start_header_id|>");
+  ASSERT_GE(tag, 0);
+  grammar::Grammar g;
+  const int32_t r = g.add_rule("root");
+  grammar::Sequence seq;
+  for (char c : std::string("<|start_header_id|>{}"))
+    seq.push_back(grammar::Symbol::one(uint8_t(c)));
+  g.add_alt(r, seq);
+  g.set_root(r);
+  for (bool special : {true, false}) {
+    const auto trie = std::make_shared<const grammar::TokenTrie>(
+        grammar::TokenTrie::from_tokenizer(*tok, special));
+    grammar::Matcher m(std::make_shared<const grammar::CompiledGrammar>(g, trie));
+    EXPECT_EQ(m.allows(tag), special);
+  }
+  // The tool constraints ask for it.
+  const auto c = tool_constraint({ToolFamily::Hermes, ReasoningFamily::None}, false, kTools, {});
+  ASSERT_TRUE(c.has_value());
+  EXPECT_TRUE(c->special_text);
 }
 
 }  // namespace
