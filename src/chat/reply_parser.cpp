@@ -140,7 +140,12 @@ Decided first_key_is(std::string_view s, size_t q, bool partial,
   if (k >= s.size() || e.state == Span::Incomplete)
     return partial ? Decided::Undecided : Decided::Content;
   if (e.state != Span::Complete || s[k] != '"') return Decided::Content;
-  const std::string key = nlohmann::json::parse(s.substr(k, e.end - k)).get<std::string>();
+  std::string key;
+  try {
+    key = nlohmann::json::parse(s.substr(k, e.end - k)).get<std::string>();
+  } catch (const nlohmann::json::exception&) {
+    return Decided::Content;  // not a valid JSON string (ill-formed UTF-8, a bad escape)
+  }
   if (std::find(keys.begin(), keys.end(), key) == keys.end()) return Decided::Content;
   if (value_at) {
     const size_t c = skip_ws(s, e.end);

@@ -120,6 +120,7 @@ JsonEnd json_value_end(std::string_view s, size_t pos) {
 Section read_call_object(std::string_view s, size_t pos, bool partial, const CallKeys& keys,
                          std::vector<ToolCallText>& out) {
   PendingCall call(out);
+  bool args_seen = false;
   size_t i = skip_ws(s, pos);
   if (i >= s.size() || s[i] != '{') return {i, false};
   ++i;
@@ -145,11 +146,13 @@ Section read_call_object(std::string_view s, size_t pos, bool partial, const Cal
     // A scalar at the very end is whole once nothing more can come.
     if (v.state == Span::Incomplete && !partial && s[i] != '"' && s[i] != '{' && s[i] != '[')
       v.state = Span::Complete;
-    if (one_of(key, keys.name)) {
+    // The first name and the first arguments count; a repeated key is skipped like any other.
+    if (one_of(key, keys.name) && !call.name) {
       if (v.state != Span::Complete || s[i] != '"') break;
       call.name = decode_string(s.substr(i, v.end - i));
       call.sync();
-    } else if (one_of(key, keys.args)) {
+    } else if (one_of(key, keys.args) && !args_seen) {
+      args_seen = true;
       if (s[i] == '"') {  // arguments as a JSON string of JSON
         if (v.state != Span::Complete) break;
         call.args = decode_string(s.substr(i, v.end - i));
