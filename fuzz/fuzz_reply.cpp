@@ -37,9 +37,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       ToolFamily::MistralV11, ToolFamily::DeepSeekV3,   ToolFamily::Granite,
       ToolFamily::CommandR7B, ToolFamily::FireFunction, ToolFamily::GenericJson};
   const ReasoningFamily reasoning[] = {ReasoningFamily::None, ReasoningFamily::ThinkTags,
-                                       ReasoningFamily::CommandR7B};
+                                       ReasoningFamily::CommandR7B, ReasoningFamily::Harmony};
   const uint8_t pick = data[0];
-  const ReplyParser p(families[pick % 12], reasoning[(pick / 12) % 3], (pick / 36) % 2 == 1);
+  const ReplyParser p(families[pick % 13], reasoning[(pick / 13) % 4], (pick / 52) % 2 == 1);
   const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
   const Reply whole = p.parse(text, false);
   same_or_abort(streamed(p, text, 1), whole);

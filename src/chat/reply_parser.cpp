@@ -24,19 +24,6 @@ std::string_view trim_right(std::string_view s) {
   return s;
 }
 
-// The longest end of `s` that is a proper beginning of one of the markers: text that may yet
-// become a marker, held back from a stream.
-size_t marker_tail(std::string_view s, const std::vector<std::string>& markers) {
-  size_t best = 0;
-  for (const std::string& m : markers)
-    for (size_t n = std::min(s.size(), m.size() - 1); n > best; --n)
-      if (s.substr(s.size() - n) == std::string_view(m).substr(0, n)) {
-        best = n;
-        break;
-      }
-  return best;
-}
-
 // Content between calls: whitespace next to a call (or to the reasoning block) is the layout's,
 // not the reply's; at the end of a partial text, trailing whitespace and a marker's beginning wait.
 void add_content(Reply& out, std::string_view piece, bool after_marker, bool before_marker,
@@ -187,6 +174,10 @@ bool ReplyParser::opens_reasoning(std::string_view prompt, ReasoningFamily f) {
 
 Reply ReplyParser::parse(std::string_view text, bool partial) const {
   Reply out;
+  if (tools_ == ToolFamily::GptOss || reasoning_ == ReasoningFamily::Harmony) {
+    read_harmony(text, partial, tools_ == ToolFamily::GptOss, out);
+    return out;
+  }
   size_t pos = 0;
   const ReasoningMarkers m = reasoning_markers(reasoning_);
   bool inside = in_reasoning_;

@@ -259,6 +259,22 @@ std::pair<std::string, int32_t> Builder::section() {
                                             lit(")"));
                                }),
                         "")};
+    case ToolFamily::GptOss: {
+      // The header after the recipient, as gpt-oss writes it in either order.
+      const int32_t header = rule("header", {lit(" <|constrain|>json"),
+                                             lit("<|constrain|>json"),
+                                             lit("<|channel|>commentary <|constrain|>json"),
+                                             lit("<|channel|>commentary json"),
+                                             lit("<|channel|>commentary"),
+                                             {}});
+      return {"to=functions.", one_of("call", [&, header](size_t i) {
+                Sequence s = lit(name_of(i));
+                s.push_back(ref(header));
+                s = cat(s, lit("<|message|>"));
+                s.push_back(ref(args(i)));
+                return s;
+              })};
+    }
     case ToolFamily::GenericJson:
       return {"", rule("calls", {cat(cat(lit("{\"tool_calls\": "),
                                          {ref(array(object("", "name", "arguments"), ""))}),
@@ -279,10 +295,19 @@ Grammar Builder::build(bool in_reasoning) {
                           rf_.tools == ToolFamily::MistralV11;
     const int32_t one = rule("section", {cat(lit(trigger), {ref(rest)})});
     body = rule("body", {{ref(ws(4)), ref(per_call ? list(one, "\n") : one), ref(end_ws)}});
+    if (rf_.tools == ToolFamily::GptOss) {
+      // An analysis message may come first; the call ends the turn (<|call|>).
+      const int32_t call =
+          rule("call", {cat(lit("<|channel|>commentary to=functions."), {ref(rest)})});
+      const int32_t next = rule("next", {cat(lit("<|start|>assistant"), {ref(call)})});
+      body = rule("body", {cat(lit("<|channel|>analysis<|message|>"),
+                               {ref(text_until("<|end|>", next, false))}),
+                           {ref(call)}});
+    }
   } else if (!trigger.empty()) {
     // A call may start anywhere in the text; once its trigger is written it must be whole.
     const int32_t free = g_.add_rule("free");
-    const int32_t after = choice_.parallel ? free : end_ws;
+    const int32_t after = choice_.parallel && rf_.tools != ToolFamily::GptOss ? free : end_ws;
     const int32_t then = rule("call", {{ref(rest), ref(after)}});
     g_.add_alt(free, {ref(text_until(trigger, then, true))});
     body = free;

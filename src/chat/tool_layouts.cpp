@@ -117,6 +117,72 @@ JsonEnd json_value_end(std::string_view s, size_t pos) {
   return {i == s.size() ? Span::Incomplete : Span::Complete, i};
 }
 
+size_t marker_tail(std::string_view s, const std::vector<std::string>& markers) {
+  size_t best = 0;
+  for (const std::string& m : markers)
+    for (size_t n = std::min(s.size(), m.size() - 1); n > best; --n)
+      if (s.substr(s.size() - n) == std::string_view(m).substr(0, n)) {
+        best = n;
+        break;
+      }
+  return best;
+}
+
+namespace {
+
+// A harmony header's value after `key` (a channel name, a recipient), up to a space or a marker.
+std::string header_word(std::string_view h, std::string_view key) {
+  const size_t k = h.find(key);
+  if (k == h.npos) return "";
+  size_t e = k + key.size();
+  while (e < h.size() && h[e] != ' ' && h[e] != '<') ++e;
+  return std::string(h.substr(k + key.size(), e - k - key.size()));
+}
+
+}  // namespace
+
+void read_harmony(std::string_view s, bool partial, bool calls, Reply& out) {
+  static const std::vector<std::string> kEnds = {"<|end|>", "<|call|>", "<|return|>", "<|start|>"};
+  constexpr std::string_view kStart = "<|start|>", kMessage = "<|message|>",
+                             kChannel = "<|channel|>";
+  size_t i = 0;
+  while (i < s.size()) {
+    // Text outside any message (a model that writes no channels) is content.
+    if (!s.substr(i).starts_with(kStart) && !s.substr(i).starts_with(kChannel) &&
+        !(partial && (may_become(s, i, kStart) || may_become(s, i, kChannel)))) {
+      size_t e = std::min(s.find(kStart, i), s.find(kChannel, i));
+      std::string_view text = s.substr(i, e == s.npos ? s.npos : e - i);
+      if (e == s.npos && partial)
+        text.remove_suffix(marker_tail(text, {std::string(kStart), std::string(kChannel)}));
+      out.content += text;
+      if (e == s.npos) return;
+      i = e;
+      continue;
+    }
+    const size_t m = s.find(kMessage, i);
+    if (m == s.npos) return;  // the header is not whole yet (or never was)
+    const std::string_view header = s.substr(i, m - i);
+    const size_t body = m + kMessage.size();
+    size_t e = s.npos, len = 0;
+    for (const std::string& end : kEnds)
+      if (const size_t f = s.find(end, body); f < e) e = f, len = end == kStart ? 0 : end.size();
+    std::string_view text = s.substr(body, e == s.npos ? s.npos : e - body);
+    if (e == s.npos && partial) text.remove_suffix(marker_tail(text, kEnds));
+    const std::string to = header_word(header, "to=");
+    const std::string channel = header_word(header, kChannel);
+    if (calls && to.starts_with("functions.")) {
+      // The call's end (<|call|>) ends generation, so a whole reply closes it.
+      out.calls.push_back({to.substr(10), std::string(text), e != s.npos || !partial});
+    } else if (channel == "analysis") {
+      out.reasoning += text;
+    } else {
+      out.content += text;
+    }
+    if (e == s.npos) return;
+    i = e + len;
+  }
+}
+
 Section read_call_object(std::string_view s, size_t pos, bool partial, const CallKeys& keys,
                          std::vector<ToolCallText>& out) {
   PendingCall call(out);

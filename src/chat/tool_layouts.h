@@ -55,4 +55,12 @@ Section read_name_args(std::string_view s, size_t pos, bool partial,
 // marker).
 Section read_deepseek(std::string_view s, size_t pos, bool partial, std::vector<ToolCallText>& out);
 
+// gpt-oss's harmony messages, the whole reply: the analysis channel to reasoning, the final (and
+// any other) channel to content, a message to functions.NAME to a call (when `calls`).
+void read_harmony(std::string_view s, bool partial, bool calls, Reply& out);
+
+// The longest end of `s` that is a proper beginning of one of the markers: text that may yet
+// become a marker, held back from a stream.
+size_t marker_tail(std::string_view s, const std::vector<std::string>& markers);
+
 }  // namespace brisk::tool_layouts

@@ -7,7 +7,7 @@ namespace brisk {
 
 namespace {
 
-constexpr std::array<std::pair<const char*, ToolFamily>, 12> kToolNames = {{
+constexpr std::array<std::pair<const char*, ToolFamily>, 13> kToolNames = {{
     {"hermes", ToolFamily::Hermes},
     {"qwen3_coder", ToolFamily::Qwen3Coder},
     {"llama3_json", ToolFamily::Llama3Json},
@@ -18,13 +18,15 @@ constexpr std::array<std::pair<const char*, ToolFamily>, 12> kToolNames = {{
     {"granite", ToolFamily::Granite},
     {"command_r7b", ToolFamily::CommandR7B},
     {"firefunction_v2", ToolFamily::FireFunction},
+    {"openai", ToolFamily::GptOss},
     {"generic", ToolFamily::GenericJson},
     {"none", ToolFamily::None},
 }};
 
-constexpr std::array<std::pair<const char*, ReasoningFamily>, 3> kReasoningNames = {{
+constexpr std::array<std::pair<const char*, ReasoningFamily>, 4> kReasoningNames = {{
     {"think", ReasoningFamily::ThinkTags},
     {"command_r7b", ReasoningFamily::CommandR7B},
+    {"harmony", ReasoningFamily::Harmony},
     {"none", ReasoningFamily::None},
 }};
 
@@ -67,6 +69,7 @@ std::vector<std::string> tool_family_names() {
 // Most specific markers first: Qwen3-Coder's XML sits inside Hermes' <tool_call>, and several
 // families' instructions quote JSON with "name" and "arguments".
 ToolFamily detect_tool_family(std::string_view t) {
+  if (has(t, "<|channel|>")) return ToolFamily::GptOss;
   if (has(t, "tool\u2581calls\u2581begin") || has(t, "tool\u2581call\u2581begin"))
     return ToolFamily::DeepSeekV3;
   if (has(t, "[TOOL_CALLS]"))
@@ -83,6 +86,7 @@ ToolFamily detect_tool_family(std::string_view t) {
 }
 
 ReasoningFamily detect_reasoning_family(std::string_view t) {
+  if (has(t, "<|channel|>")) return ReasoningFamily::Harmony;
   if (has(t, "<|START_THINKING|>")) return ReasoningFamily::CommandR7B;
   if (has(t, "<think>") || has(t, "</think>")) return ReasoningFamily::ThinkTags;
   return ReasoningFamily::None;
@@ -94,6 +98,7 @@ ReasoningMarkers reasoning_markers(ReasoningFamily f) {
       return {"<think>", "</think>"};
     case ReasoningFamily::CommandR7B:
       return {"<|START_THINKING|>", "<|END_THINKING|>"};
+    case ReasoningFamily::Harmony:  // channels, not a block: the reply parser reads them itself
     case ReasoningFamily::None:
       break;
   }
@@ -116,6 +121,8 @@ std::string tool_call_trigger(ToolFamily f) {
       return "<|START_ACTION|>";
     case ToolFamily::FireFunction:
       return "functools";
+    case ToolFamily::GptOss:
+      return "to=functions.";
     case ToolFamily::Llama3Json:
     case ToolFamily::Pythonic:
     case ToolFamily::GenericJson:

@@ -22,18 +22,21 @@ enum class ToolFamily {
   Granite,     // <|tool_call|>[{"name", "arguments"}, ...]
   CommandR7B,  // <|START_ACTION|>[{"tool_call_id", "tool_name", "parameters"}, ...]<|END_ACTION|>
   FireFunction,  // functools[{"name", "arguments"}, ...]
-  GenericJson,   // a template without tools: {"tool_calls": [...]} or {"response": "..."}
+  GptOss,  // harmony: <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{...}
+  GenericJson,  // a template without tools: {"tool_calls": [...]} or {"response": "..."}
 };
 
 enum class ReasoningFamily {
   None,
   ThinkTags,   // <think>...</think> (Qwen 3, QwQ, DeepSeek R1, ...)
   CommandR7B,  // <|START_THINKING|>...<|END_THINKING|>
+  Harmony,     // gpt-oss: the analysis channel
 };
 
 // --tool-call-parser / --reasoning-parser names (vLLM's where it has one): "hermes",
 // "qwen3_coder", "llama3_json", "pythonic", "mistral", "mistral_v11", "deepseek_v3", "granite",
-// "command_r7b", "firefunction_v2", "generic", "none"; reasoning: "think", "command_r7b", "none".
+// "command_r7b", "firefunction_v2", "openai" (gpt-oss), "generic", "none"; reasoning: "think",
+// "command_r7b", "harmony", "none".
 std::optional<ToolFamily> tool_family_named(std::string_view name);
 std::optional<ReasoningFamily> reasoning_family_named(std::string_view name);
 const char* tool_family_name(ToolFamily f);

@@ -96,8 +96,8 @@ void register_serve(CLI::App& app, Commands& c) {
       ->check(CLI::IsMember(tools));
   s->add_option("--reasoning-parser", a->reasoning_parser,
                 "Where reasoning goes to reasoning_content: auto (from the chat template), think "
-                "(<think>...</think>), command_r7b, none")
-      ->check(CLI::IsMember({"auto", "think", "command_r7b", "none"}));
+                "(<think>...</think>), command_r7b, harmony (gpt-oss's analysis channel), none")
+      ->check(CLI::IsMember({"auto", "think", "command_r7b", "harmony", "none"}));
   add_options(*s, a->opt, kEngine | kConcurrency | kSpeculation);
   s->callback([a, &c] { c.selected = [a] { return serve(*a); }; });
 }

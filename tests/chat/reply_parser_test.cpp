@@ -245,6 +245,8 @@ TEST(ReplyParser, FamiliesAreFoundFromTheirTemplates) {
   EXPECT_EQ(detect_tool_family(tmpl("command_r7b")), ToolFamily::CommandR7B);
   EXPECT_EQ(detect_reasoning_family(tmpl("command_r7b")), ReasoningFamily::CommandR7B);
   EXPECT_EQ(detect_tool_family(tmpl("firefunction_v2")), ToolFamily::FireFunction);
+  EXPECT_EQ(detect_tool_family(tmpl("gpt_oss")), ToolFamily::GptOss);
+  EXPECT_EQ(detect_reasoning_family(tmpl("gpt_oss")), ReasoningFamily::Harmony);
   EXPECT_EQ(detect_reasoning_family(tmpl("chatml")), ReasoningFamily::None);
 }
 
