@@ -258,7 +258,7 @@ void ReplyParser::parse_bare(std::string_view s, size_t pos, bool partial, bool 
   if (d == Decided::Content) return add_content(out, s.substr(pos), after, false, partial, {});
   Section c{q, false};
   if (tools_ == ToolFamily::Pythonic) {
-    c = read_pythonic(s, q, partial, out.calls);
+    c = read_pythonic(s, q, out.calls);
   } else if (tools_ == ToolFamily::Llama3Json) {
     for (c = read_call_object(s, q, partial, {}, out.calls); c.complete;
          c = read_call_object(s, c.end, partial, {}, out.calls)) {

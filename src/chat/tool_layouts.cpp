@@ -183,6 +183,30 @@ void read_harmony(std::string_view s, bool partial, bool calls, Reply& out) {
   }
 }
 
+namespace {
+
+// '[' item (',' item)* ']', whitespace anywhere; it stops where an item stops short.
+template <typename ReadItem>
+Section read_list(std::string_view s, size_t pos, ReadItem read_item) {
+  size_t i = skip_ws(s, pos);
+  if (i >= s.size() || s[i] != '[') return {i, false};
+  ++i;
+  while (true) {
+    i = skip_ws(s, i);
+    if (i >= s.size()) return {i, false};
+    if (s[i] == ']') return {i + 1, true};
+    if (s[i] == ',') {
+      ++i;
+      continue;
+    }
+    const Section c = read_item(i);
+    if (!c.complete) return c;
+    i = c.end;
+  }
+}
+
+}  // namespace
+
 Section read_call_object(std::string_view s, size_t pos, bool partial, const CallKeys& keys,
                          std::vector<ToolCallText>& out) {
   PendingCall call(out);
@@ -238,21 +262,7 @@ Section read_call_object(std::string_view s, size_t pos, bool partial, const Cal
 
 Section read_call_array(std::string_view s, size_t pos, bool partial, const CallKeys& keys,
                         std::vector<ToolCallText>& out) {
-  size_t i = skip_ws(s, pos);
-  if (i >= s.size() || s[i] != '[') return {i, false};
-  ++i;
-  while (true) {
-    i = skip_ws(s, i);
-    if (i >= s.size()) return {i, false};
-    if (s[i] == ']') return {i + 1, true};
-    if (s[i] == ',') {
-      ++i;
-      continue;
-    }
-    const Section c = read_call_object(s, i, partial, keys, out);
-    if (!c.complete) return c;
-    i = c.end;
-  }
+  return read_list(s, pos, [&](size_t i) { return read_call_object(s, i, partial, keys, out); });
 }
 
 Section read_name_args(std::string_view s, size_t pos, bool partial,
@@ -475,50 +485,44 @@ bool ident_char(char c) {
 
 }  // namespace
 
-Section read_pythonic(std::string_view s, size_t pos, bool partial,
-                      std::vector<ToolCallText>& out) {
-  size_t i = skip_ws(s, pos);
-  if (i >= s.size() || s[i] != '[') return {i, false};
-  ++i;
-  while (true) {
+namespace {
+
+// name(key=value, ...): the arguments as a JSON object, a keyword at a time.
+Section read_python_call(std::string_view s, size_t i, std::vector<ToolCallText>& out) {
+  size_t j = i;
+  while (j < s.size() && ident_char(s[j])) ++j;
+  if (j == i || j >= s.size() || s[j] != '(') return {i, false};
+  out.push_back({std::string(s.substr(i, j - i)), "{", false});
+  ToolCallText& call = out.back();
+  i = j + 1;
+  for (bool first = true;; first = false) {
     i = skip_ws(s, i);
     if (i >= s.size()) return {i, false};
-    if (s[i] == ']') return {i + 1, true};
-    if (s[i] == ',') {
-      ++i;
-      continue;
+    if (s[i] == ')') {
+      call.arguments += "}";
+      call.complete = true;
+      return {i + 1, true};
     }
-    size_t j = i;
-    while (j < s.size() && ident_char(s[j])) ++j;
-    if (j == i || j >= s.size() || s[j] != '(') return {i, false};
-    out.push_back({std::string(s.substr(i, j - i)), "{", false});
-    ToolCallText& call = out.back();
-    i = j + 1;
-    for (bool first = true;; first = false) {
-      i = skip_ws(s, i);
-      if (i >= s.size()) return {i, false};
-      if (s[i] == ')') {
-        call.arguments += "}";
-        call.complete = true;
-        ++i;
-        break;
-      }
-      if (!first && s[i++] != ',') return {i, false};
-      i = skip_ws(s, i);
-      if (i < s.size() && s[i] == ')') continue;
-      size_t k = i;
-      while (k < s.size() && ident_char(s[k])) ++k;
-      const size_t eq = skip_ws(s, k);
-      if (k == i || eq >= s.size() || s[eq] != '=') return {i, false};
-      size_t at = eq + 1;
-      std::string v;
-      PyLiteral lit(s, at);
-      if (lit.value(v) != PyLiteral::State::Ok) return {i, false};
-      call.arguments += (first ? "" : ", ") + quote(s.substr(i, k - i)) + ": " + v;
-      i = at;
-    }
+    if (!first && s[i++] != ',') return {i, false};
+    i = skip_ws(s, i);
+    if (i < s.size() && s[i] == ')') continue;
+    size_t k = i;
+    while (k < s.size() && ident_char(s[k])) ++k;
+    const size_t eq = skip_ws(s, k);
+    if (k == i || eq >= s.size() || s[eq] != '=') return {i, false};
+    size_t at = eq + 1;
+    std::string v;
+    PyLiteral lit(s, at);
+    if (lit.value(v) != PyLiteral::State::Ok) return {i, false};
+    call.arguments += (first ? "" : ", ") + quote(s.substr(i, k - i)) + ": " + v;
+    i = at;
   }
-  (void)partial;
+}
+
+}  // namespace
+
+Section read_pythonic(std::string_view s, size_t pos, std::vector<ToolCallText>& out) {
+  return read_list(s, pos, [&](size_t i) { return read_python_call(s, i, out); });
 }
 
 Section read_deepseek(std::string_view s, size_t pos, bool partial,

@@ -47,7 +47,7 @@ Section read_call_array(std::string_view s, size_t pos, bool partial, const Call
 Section read_xml_function(std::string_view s, size_t pos, bool partial,
                           const nlohmann::ordered_json& tools, std::vector<ToolCallText>& out);
 // [f(a=1, b="x"), g()] with Python literals as values.
-Section read_pythonic(std::string_view s, size_t pos, bool partial, std::vector<ToolCallText>& out);
+Section read_pythonic(std::string_view s, size_t pos, std::vector<ToolCallText>& out);
 // NAME[ARGS]{...} (Mistral's newer layout, after [TOOL_CALLS]).
 Section read_name_args(std::string_view s, size_t pos, bool partial,
                        std::vector<ToolCallText>& out);
