@@ -3,6 +3,7 @@
 // a client never gets deltas that contradict the final message. The first byte picks the family,
 // the reasoning markers and whether the prompt opened the reasoning block.
 #include <cstdlib>
+#include <iterator>
 #include <string>
 #include <string_view>
 
@@ -35,11 +36,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       ToolFamily::None,       ToolFamily::Hermes,       ToolFamily::Qwen3Coder,
       ToolFamily::Llama3Json, ToolFamily::Pythonic,     ToolFamily::MistralV3,
       ToolFamily::MistralV11, ToolFamily::DeepSeekV3,   ToolFamily::Granite,
-      ToolFamily::CommandR7B, ToolFamily::FireFunction, ToolFamily::GenericJson};
+      ToolFamily::CommandR7B, ToolFamily::FireFunction, ToolFamily::GptOss,
+      ToolFamily::GenericJson};
   const ReasoningFamily reasoning[] = {ReasoningFamily::None, ReasoningFamily::ThinkTags,
                                        ReasoningFamily::CommandR7B, ReasoningFamily::Harmony};
   const uint8_t pick = data[0];
-  const ReplyParser p(families[pick % 13], reasoning[(pick / 13) % 4], (pick / 52) % 2 == 1);
+  constexpr size_t nf = std::size(families), nr = std::size(reasoning);
+  const ReplyParser p(families[pick % nf], reasoning[(pick / nf) % nr],
+                      (pick / (nf * nr)) % 2 == 1);
   const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
   const Reply whole = p.parse(text, false);
   same_or_abort(streamed(p, text, 1), whole);
