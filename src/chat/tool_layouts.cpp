@@ -171,8 +171,17 @@ void read_harmony(std::string_view s, bool partial, bool calls, Reply& out) {
     const std::string to = header_word(header, "to=");
     const std::string channel = header_word(header, kChannel);
     if (calls && to.starts_with("functions.")) {
-      // The call's end (<|call|>) ends generation, so a whole reply closes it.
-      out.calls.push_back({to.substr(10), std::string(text), e != s.npos || !partial});
+      // The arguments are the JSON value (which may hold a marker's text); the call's end
+      // (<|call|>) ends generation, so a whole reply closes it.
+      const size_t a = skip_ws(s, body);
+      const JsonEnd v = json_value_end(s, a);
+      const bool whole = v.state == Span::Complete || (!partial && v.state == Span::Incomplete);
+      out.calls.push_back({to.substr(10), std::string(s.substr(body, v.end - body)), whole});
+      if (v.state != Span::Complete) return;
+      i = v.end;
+      for (const std::string& end : kEnds)
+        if (end != kStart && s.substr(i).starts_with(end)) i += end.size();
+      continue;
     } else if (channel == "analysis") {
       out.reasoning += text;
     } else {

@@ -76,7 +76,16 @@ std::shared_ptr<const grammar::TokenTrie> vocab() {
                         "<\uff5ctool\u2581call\u2581end\uff5c>",
                         "<\uff5ctool\u2581calls\u2581end\uff5c>",
                         "```json\n",
-                        "\n```"})
+                        "\n```",
+                        "<|channel|>",
+                        "<|message|>",
+                        "<|end|>",
+                        "<|start|>",
+                        "assistant",
+                        "analysis",
+                        "commentary",
+                        "to=functions.",
+                        "<|constrain|>json"})
     bytes.emplace_back(s);
   return std::make_shared<grammar::TokenTrie>(std::move(bytes), std::vector<int32_t>{0});
 }
@@ -134,7 +143,7 @@ TEST(ToolGrammar, EveryFamilyRoundTripsItsCalls) {
       ToolFamily::Hermes,       ToolFamily::Qwen3Coder, ToolFamily::Llama3Json,
       ToolFamily::Pythonic,     ToolFamily::MistralV3,  ToolFamily::MistralV11,
       ToolFamily::DeepSeekV3,   ToolFamily::Granite,    ToolFamily::CommandR7B,
-      ToolFamily::FireFunction, ToolFamily::GenericJson};
+      ToolFamily::FireFunction, ToolFamily::GptOss,     ToolFamily::GenericJson};
   const std::vector<ToolChoice> choices = {{"required", "", true},
                                            {"required", "", false},
                                            {"function", "get_time", true},
