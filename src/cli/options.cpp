@@ -207,7 +207,8 @@ std::optional<grammar::Constraint> Options::tool_spec(std::string_view template_
   } catch (const nlohmann::json::exception& e) {
     fail("--tools {}: not valid JSON: {}", c.tools, e.what());
   }
-  if (!tools.is_array() || tools.empty()) fail("--tools {}: must be a non-empty list of tools", c.tools);
+  if (!tools.is_array() || tools.empty())
+    fail("--tools {}: must be a non-empty list of tools", c.tools);
   ReplyFormat rf = detect_reply_format(template_source);
   if (c.tool_parser != "auto") rf.tools = *tool_family_named(c.tool_parser);
   ToolChoice choice;
@@ -222,14 +223,16 @@ std::optional<grammar::Constraint> Options::tool_spec(std::string_view template_
     const auto& t = tools[i];
     if (!t.is_object() || !t.contains("function") || !t["function"].is_object() ||
         !t["function"].contains("name") || !t["function"]["name"].is_string())
-      fail("--tools {}: tools[{}] must be {{\"type\": \"function\", \"function\": {{\"name\": "
-           "...}}}}",
-           c.tools, i);
+      fail(
+          "--tools {}: tools[{}] must be {{\"type\": \"function\", \"function\": {{\"name\": "
+          "...}}}}",
+          c.tools, i);
     named |= t["function"]["name"] == choice.function;
   }
   if (!named) fail("--tool-choice {}: no such function in {}", choice.function, c.tools);
   auto spec = tool_constraint(rf, false, tools, choice);
-  if (!spec) fail("--tools: the chat template's family writes no tool calls; give --tool-call-parser");
+  if (!spec)
+    fail("--tools: the chat template's family writes no tool calls; give --tool-call-parser");
   return spec;
 }
 
@@ -250,7 +253,8 @@ void add_options(CLI::App& app, Options& o, unsigned groups) {
   if (groups & kConstraint) add_constraint_options(app, o.constraint);
 }
 
-std::optional<grammar::Constraint> Options::constraint_spec(std::string_view template_source) const {
+std::optional<grammar::Constraint> Options::constraint_spec(
+    std::string_view template_source) const {
   using K = grammar::Constraint::Kind;
   const ConstraintArgs& c = constraint;
   const int given = c.json + !c.json_schema.empty() + !c.regex.empty() + !c.grammar.empty() +
