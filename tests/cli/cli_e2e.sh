@@ -98,6 +98,19 @@ check "run --json-schema: a refused schema names the keyword" 'grep -q "'"'"'not
 "$BRISK" run -m "$M/stories260K.gguf" -p "The answer:" --choice "yes,no" --temp 1 -s 1 -n 20 --no-display-prompt >"$T/r" 2>/dev/null
 check "run --choice: one of the strings" 'grep -qx "yes\|no" "$T/r"'
 
+# brisk run with tools: the output is a call in the family's syntax whose arguments validate.
+printf '[{"type":"function","function":{"name":"pick","parameters":%s}}]' "$(cat "$T/p.json")" >"$T/tools.json"
+"$BRISK" run -m "$M/stories260K.gguf" -p "Pick:" --tools "$T/tools.json" --tool-choice required --tool-call-parser hermes \
+  --temp 1 -s 2 -n 200 --no-display-prompt >"$T/r" 2>/dev/null
+check "run --tools: a Hermes call with valid arguments" 'python3 -c "
+import json, re, sys, jsonschema
+m = re.fullmatch(r\"\s*<tool_call>\n(.*)\n</tool_call>\s*\", open(sys.argv[1]).read(), re.S)
+call = json.loads(m.group(1))
+assert call[\"name\"] == \"pick\"
+jsonschema.validate(call[\"arguments\"], json.load(open(sys.argv[2])))" "$T/r" "$T/p.json"'
+"$BRISK" run -m "$M/stories260K.gguf" -p "x" --tools "$T/tools.json" --tool-choice nope -n 5 >/dev/null 2>"$T/e"
+check "run --tools: an unknown --tool-choice is named" 'grep -q "tool-choice nope" "$T/e"'
+
 # brisk chat: the second turn reuses the cached conversation; /reset starts over.
 printf 'Once upon a time\nThe cat sat\n/reset\nHi\n' | "$BRISK" chat -m "$M/stories260K.gguf" --temp 0 -n 16 \
   --chat-template tests/chat/jinja/templates/chatml.jinja >"$T/o" 2>"$T/e"
