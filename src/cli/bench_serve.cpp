@@ -18,6 +18,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/svg_plot.h"
 #include "core/error.h"
 #include "core/progress.h"
 
@@ -28,7 +29,7 @@ using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 struct ServeBenchArgs {
-  std::string base_url = "http://127.0.0.1:8080", model, dataset, result_file, api_key;
+  std::string base_url = "http://127.0.0.1:8080", model, dataset, result_file, api_key, plot;
   int num_prompts = 100, max_concurrency = 0, input_len = 128, output_len = 128;
   int random_vocab = 500;
   double request_rate = std::numeric_limits<double>::infinity();
@@ -42,6 +43,7 @@ struct Result {
   int64_t prompt_tokens = 0, output_tokens = 0;
   double ttft = 0, e2e = 0;
   std::vector<double> itl;
+  double sent = 0;  // seconds from the benchmark's start
 };
 
 double seconds_since(Clock::time_point t) {
@@ -265,7 +267,9 @@ std::vector<Result> run_requests(const ServeBenchArgs& a, const std::string& bas
                    {"ignore_eos", true},
                    {"stream", true},
                    {"stream_options", {{"include_usage", true}}}};
+      const double sent = seconds_since(start);
       results[static_cast<size_t>(i)] = send(url, a.api_key, body);
+      results[static_cast<size_t>(i)].sent = sent;
       const int done = ++finished;
       std::lock_guard lk(progress_mu);
       bar.update(done);
@@ -277,6 +281,33 @@ std::vector<Result> run_requests(const ServeBenchArgs& a, const std::string& bas
   bar.finish();
   duration = seconds_since(start);
   return results;
+}
+
+// --plot: the distributions of time to first token and inter-token latency, and the output
+// tokens per second over the run (in windows of a fortieth of it).
+std::vector<Chart> plots(const std::vector<Result>& results, double duration) {
+  std::vector<double> ttft, itl, token_at;
+  for (const Result& r : results) {
+    if (!r.ok) continue;
+    ttft.push_back(r.ttft * 1e3);
+    double t = r.sent + r.ttft;
+    token_at.push_back(t);
+    for (double d : r.itl) {
+      itl.push_back(d * 1e3);
+      token_at.push_back(t += d);
+    }
+  }
+  const double window = std::max(duration / 40, 1e-6);
+  const auto n = static_cast<size_t>(std::ceil(std::max(duration, window) / window));
+  std::vector<double> per(n, 0);
+  for (double t : token_at) ++per[std::min(static_cast<size_t>(t / window), n - 1)];
+  PlotSeries rate{"output tokens/s", {}};
+  for (size_t k = 0; k < n; ++k)
+    rate.points.emplace_back((static_cast<double>(k) + 0.5) * window, per[k] / window);
+  return {
+      {"Time to first token", "milliseconds", "requests", {{"TTFT", histogram(ttft, 30)}}, true},
+      {"Inter-token latency", "milliseconds", "tokens", {{"ITL", histogram(itl, 30)}}, true},
+      {"Output throughput over time", "seconds since the start", "tokens/s", {rate}, false}};
 }
 
 // What vLLM's benchmark_serving reports, over the successful requests.
@@ -383,9 +414,11 @@ int bench_serve(ServeBenchArgs& a) {
       a.dataset.empty() ? fmt::format("{}-token random", a.input_len).c_str() : a.dataset.c_str(),
       a.output_len);
   double duration = 0;
-  const Summary s = summarize(run_requests(a, base, prompts, arrival, duration));
+  const std::vector<Result> results = run_requests(a, base, prompts, arrival, duration);
+  const Summary s = summarize(results);
   print_summary(a, s, duration);
   if (!a.result_file.empty()) write_result_file(a, base, s, duration);
+  if (!a.plot.empty()) write_svg(a.plot, plots(results, duration));
   return s.ok == a.num_prompts ? 0 : 1;
 }
 
@@ -421,6 +454,9 @@ void register_bench_serve(CLI::App& bench, Commands& c) {
                 "\"prompt\" (used in turn)");
   s->add_option("-s,--seed", a->seed, "Seed of the random prompts and arrival times");
   s->add_option("--result-file", a->result_file, "Also write the results as JSON here");
+  s->add_option("--plot", a->plot,
+                "Also draw the TTFT and ITL distributions and the throughput over time as an SVG "
+                "file here");
   s->callback([a, &c] { c.selected = [a] { return bench_serve(*a); }; });
 }
 

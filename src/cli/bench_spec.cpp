@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/options.h"
+#include "cli/svg_plot.h"
 #include "core/clock.h"
 #include "core/error.h"
 #include "ops/cpu.h"
@@ -30,7 +31,7 @@ constexpr const char* kQuotePrompt =
 struct SpecBenchArgs {
   Options opt;
   SpecArgs& spec = opt.engine.spec;
-  std::string prompt, prompt_file;
+  std::string prompt, prompt_file, plot;
   int n_predict = 128;
   std::vector<int> drafts = {2, 4, 8};
   std::vector<int> concurrency = {1, 8};
@@ -106,6 +107,7 @@ int bench_spec(SpecBenchArgs& a) {
       a.temp > 0 ? fmt::format("temperature {}", a.temp).c_str() : "greedy", a.reps);
   std::printf("%-12s %5s %6s %12s %8s %10s %10s %6s\n", "proposer", "seqs", "draft", "decode t/s",
               "speedup", "accepted", "per verif.", "same");
+  std::vector<PlotSeries> speedup, acceptance;  // per concurrency, by draft length
   for (int c : a.concurrency) {
     // Each repetition runs plain decoding and every draft length back to back, so that a slow
     // phase of the machine falls on all of them; a speedup is the median of the repetitions'
@@ -123,6 +125,9 @@ int bench_spec(SpecBenchArgs& a) {
     };
     std::printf("%-12s %5d %6s %12.1f %8s %10s %10s %6s\n", "none", c, "-", rate(0), "1.00x", "-",
                 "-", "-");
+    const std::string label = fmt::format("{} sequence{}", c, c == 1 ? "" : "s");
+    speedup.push_back({label, {{0, 1.0}}});
+    acceptance.push_back({label, {}});
     for (size_t k = 1; k < settings.size(); ++k) {
       std::vector<double> ratios;
       bool same = true;
@@ -136,17 +141,23 @@ int bench_spec(SpecBenchArgs& a) {
         accepted += r.stats.spec_accepted_tokens;
       }
       if (a.temp > 0) same = true;
-      std::printf(
-          "%-12s %5d %6d %12.1f %7.2fx %9.1f%% %10.2f %6s\n", a.spec.method.c_str(), c, settings[k],
-          rate(k), median(ratios),
-          drafted ? 100.0 * static_cast<double>(accepted) / static_cast<double>(drafted) : 0.0,
-          drafts ? 1.0 + static_cast<double>(accepted) / static_cast<double>(drafts) : 1.0,
-          a.temp > 0 ? "n/a"
-          : same     ? "yes"
-                     : "NO");
+      const double accepted_pct =
+          drafted ? 100.0 * static_cast<double>(accepted) / static_cast<double>(drafted) : 0.0;
+      speedup.back().points.emplace_back(settings[k], median(ratios));
+      acceptance.back().points.emplace_back(settings[k], accepted_pct);
+      std::printf("%-12s %5d %6d %12.1f %7.2fx %9.1f%% %10.2f %6s\n", a.spec.method.c_str(), c,
+                  settings[k], rate(k), median(ratios), accepted_pct,
+                  drafts ? 1.0 + static_cast<double>(accepted) / static_cast<double>(drafts) : 1.0,
+                  a.temp > 0 ? "n/a"
+                  : same     ? "yes"
+                             : "NO");
       if (!same) std::fprintf(stderr, "error: greedy output changed with draft %d\n", settings[k]);
     }
   }
+  if (!a.plot.empty())
+    write_svg(a.plot, {{fmt::format("Speedup from speculative decoding ({})", a.spec.method),
+                        "draft length", "decode tokens/s over plain decoding", speedup, false},
+                       {"Draft tokens accepted", "draft length", "percent", acceptance, false}});
   return 0;
 }
 
@@ -176,6 +187,9 @@ void register_bench_spec(CLI::App& bench, Commands& c) {
       ->check(CLI::Range(1, 100));
   s->add_option("--temp", a->temp, "Sampling temperature (0: greedy, and outputs are compared)")
       ->check(CLI::Range(0.0f, 10.0f));
+  s->add_option(
+      "--plot", a->plot,
+      "Also draw the speedup and the acceptance against draft length as an SVG file here");
   a->spec.method = "";
   s->add_option("--spec", a->spec.method,
                 "Proposer: draft (a draft model, -md), ngram (prompt lookup) or layer-skip "

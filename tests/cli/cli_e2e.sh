@@ -111,6 +111,10 @@ jsonschema.validate(call[\"arguments\"], json.load(open(sys.argv[2])))" "$T/r" "
 "$BRISK" run -m "$M/stories260K.gguf" -p "x" --tools "$T/tools.json" --tool-choice nope -n 5 >/dev/null 2>"$T/e"
 check "run --tools: an unknown --tool-choice is named" 'grep -q "tool-choice nope" "$T/e"'
 
+# brisk bench spec --plot: an SVG document with a series per concurrency.
+"$BRISK" bench spec -m "$M/stories260K.gguf" --drafts 2,4 --concurrency 1,2 -n 16 -r 1 --plot "$T/spec.svg" >/dev/null 2>&1
+check "bench spec --plot: speedup and acceptance by draft length" 'python3 tests/cli/check_svg.py "$T/spec.svg" "1 sequence" "2 sequences" >/dev/null'
+
 # brisk chat: the second turn reuses the cached conversation; /reset starts over.
 printf 'Once upon a time\nThe cat sat\n/reset\nHi\n' | "$BRISK" chat -m "$M/stories260K.gguf" --temp 0 -n 16 \
   --chat-template tests/chat/jinja/templates/chatml.jinja >"$T/o" 2>"$T/e"

@@ -1,5 +1,6 @@
 // brisk bench serve against a real brisk server: every request completes, the token counts are
-// the ones asked for, the latency figures are filled in, and a failing server is reported.
+// the ones asked for, the latency figures are filled in, --plot draws them, and a failing server
+// is reported.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -13,9 +14,13 @@ test('bench serve reports every request, token counts and latencies, as text and
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'brisk-bench-'));
   try {
     const out = path.join(dir, 'r.json');
+    const plot = path.join(dir, 'serve.svg');
     const text = execFileSync(BRISK, ['bench', 'serve', '--base-url', srv.url + '/v1', '--num-prompts', '12',
-      '--max-concurrency', '4', '--input-len', '16', '--output-len', '8', '--result-file', out],
+      '--max-concurrency', '4', '--input-len', '16', '--output-len', '8', '--result-file', out, '--plot', plot],
     { stdio: ['ignore', 'pipe', 'ignore'] }).toString();
+    // --plot: an SVG document with the series it claims.
+    const svg = spawnSync('python3', ['tests/cli/check_svg.py', plot, 'TTFT', 'ITL', 'output tokens/s'], { encoding: 'utf8' });
+    assert.equal(svg.status, 0, svg.stdout + svg.stderr);
     assert.match(text, /Successful requests:\s+12\n/);
     assert.match(text, /Median TTFT \(ms\):/);
     const r = JSON.parse(fs.readFileSync(out, 'utf8'));
