@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/options.h"
+#include "cli/svg_plot.h"
 #include "core/clock.h"
 #include "core/error.h"
 #include "ops/cpu.h"
@@ -25,6 +26,7 @@ struct ThroughputArgs {
   bool prime_prefix = false;
   uint64_t seed = 1;
   float temp = 0;
+  std::string plot;
 };
 
 // One measured round: every request submitted at once, run to the end.
@@ -67,15 +69,24 @@ Round run_round(Engine& e, const ThroughputArgs& a, const MakeRequest& make,
   return r;
 }
 
+// A round's latencies: each request's time to first token and time per output token after it.
+struct Latencies {
+  std::vector<double> ttft, tpot;
+  explicit Latencies(const Round& r) {
+    for (const auto& t : r.tm) {
+      ttft.push_back(t.first);
+      if (t.n > 1) tpot.push_back((t.last - t.first) / static_cast<double>(t.n - 1));
+    }
+  }
+};
+
 void print_report(const Engine& e, const Model& m, const ThroughputArgs& a, const Round& r,
                   int threads, double load_s) {
   const EngineStats& st = r.after;
   const EngineStats& before = r.before;
-  std::vector<double> ttft, tpot;
-  for (const auto& t : r.tm) {
-    ttft.push_back(t.first);
-    if (t.n > 1) tpot.push_back((t.last - t.first) / static_cast<double>(t.n - 1));
-  }
+  const Latencies lat(r);
+  const std::vector<double>& ttft = lat.ttft;
+  const std::vector<double>& tpot = lat.tpot;
   const int64_t prompt_len = a.shared_prefix_len + a.input_len;
   const double in_tokens = static_cast<double>(prompt_len) * a.num_prompts;
   const double out_tokens = r.out_tokens(), elapsed = r.elapsed;
@@ -153,15 +164,34 @@ void print_constrained(const std::vector<Round>& free_rounds, const std::vector<
       num_prompts, static_cast<long long>(last.after.forced_tokens - last.before.forced_tokens));
 }
 
-int throughput(ThroughputArgs& a) {
-  double load_s = 0;
-  auto m = load_model(a.opt.model, &load_s);
-  const auto constraint = a.opt.constraint_spec(m->tokenizer->vocab().chat_template);
-  const int threads = a.opt.thread_count();
-  ThreadPool pool(threads);
-  Engine e(*m, pool, engine_config(a.opt.engine, *m));
-  std::fprintf(stderr, "%s\n", describe_kv(e).c_str());
-  if (constraint) e.prepare(*constraint);
+// --plot of a --max-seqs sweep: output tokens/s, and the median latencies, against it.
+void plot_sweep(const std::string& path, const std::vector<int>& sweep,
+                const std::vector<Round>& rounds) {
+  PlotSeries rate{"output tokens/s", {}}, ttft{"time to first token (median)", {}},
+      tpot{"time per output token (median)", {}};
+  for (size_t i = 0; i < rounds.size(); ++i) {
+    const double x = sweep[i];
+    const Latencies lat(rounds[i]);
+    rate.points.emplace_back(x, rounds[i].out_tokens() / rounds[i].elapsed);
+    ttft.points.emplace_back(x, median(lat.ttft) * 1e3);
+    tpot.points.emplace_back(x, median(lat.tpot) * 1e3);
+  }
+  write_svg(path, {{"Throughput against concurrency",
+                    "--max-seqs (sequences running at once)",
+                    "output tokens/s",
+                    {rate},
+                    false},
+                   {"Latency against concurrency",
+                    "--max-seqs (sequences running at once)",
+                    "milliseconds",
+                    {ttft, tpot},
+                    false}});
+}
+
+// Runs the requests on one engine and reports; the round reported is returned.
+Round measure(Engine& e, const Model& model, const ThroughputArgs& a,
+              const std::optional<grammar::Constraint>& constraint, int threads, double load_s) {
+  const Model* m = &model;
 
   std::mt19937_64 rng(a.seed);
   // Ids from 3 up: clear of the usual BOS/EOS/UNK ids, so no request ends early.
@@ -191,8 +221,10 @@ int throughput(ThroughputArgs& a) {
     e.submit(std::move(w), [](const Output&) {});
     e.run_until_idle();
   }
+  Round reported;
   if (!constraint) {
-    print_report(e, *m, a, run_round(e, a, make, std::nullopt), threads, load_s);
+    reported = run_round(e, a, make, std::nullopt);
+    print_report(e, *m, a, reported, threads, load_s);
   } else {
     // One untimed free round first: the first round of a workload runs slower (buffers grow).
     const uint64_t warm_seeds = made;
@@ -205,10 +237,32 @@ int throughput(ThroughputArgs& a) {
       made = first;  // the same sampling seeds constrained
       constrained.push_back(run_round(e, a, make, constraint));
     }
-    print_report(e, *m, a, constrained.back(), threads, load_s);
+    reported = constrained.back();
+    print_report(e, *m, a, reported, threads, load_s);
     print_constrained(free_rounds, constrained, a.num_prompts);
   }
   e.check();
+  return reported;
+}
+
+int throughput(ThroughputArgs& a) {
+  double load_s = 0;
+  auto m = load_model(a.opt.model, &load_s);
+  const auto constraint = a.opt.constraint_spec(m->tokenizer->vocab().chat_template);
+  const std::vector<int> sweep = a.opt.engine.max_seqs_sweep;
+  if (sweep.size() > 1 && constraint)
+    fail("--max-seqs: give one value with a constraint (the run compares free and constrained)");
+  const int threads = a.opt.thread_count();
+  ThreadPool pool(threads);
+  std::vector<Round> rounds;
+  for (int max_seqs : sweep) {
+    a.opt.engine.max_seqs = max_seqs;
+    Engine e(*m, pool, engine_config(a.opt.engine, *m));
+    std::fprintf(stderr, "%s\n", describe_kv(e).c_str());
+    if (constraint) e.prepare(*constraint);
+    rounds.push_back(measure(e, *m, a, constraint, threads, load_s));
+  }
+  if (!a.plot.empty()) plot_sweep(a.plot, sweep, rounds);
   return 0;
 }
 
@@ -237,7 +291,10 @@ void register_bench_throughput(CLI::App& bench, Commands& c) {
                 "Sampling temperature, with no top-k, top-p or min-p (the OpenAI API's defaults; "
                 "vLLM's benchmark_throughput uses 1); 0: greedy")
       ->check(CLI::Range(0.0f, 100.0f));
-  add_options(*s, a->opt, kEngine | kConcurrency | kSpeculation | kConstraint);
+  add_options(*s, a->opt, kEngine | kConcurrencySweep | kSpeculation | kConstraint);
+  s->add_option("--plot", a->plot,
+                "Also draw output tokens/s and the median latencies against --max-seqs (give "
+                "several, e.g. 1,4,16) as an SVG file here");
   s->callback([a, &c] { c.selected = [a] { return throughput(*a); }; });
 }
 

@@ -87,10 +87,19 @@ void add_engine_options(CLI::App& app, EngineArgs& a) {
                "seen before");
 }
 
-void add_concurrency_options(CLI::App& app, EngineArgs& a) {
-  app.add_option("--max-seqs,--max-num-seqs", a.max_seqs,
-                 "Sequences running at once (more wait their turn)")
-      ->check(CLI::Range(1, 4096));
+void add_concurrency_options(CLI::App& app, EngineArgs& a, bool sweep) {
+  if (sweep) {
+    a.max_seqs_sweep = {a.max_seqs};
+    app.add_option("--max-seqs,--max-num-seqs", a.max_seqs_sweep,
+                   "Sequences running at once (more wait their turn); several, comma-separated, "
+                   "run one after another")
+        ->delimiter(',')
+        ->check(CLI::Range(1, 4096));
+  } else {
+    app.add_option("--max-seqs,--max-num-seqs", a.max_seqs,
+                   "Sequences running at once (more wait their turn)")
+        ->check(CLI::Range(1, 4096));
+  }
   app.add_option("--max-prefill-while-decoding", a.prefill_while_decoding,
                  "Prompt tokens one forward pass may compute while other sequences are decoding "
                  "(-1: as many as it has decode tokens, at least 32; 0: up to "
@@ -246,7 +255,8 @@ void add_options(CLI::App& app, Options& o, unsigned groups) {
                    "Jinja chat template file to use instead of the model's own (which keeps "
                    "its BOS/EOS texts)");
   if (groups & kEngine) add_engine_options(app, o.engine);
-  if (groups & kConcurrency) add_concurrency_options(app, o.engine);
+  if (groups & (kConcurrency | kConcurrencySweep))
+    add_concurrency_options(app, o.engine, groups & kConcurrencySweep);
   if (groups & kSpecMethod) add_spec_method_options(app, o.engine.spec);
   if (groups & kSpecTuning) add_spec_tuning_options(app, o.engine.spec);
   if (groups & kSampling) add_sampling_options(app, o.sampling, o.seed);

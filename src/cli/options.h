@@ -34,6 +34,8 @@ struct EngineArgs {
   int block_size = 16;
   int64_t max_batched_tokens = 512;  // -b
   int max_seqs = 64;
+  // kConcurrencySweep: the --max-seqs values to run one after another (the first is max_seqs).
+  std::vector<int> max_seqs_sweep;
   int64_t prefill_while_decoding = -1;
   int64_t max_model_len = 0;  // -c
   bool no_prefix_caching = false;
@@ -63,7 +65,9 @@ enum OptionGroup : unsigned {
   kSpecTuning = 1u << 5,    // -md and how drafts are sized and found
   kSampling = 1u << 6,      // --temp, --top-k, --top-p, --min-p, penalties, -s
   kChatTemplate = 1u << 7,  // --chat-template
-  kConstraint = 1u << 8,    // --json, --json-schema, --regex, --grammar, --choice
+  kConstraint = 1u << 8,    // --json, --json-schema, --regex, --grammar, --choice, --tools
+  // kConcurrency with --max-seqs taking several values, comma-separated (bench throughput)
+  kConcurrencySweep = 1u << 9,
   kSpeculation = kSpecMethod | kSpecTuning,
 };
 

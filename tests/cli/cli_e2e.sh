@@ -111,6 +111,11 @@ jsonschema.validate(call[\"arguments\"], json.load(open(sys.argv[2])))" "$T/r" "
 "$BRISK" run -m "$M/stories260K.gguf" -p "x" --tools "$T/tools.json" --tool-choice nope -n 5 >/dev/null 2>"$T/e"
 check "run --tools: an unknown --tool-choice is named" 'grep -q "tool-choice nope" "$T/e"'
 
+# brisk bench throughput over several --max-seqs, with --plot.
+"$BRISK" bench throughput -m "$M/stories260K.gguf" --num-prompts 8 --input-len 8 --output-len 16 --max-seqs 1,4 \
+  --plot "$T/tp.svg" >"$T/o" 2>/dev/null
+check "bench throughput: a report per --max-seqs value" '[ $(grep -c "^throughput:" "$T/o") -eq 2 ]'
+check "bench throughput --plot: throughput and latency against concurrency" 'python3 tests/cli/check_svg.py "$T/tp.svg" "output tokens/s" "time to first token (median)" >/dev/null'
 # brisk bench spec --plot: an SVG document with a series per concurrency.
 "$BRISK" bench spec -m "$M/stories260K.gguf" --drafts 2,4 --concurrency 1,2 -n 16 -r 1 --plot "$T/spec.svg" >/dev/null 2>&1
 check "bench spec --plot: speedup and acceptance by draft length" 'python3 tests/cli/check_svg.py "$T/spec.svg" "1 sequence" "2 sequences" >/dev/null'
