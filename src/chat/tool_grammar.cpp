@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "grammar/json_schema.h"
 #include "tokenizer/unicode.h"
@@ -26,7 +27,9 @@ std::string quoted(const std::string& s) {
 class Builder {
  public:
   Builder(const ReplyFormat& rf, const ojson& tools, const ToolChoice& c)
-      : rf_(rf), tools_(tools), choice_(c) {}
+      : rf_(rf), tools_(tools), choice_(c), deadline_(now_seconds() + kMaxSeconds) {}
+  // All the tools' schemas together compile within this (each within its own budget too).
+  static constexpr double kMaxSeconds = 5.0;
 
   Grammar build(bool in_reasoning);
 
@@ -63,6 +66,7 @@ class Builder {
   const ReplyFormat& rf_;
   const ojson& tools_;
   const ToolChoice& choice_;
+  const double deadline_;
   Grammar g_;
 };
 
@@ -103,6 +107,9 @@ int32_t Builder::text_until(const std::string& marker, int32_t then, bool may_en
 int32_t Builder::schema_rule(const ojson& schema, const std::string& where, bool strict) {
   grammar::SchemaOptions o;
   o.style.max_whitespace = 2;
+  const double left = deadline_ - now_seconds();
+  if (left <= 0) fail("tools: their schemas took longer than {} s to compile", kMaxSeconds);
+  o.max_seconds = std::min(o.max_seconds, left);
   try {
     return g_.add_grammar(grammar::json_schema_grammar(schema, o));
   } catch (const Error& e) {
@@ -345,12 +352,17 @@ Grammar Builder::build(bool in_reasoning) {
 std::optional<grammar::Constraint> tool_constraint(const ReplyFormat& rf, bool in_reasoning,
                                                    const ojson& tools, const ToolChoice& choice) {
   if (rf.tools == ToolFamily::None || choice.mode == "none" || tools.empty()) return std::nullopt;
-  Builder b(rf, tools, choice);
-  auto g = std::make_shared<const Grammar>(b.build(in_reasoning));
   grammar::Constraint c;
   c.kind = grammar::Constraint::Kind::Built;
-  c.text = g->to_gbnf();
-  c.built = std::move(g);
+  // Everything the grammar depends on, as its key; it is built when compiled.
+  c.text = fmt::format("tools {} {} {} {} {} {}\n", tool_family_name(rf.tools),
+                       reasoning_family_name(rf.reasoning), in_reasoning, choice.mode,
+                       choice.parallel, quoted(choice.function)) +
+           tools.dump();
+  c.builder = [rf, in_reasoning, tools, choice] {
+    Builder b(rf, tools, choice);
+    return b.build(in_reasoning);
+  };
   c.special_text = true;
   return c;
 }

@@ -49,10 +49,12 @@ Grammar constraint_grammar(const Constraint& c) {
       return parse_regex(c.text);
     case Constraint::Kind::Gbnf:
       return parse_gbnf(c.text);
-    case Constraint::Kind::Built:
-      if (!c.built) fail("grammar: no grammar was built");
-      c.built->check();
-      return *c.built;
+    case Constraint::Kind::Built: {
+      if (!c.builder) fail("grammar: no grammar builder was given");
+      Grammar g = c.builder();
+      g.check();
+      return g;
+    }
     case Constraint::Kind::Choice: {
       if (c.choices.empty()) fail("choice: no strings to choose from");
       Grammar g;

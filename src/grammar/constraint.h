@@ -3,7 +3,7 @@
 // grammar each one compiles to.
 #pragma once
 
-#include <memory>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -13,14 +13,14 @@
 namespace brisk::grammar {
 
 struct Constraint {
-  // Built: a grammar built by the caller (tool calls in a model family's syntax), its GBNF the
-  // text that identifies it.
+  // Built: a grammar the caller's builder makes when the constraint is compiled (off the
+  // server's I/O thread: tool calls in a model family's syntax), `text` a key that identifies it.
   enum class Kind { Json, JsonObject, JsonSchema, Regex, Gbnf, Choice, Built };
   Kind kind = Kind::Json;
   std::string text;                  // the schema (JSON text), the pattern or the GBNF
   std::vector<std::string> choices;  // Choice: the whole output is one of these
   JsonStyle style;                   // whitespace inside JSON
-  std::shared_ptr<const Grammar> built;
+  std::function<Grammar()> builder;
   // The grammar's text may be spelled by special tokens whose text it is (a tool call's markers
   // are such tokens in some vocabularies); otherwise special tokens are never allowed.
   bool special_text = false;

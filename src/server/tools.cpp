@@ -6,6 +6,8 @@ namespace brisk::server {
 
 namespace {
 
+constexpr size_t kMaxTools = 128;
+
 [[noreturn]] void bad(const std::string& param, const std::string& message) {
   throw ApiError(400, message, param);
 }
@@ -38,6 +40,8 @@ ChatTools parse_tools(const json& b) {
   ChatTools t;
   if (present(b, "tools")) {
     if (!b.at("tools").is_array()) bad("tools", "'tools' must be a list");
+    if (b.at("tools").size() > kMaxTools)
+      bad("tools", fmt::format("at most {} tools (as OpenAI's API allows)", kMaxTools));
     t.tools = b.at("tools");
     for (size_t i = 0; i < t.tools.size(); ++i) check_tool(t.tools[i], i);
   }

@@ -155,6 +155,7 @@ test('bad tools and tool_choice: a 400 naming the field', async () => {
     [{ tools, parallel_tool_calls: 'yes' }, 'parallel_tool_calls'],
     [{ tools: [{ type: 'function', function: { name: 'f', strict: true, parameters: { type: 'object', properties: { n: { type: 'number', multipleOf: 3 } } } } }], tool_choice: 'required' }, 'tools'],
     [{ tools, tool_choice: 'required', response_format: { type: 'json_object' } }, 'tool_choice'],
+    [{ tools: Array(129).fill(tools[0]) }, 'tools'],
   ];
   for (const [extra, param] of cases) {
     const r = await postJson(srv.url, '/v1/chat/completions', { messages, max_tokens: 5, ...extra });
