@@ -1,5 +1,7 @@
 // Starts a real brisk server on a free loopback port and stops it; raw HTTP helpers.
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn, spawnSync, execFileSync } from 'node:child_process';
+import assert from 'node:assert/strict';
+import os from 'node:os';
 import net from 'node:net';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -116,4 +118,14 @@ export function runGreedy(prompt, n) {
   const out = execFileSync(BRISK, ['run', '-m', STORIES, '-p', prompt, '-n', String(n), '--temp', '0',
     '--no-display-prompt', '-t', '1'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString();
   return out.endsWith('\n') ? out.slice(0, -1) : out;
+}
+
+// Runs the Python checker (tests/engine/validate_outputs.py: python3-jsonschema and friends) over
+// [{kind, text, schema?}]; fails the test on any invalid output.
+export function validateOutputs(outputs) {
+  assert.ok(outputs.length > 0, 'no outputs to check');
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'brisk-outputs-')), 'outputs.jsonl');
+  fs.writeFileSync(file, outputs.map((o) => JSON.stringify(o)).join('\n') + '\n');
+  const r = spawnSync('python3', ['tests/engine/validate_outputs.py', file], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stdout + r.stderr);
 }

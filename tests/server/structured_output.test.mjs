@@ -5,12 +5,8 @@
 // requests, and refusals: a 400 naming the keyword or the field.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import OpenAI from 'openai';
-import { startServer, postJson, waitIdle } from './harness.mjs';
+import { startServer, postJson, waitIdle, validateOutputs } from './harness.mjs';
 
 let srv, client;
 before(async () => {
@@ -35,14 +31,6 @@ const PET = {
 };
 const messages = [{ role: 'user', content: 'Describe a pet.' }];
 
-// Runs the Python checker over [{kind, text, schema?}]; fails the test on any invalid output.
-function validate(outputs) {
-  assert.ok(outputs.length > 0, 'no finished outputs to check');
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'brisk-so-')), 'outputs.jsonl');
-  fs.writeFileSync(file, outputs.map((o) => JSON.stringify(o)).join('\n') + '\n');
-  const r = spawnSync('python3', ['tests/engine/validate_outputs.py', file], { encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stdout + r.stderr);
-}
 
 // The keys of the parsed object follow the schema's property order.
 function assertSchemaOrder(text, schema) {
@@ -70,7 +58,7 @@ test('json_schema: sampled outputs with many seeds and n > 1 are valid, beside f
     }
   }
   assert.ok(finished >= 12, `only ${finished} of 16 finished`);
-  validate(outputs);
+  validateOutputs(outputs);
   await waitIdle(srv.url);
 });
 
@@ -90,7 +78,7 @@ test('json_schema streamed: the deltas add up to a valid document', async () => 
       }
     if (finish === 'stop') outputs.push({ kind: 'json_schema', schema: PET, text });
   }
-  validate(outputs);
+  validateOutputs(outputs);
 });
 
 test('json_object, streamed and not, is one JSON object', async () => {
@@ -109,7 +97,7 @@ test('json_object, streamed and not, is one JSON object', async () => {
   const plain = await client.chat.completions.create({ messages, response_format, logit_bias, max_tokens: 300, temperature: 0 });
   assert.equal(text, plain.choices[0].message.content);
   if (plain.choices[0].finish_reason === 'stop') outputs.push({ kind: 'json_object', text });
-  validate(outputs);
+  validateOutputs(outputs);
 });
 
 test("vLLM's and llama.cpp's fields constrain the same way", async () => {
@@ -140,7 +128,7 @@ test("vLLM's and llama.cpp's fields constrain the same way", async () => {
       if (c.finish_reason === 'stop') outputs.push({ ...check, text });
     }
   assert.ok(outputs.length >= 18, `only ${outputs.length} of 22 finished`);
-  validate(outputs);
+  validateOutputs(outputs);
   const compact = await postJson(u, '/v1/completions', {
     prompt: 'The cat', max_tokens: 300, seed: 2, structured_outputs: { json: PET, disable_any_whitespace: true },
   });

@@ -8,11 +8,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import OpenAI from 'openai';
-import { startServer, postJson } from './harness.mjs';
+import { startServer, postJson, validateOutputs } from './harness.mjs';
 
 let srv, client;
 before(async () => {
@@ -42,13 +39,6 @@ const tools = [
 const schemas = { get_weather: WEATHER, get_time: TIME };
 const messages = [{ role: 'user', content: 'What is the weather in Paris?' }];
 
-function validate(outputs) {
-  assert.ok(outputs.length > 0, 'no calls to check');
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'brisk-tools-')), 'calls.jsonl');
-  fs.writeFileSync(file, outputs.map((o) => JSON.stringify(o)).join('\n') + '\n');
-  const r = spawnSync('python3', ['tests/engine/validate_outputs.py', file], { encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stdout + r.stderr);
-}
 
 // The calls of a streamed reply, joined from their deltas.
 async function joinStream(stream) {
@@ -102,7 +92,7 @@ for (const [label, tool_choice] of [
       }
     }
     assert.ok(made >= 8, `only ${made} calls finished`);
-    validate(outputs);
+    validateOutputs(outputs);
   });
 }
 
