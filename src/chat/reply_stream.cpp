@@ -15,6 +15,7 @@ std::string extend(std::string& sent, const std::string& now) {
 }  // namespace
 
 ReplyDelta ReplyStream::push(std::string_view more) {
+  if (more.empty()) return {};  // a token that released no text (half a character) changes nothing
   text_ += more;
   return advance(parser_.parse(text_, true));
 }

@@ -300,9 +300,10 @@ Grammar Builder::build(bool in_reasoning) {
     // Required: calls only (per-call sections repeat when parallel calls are allowed).
     const bool per_call = rf_.tools == ToolFamily::Hermes || rf_.tools == ToolFamily::Qwen3Coder ||
                           rf_.tools == ToolFamily::MistralV11;
-    const int32_t one = rule("section", {cat(lit(trigger), {ref(rest)})});
-    body = rule("body", {{ref(ws(4)), ref(per_call ? list(one, "\n") : one), ref(end_ws)}});
-    if (rf_.tools == ToolFamily::GptOss) {
+    if (rf_.tools != ToolFamily::GptOss) {
+      const int32_t one = rule("section", {cat(lit(trigger), {ref(rest)})});
+      body = rule("body", {{ref(ws(4)), ref(per_call ? list(one, "\n") : one), ref(end_ws)}});
+    } else {
       // An analysis message may come first; the call ends the turn (<|call|>).
       const int32_t call =
           rule("call", {cat(lit("<|channel|>commentary to=functions."), {ref(rest)})});

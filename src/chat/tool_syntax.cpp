@@ -34,30 +34,33 @@ bool has(std::string_view s, std::string_view what) {
   return s.find(what) != s.npos;
 }
 
+// A family by its name in one of the tables above, and the other way round.
+template <typename Table>
+auto by_name(const Table& t, std::string_view name) -> std::optional<decltype(t[0].second)> {
+  for (const auto& [n, f] : t)
+    if (name == n) return f;
+  return std::nullopt;
+}
+template <typename Table, typename Family>
+const char* name_of(const Table& t, Family f) {
+  for (const auto& [n, g] : t)
+    if (f == g) return n;
+  return "none";
+}
+
 }  // namespace
 
 std::optional<ToolFamily> tool_family_named(std::string_view name) {
-  for (const auto& [n, f] : kToolNames)
-    if (name == n) return f;
-  return std::nullopt;
+  return by_name(kToolNames, name);
 }
-
 std::optional<ReasoningFamily> reasoning_family_named(std::string_view name) {
-  for (const auto& [n, f] : kReasoningNames)
-    if (name == n) return f;
-  return std::nullopt;
+  return by_name(kReasoningNames, name);
 }
-
 const char* tool_family_name(ToolFamily f) {
-  for (const auto& [n, g] : kToolNames)
-    if (f == g) return n;
-  return "none";
+  return name_of(kToolNames, f);
 }
-
 const char* reasoning_family_name(ReasoningFamily f) {
-  for (const auto& [n, g] : kReasoningNames)
-    if (f == g) return n;
-  return "none";
+  return name_of(kReasoningNames, f);
 }
 
 std::vector<std::string> tool_family_names() {
