@@ -12,6 +12,10 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev \
   libcurl4-openssl-dev libpcre2-dev libutf8proc-dev libboost-dev ca-certificates curl \
   json-schema-test-suite python3-jsonschema >/dev/null
+# The chat page's libraries (embedded at build time from their Debian paths) and the browser its
+# tests drive.
+$SUDO apt-get install -y -qq --no-install-recommends \
+  libjs-marked node-dompurify libjs-highlight.js libjs-katex chromium >/dev/null
 # The Arm cross build and its test run under qemu-user (scripts/test-arm64.sh).
 $SUDO apt-get install -y -qq --no-install-recommends g++-aarch64-linux-gnu qemu-user \
   libfmt-dev:arm64 libpcre2-dev:arm64 libutf8proc-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64 \

@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
 
   CLI::App app{"brisk: fast LLM inference on your own CPU"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "brisk 0.1.0");
+  app.set_version_flag("--version", "brisk " BRISK_VERSION);
   brisk::cli::Commands cmds;
   brisk::cli::register_run(app, cmds);
   brisk::cli::register_info(app, cmds);

@@ -101,6 +101,7 @@ class Engine {
   const KvGeometry* draft_kv_geometry() const { return draft_geom_ ? &*draft_geom_ : nullptr; }
   int64_t max_model_len() const { return max_len_; }
   const EngineConfig& config() const { return c_; }
+  int threads() const { return pool_.size(); }
   const Model& model() const { return m_; }
   // Throws unless block accounting is exact (free + in use + cached = total, ref counts match).
   void check() const;

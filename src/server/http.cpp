@@ -216,7 +216,10 @@ void Exchange::respond(http::status status, const std::string& content_type, std
   if (done_ || streaming_) return;
   done_ = true;
   std::string h = head(status, content_type, extra, conn_->keep_alive());
-  h += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+  // A 304 has no body, and a length would claim one of the representation's (RFC 9110 8.6).
+  if (status != http::status::not_modified)
+    h += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+  h += "\r\n";
   h += body;
   conn_->write(std::move(h));
   conn_->finish_response();

@@ -36,6 +36,20 @@ json usage(int64_t prompt_tokens, int64_t completion_tokens, int64_t cached_toke
               {"prompt_tokens_details", {{"cached_tokens", cached_tokens}}}};
 }
 
+json timings(int64_t prompt_n, double prompt_seconds, int64_t predicted_n,
+             double predicted_seconds) {
+  const double prompt_ms = prompt_seconds * 1e3, predicted_ms = predicted_seconds * 1e3;
+  const auto rate = [](double n, double ms) {
+    return ms > 0 && n > 0 ? json(n * 1e3 / ms) : json(nullptr);
+  };
+  return json{{"prompt_n", prompt_n},
+              {"prompt_ms", prompt_ms},
+              {"prompt_per_second", rate(static_cast<double>(prompt_n), prompt_ms)},
+              {"predicted_n", predicted_n},
+              {"predicted_ms", predicted_ms},
+              {"predicted_per_second", rate(static_cast<double>(predicted_n - 1), predicted_ms)}};
+}
+
 namespace {
 
 json chunk_head(const ResponseHead& h) {

@@ -28,6 +28,10 @@ const char* finish_reason(FinishReason r);
 
 // {"prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details"}
 json usage(int64_t prompt_tokens, int64_t completion_tokens, int64_t cached_tokens);
+// llama-server's "timings" beside usage: prompt_ms is the time to the first token, predicted_ms
+// the time from it to the last, and predicted_per_second the rate of the tokens after the first.
+json timings(int64_t prompt_n, double prompt_seconds, int64_t predicted_n,
+             double predicted_seconds);
 
 // A stream chunk of one choice: text (a chat delta's content) with its log-probabilities, and the
 // finish reason on the last; with include_usage every chunk carries "usage": null.

@@ -11,7 +11,9 @@
 
 #include "core/error.h"
 #include "server/openai.h"
+#include "server/props.h"
 #include "server/responses.h"
+#include "server/web_assets.h"
 
 namespace brisk::server {
 
@@ -88,6 +90,16 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
     for (const auto& pr : prompts) p += pr.n_prompt, cached += pr.cached;
     for (const auto& ch : choices) c += static_cast<int64_t>(ch.tokens.size());
     return server::usage(p, c, cached);
+  }
+  // llama-server's timings: the prompt until the first token, then the rest of the tokens.
+  json timings() const {
+    double first = 0, last = 0;
+    int64_t p = 0, c = 0;
+    for (const auto& pr : prompts)
+      if (pr.first_token > 0) first = first == 0 ? pr.first_token : std::min(first, pr.first_token);
+    for (const auto& pr : prompts) p += pr.n_prompt;
+    for (const auto& ch : choices) last = std::max(last, ch.last_token), c += std::ssize(ch.tokens);
+    return server::timings(p, first > 0 ? first - arrival : 0, c, first > 0 ? last - first : 0);
   }
   void send_event(const json& j) { ex->send("data: " + dump(j) + "\n\n"); }
   void send_chunk(int index, const std::string& text, const json& logprobs, const char* finish) {
@@ -250,7 +262,11 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
           send_error(*ex, e);
         }
       } else if (spec.stream) {
-        if (spec.include_usage) send_event(usage_chunk(head, usage()));
+        if (spec.include_usage) {
+          json c = usage_chunk(head, usage());
+          c["timings"] = timings();
+          send_event(c);
+        }
         ex->send("data: [DONE]\n\n");
         ex->end_stream();
       } else {
@@ -285,7 +301,9 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
             lp ? completion_logprobs(tok, ch.tokens, ch.logprobs, 0) : json(nullptr), ch.finish));
       }
     }
-    send_json(*ex, response_body(head, std::move(list), usage()));
+    json body = response_body(head, std::move(list), usage());
+    body["timings"] = timings();
+    send_json(*ex, body);
   }
 };
 
@@ -408,7 +426,16 @@ void Server::route(const std::shared_ptr<Exchange>& ex) {
       {"/health", http::verb::get, true},
       {"/metrics", http::verb::get, true},
       {"/version", http::verb::get, true},
+      {"/props", http::verb::get, false},
   };
+  // The chat page, the dashboard and their files are open: the page asks for the API key itself.
+  if (const WebAsset* page = find_web_asset(target)) {
+    if (req.method() == http::verb::get) return send_web_asset(*ex, *page);
+    return send_error(
+        *ex,
+        ApiError(405, fmt::format("{} takes GET requests", target), "", "", "method_not_allowed"),
+        {{"Allow", "GET"}});
+  }
   const Route* route = nullptr;
   for (const auto& r : kRoutes)
     if (target == r.path) route = &r;
@@ -429,10 +456,13 @@ void Server::route(const std::shared_ptr<Exchange>& ex) {
                      "invalid_api_key");
   }
   if (target == "/health") return ex->respond(http::status::ok, "", "");
-  if (target == "/version") return send_json(*ex, json{{"version", "0.1.0"}});
+  if (target == "/version") return send_json(*ex, json{{"version", BRISK_VERSION}});
   if (target == "/metrics")
     return ex->respond(http::status::ok, "text/plain; version=0.0.4; charset=utf-8",
                        metrics_.render(c_.model_name, stats()));
+  if (target == "/props")
+    return send_json(
+        *ex, props_body(engine_, c_.model_name, reply_format_, fmt_.uses_fallback_template()));
   if (target == "/v1/models")
     return send_json(*ex, models_body(c_.model_name, engine_.max_model_len()));
   if (draining_) throw ApiError(503, "the server is shutting down");

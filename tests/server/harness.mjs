@@ -11,10 +11,11 @@ export const SHARED = path.resolve('../shared');
 export const STORIES = path.join(SHARED, 'models/stories260K/stories260K.gguf');
 if (!fs.existsSync(STORIES)) throw new Error(`missing ${STORIES}: ../shared must sit beside the checkout`);
 
-// Resolves once the server prints its address. The caller stops it with stop().
-export async function startServer(args = []) {
+// Resolves once the server prints its address (serving stories260K unless `model` is given). The
+// caller stops it with stop().
+export async function startServer(args = [], model = STORIES) {
   const threads = args.includes('-t') ? [] : ['-t', '2'];
-  const proc = spawn(BRISK, ['serve', '-m', STORIES, '--port', '0', ...threads, ...args], {
+  const proc = spawn(BRISK, ['serve', '-m', model, '--port', '0', ...threads, ...args], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let log = '';

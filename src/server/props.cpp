@@ -1,0 +1,86 @@
+#include "server/props.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "core/kv_types.h"
+#include "ops/cpu.h"
+
+namespace brisk::server {
+namespace {
+
+// A "Key:   N kB" line of a /proc file, in bytes (0 where absent: not Linux, or no such key).
+uint64_t proc_kib(const char* file, const std::string& key) {
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(key + ":", 0) == 0) {
+      std::istringstream ss(line.substr(key.size() + 1));
+      uint64_t kib = 0;
+      ss >> kib;
+      return kib * 1024;
+    }
+  return 0;
+}
+
+const char* spec_name(SpecMethod m) {
+  switch (m) {
+    case SpecMethod::None:
+      return "none";
+    case SpecMethod::Ngram:
+      return "ngram";
+    case SpecMethod::LayerSkip:
+      return "layer-skip";
+    case SpecMethod::DraftModel:
+      return "draft-model";
+  }
+  return "none";
+}
+
+}  // namespace
+
+nlohmann::json props_body(const Engine& e, const std::string& model_name, const ReplyFormat& rf,
+                          bool fallback_template) {
+  const Model& m = e.model();
+  const EngineConfig& c = e.config();
+  const KvGeometry& g = e.kv_geometry();
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  return {
+      {"model",
+       {{"name", model_name},
+        {"path", m.file.path},
+        {"format", m.file.format},
+        {"file_bytes", m.file.file_bytes},
+        {"arch", m.hp.arch},
+        {"n_layer", m.hp.n_layer},
+        {"n_embd", m.hp.n_embd},
+        {"n_head", m.hp.n_head},
+        {"n_head_kv", m.hp.n_head_kv},
+        {"n_vocab", m.hp.n_vocab},
+        {"max_model_len", e.max_model_len()},
+        {"chat_template", fallback_template ? "ChatML (the model has none)" : "the model's"},
+        {"tool_call_parser", tool_family_name(rf.tools)},
+        {"reasoning_parser", reasoning_family_name(rf.reasoning)}}},
+      {"engine",
+       {{"max_seqs", c.max_seqs},
+        {"max_batched_tokens", c.max_batched_tokens},
+        {"kv_blocks", e.n_blocks()},
+        {"block_size", g.block_size},
+        {"kv_cache_type", kv_type_name(g.type)},
+        {"kv_cache_bytes", e.kv_bytes()},
+        {"kv_capacity_tokens", e.capacity_tokens()},
+        {"prefix_caching", c.prefix_caching},
+        {"speculative", spec_name(c.spec.method)}}},
+      {"machine",
+       {{"kernels", isa_name(best_isa())},
+        {"threads", e.threads()},
+        {"cpus", cpus > 0 ? cpus : 0},
+        {"memory_total_bytes", proc_kib("/proc/meminfo", "MemTotal")},
+        {"resident_bytes", proc_kib("/proc/self/status", "VmRSS")}}},
+      {"version", BRISK_VERSION},
+  };
+}
+
+}  // namespace brisk::server

@@ -1,0 +1,58 @@
+#include "server/web_assets.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "server/http.h"
+
+namespace brisk::server {
+
+// style-src-attr: KaTeX positions glyphs with style attributes; the sanitizer strips them from
+// model output before KaTeX runs.
+const char kPageSecurityPolicy[] =
+    "default-src 'none'; script-src 'self'; style-src 'self'; style-src-attr 'unsafe-inline'; "
+    "font-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; "
+    "form-action 'none'; frame-ancestors 'none'";
+
+const WebAsset* find_web_asset(std::string_view target) {
+  if (target == "/" || target == "/index.html") target = "/static/chat.html";
+  if (target == "/dashboard") target = "/static/dashboard.html";
+  for (size_t i = 0; i < kWebAssetCount; ++i)
+    if (kWebAssets[i].path == target) return &kWebAssets[i];
+  return nullptr;
+}
+
+namespace {
+
+std::string_view etag(const WebAsset& a) {
+  // FNV-1a over the bytes, once per asset: they are fixed for the life of the binary.
+  static std::mutex mu;
+  static std::map<const WebAsset*, std::string> tags;
+  std::lock_guard lk(mu);
+  auto it = tags.find(&a);
+  if (it != tags.end()) return it->second;
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : a.body) h = (h ^ c) * 1099511628211ull;
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "\"%016llx\"", static_cast<unsigned long long>(h));
+  return tags.emplace(&a, buf).first->second;
+}
+
+}  // namespace
+
+void send_web_asset(Exchange& ex, const WebAsset& a) {
+  const std::string tag(etag(a));
+  const Headers h = {{"ETag", tag},
+                     {"Cache-Control", "no-cache"},
+                     {"Content-Security-Policy", kPageSecurityPolicy},
+                     {"X-Content-Type-Options", "nosniff"},
+                     {"Referrer-Policy", "no-referrer"}};
+  if (ex.request()[http::field::if_none_match] == tag)
+    return ex.respond(http::status::not_modified, "", "", h);
+  ex.respond(http::status::ok, std::string(a.content_type), std::string(a.body), h);
+}
+
+}  // namespace brisk::server
