@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/quant_iq4.h"
 
 namespace brisk {
 namespace {
@@ -485,6 +486,10 @@ constexpr QuantType kQuantTypes[] = {
     {DType::Q4_K, kQKK, deq_all<BlockQ4_K, deq_q4_k>, q_all<BlockQ4_K, q_q4_k>},
     {DType::Q5_K, kQKK, deq_all<BlockQ5_K, deq_q5_k>, q_all<BlockQ5_K, q_q5_k>},
     {DType::Q6_K, kQKK, deq_all<BlockQ6_K, deq_q6_k>, q_all<BlockQ6_K, q_q6_k>},
+    {DType::IQ4_NL, kQK, deq_all<BlockIQ4_NL, dequantize_iq4_nl>,
+     q_all<BlockIQ4_NL, quantize_iq4_nl>},
+    {DType::IQ4_XS, kQKK, deq_all<BlockIQ4_XS, dequantize_iq4_xs>,
+     q_all<BlockIQ4_XS, quantize_iq4_xs>},
 };
 
 const QuantType* quant_type(DType t) {

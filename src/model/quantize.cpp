@@ -17,11 +17,11 @@ struct TargetDef {
 };
 
 constexpr TargetDef kTargets[] = {
-    {"f32", DType::F32, 0},      {"f16", DType::F16, 1},      {"bf16", DType::BF16, 32},
-    {"q8_0", DType::Q8_0, 7},    {"q4_0", DType::Q4_0, 2},    {"q4_1", DType::Q4_1, 3},
-    {"q5_0", DType::Q5_0, 8},    {"q5_1", DType::Q5_1, 9},    {"q2_k", DType::Q2_K, 10},
-    {"q3_k_m", DType::Q3_K, 12}, {"q4_k_m", DType::Q4_K, 15}, {"q5_k_m", DType::Q5_K, 17},
-    {"q6_k", DType::Q6_K, 18},
+    {"f32", DType::F32, 0},      {"f16", DType::F16, 1},        {"bf16", DType::BF16, 32},
+    {"q8_0", DType::Q8_0, 7},    {"q4_0", DType::Q4_0, 2},      {"q4_1", DType::Q4_1, 3},
+    {"q5_0", DType::Q5_0, 8},    {"q5_1", DType::Q5_1, 9},      {"q2_k", DType::Q2_K, 10},
+    {"q3_k_m", DType::Q3_K, 12}, {"q4_k_m", DType::Q4_K, 15},   {"q5_k_m", DType::Q5_K, 17},
+    {"q6_k", DType::Q6_K, 18},   {"iq4_nl", DType::IQ4_NL, 25}, {"iq4_xs", DType::IQ4_XS, 30},
 };
 
 // Layers that get more bits in the _M mixes: the first and last eighth, and every third between.
@@ -47,6 +47,9 @@ DType fallback(DType t, int64_t cols, std::string* note) {
       break;
     case DType::Q6_K:
       f = DType::Q8_0;
+      break;
+    case DType::IQ4_XS:
+      f = DType::IQ4_NL;
       break;
     default:
       break;

@@ -19,7 +19,7 @@ Tensor matrix(const ModelFile& mf, const std::string& name, int64_t cols, int64_
   if (!dtype_is_weight_supported(t.type))
     fail(
         "{}: tensor '{}' has type {}, which brisk cannot compute with (supported: F32, F16, BF16, "
-        "Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K)",
+        "Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS)",
         mf.path, name, dtype_name(t.type));
   return t;
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/quant.h"
+#include "core/quant_iq4.h"
 #include "ops/cpu.h"
 #include "ops/isa_target.h"
 #include "ops/matmul_q8.h"
@@ -211,6 +212,51 @@ struct Q8_0P {
   BRISK_INLINE(BRISK_ISA_AVX512VNNI) static __m256i block256(const B& b) {
     return _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)),
                             _mm256_set1_epi8(static_cast<char>(0x80)));
+  }
+#endif
+};
+
+// IQ4_NL and IQ4_XS: 4-bit indices into a table of signed values, brought to u bytes as the
+// table value + 128 (so value = d * (u - 128)).
+constexpr uint8_t iq4_u(int q) {
+  return static_cast<uint8_t>(kIQ4Values[q] + 128);
+}
+// 32 values of an IQ4 group (16 bytes of indices) to u bytes.
+inline void iq4_group(const uint8_t* qs, uint8_t* u) {
+  for (int j = 0; j < 16; ++j) u[j] = iq4_u(qs[j] & 0xF), u[j + 16] = iq4_u(qs[j] >> 4);
+}
+#if defined(__x86_64__)
+struct IQ4UTable {
+  alignas(16) uint8_t v[16];
+};
+constexpr IQ4UTable kIQ4U = [] {
+  IQ4UTable t{};
+  for (int q = 0; q < 16; ++q) t.v[q] = iq4_u(q);
+  return t;
+}();
+// The table of u bytes in each 128-bit lane, for VPSHUFB.
+BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq4_table512() {
+  return _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(kIQ4U.v)));
+}
+#endif
+
+struct IQ4_NLP {
+  using B = BlockIQ4_NL;
+  static constexpr int kMaxU = 241;  // largest u byte (113 + 128)
+  static constexpr bool kHasMin = false;
+  static constexpr float kOffset = 128;
+  static void scales(const B& b, float& a, float& c) { a = h2f(b.d), c = -128 * a; }
+  static void block(const B& b, uint8_t* u, float& a, float& c) {
+    iq4_group(b.qs, u);
+    scales(b, a, c);
+  }
+#if defined(__x86_64__)
+  BRISK_INLINE(BRISK_ISA_AVX512VNNI) static __m256i block256(const B& b) {
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
+    const __m128i m = _mm_set1_epi8(0x0F);
+    const __m256i idx =
+        _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m), _mm_and_si128(q, m));
+    return _mm256_shuffle_epi8(_mm512_castsi512_si256(iq4_table512()), idx);
   }
 #endif
 };
@@ -426,6 +472,50 @@ struct Q6_KP {
     // Bits 2*quarter..+1 of each qh byte: quarter 2*nib in the low half, 2*nib+1 in the high.
     const __m512i hb = two_bit_fields(s.qh + h * 32, 4 * nib, 4 * nib + 2);
     return _mm512_or_si512(ql, _mm512_slli_epi16(hb, 4));
+  }
+#endif
+};
+
+// IQ4_XS: pair p % 4 of a super-block is its groups 2c and 2c + 1, 16 bytes of indices each.
+struct IQ4_XSP {
+  using B = BlockIQ4_XS;
+  static constexpr bool kSuper = true;  // scales per 256-value super-block
+  static constexpr int kMaxU = 241;     // largest u byte
+  static void pair(const uint8_t* row, int64_t p, int64_t, uint8_t* u, float* a, float* b) {
+    const B& s = reinterpret_cast<const B*>(row)[p / 4];
+    const int c = static_cast<int>(p % 4);
+    const float d = h2f(s.d);
+    for (int h = 0; h < 2; ++h) {
+      const int g = 2 * c + h;
+      a[2 * h] = a[2 * h + 1] = d * static_cast<float>(iq4xs_scale(s, g));
+      b[2 * h] = b[2 * h + 1] = -128 * a[2 * h];
+      iq4_group(s.qs + 16 * g, u + 32 * h);
+    }
+  }
+#if defined(__x86_64__)
+  BRISK_INLINE(BRISK_ISA_AVX512VNNI)
+  static __m512 super512(const uint8_t* row, int64_t sb, float* b16) {
+    const B& s = reinterpret_cast<const B*>(row)[sb];
+    alignas(32) int32_t sc[8];
+    for (int g = 0; g < 8; ++g) sc[g] = iq4xs_scale(s, g);
+    const __m256 a8 =
+        _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(s.d)),
+                      _mm256_cvtepi32_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc))));
+    const __m512i dup = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+    const __m512 a16 = _mm512_permutexvar_ps(dup, _mm512_castps256_ps512(a8));
+    _mm512_storeu_ps(b16, _mm512_mul_ps(a16, _mm512_set1_ps(-128.0f)));
+    return a16;
+  }
+  BRISK_INLINE(BRISK_ISA_AVX512VNNI) static __m512i bytes512(const uint8_t* row, int64_t p) {
+    const B& s = reinterpret_cast<const B*>(row)[p / 4];
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.qs + (p % 4) * 32));
+    const __m256i m = _mm256_set1_epi8(0x0F);
+    const __m256i lo = _mm256_and_si256(v, m), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m);
+    // Group 2c's low and high nibbles, then group 2c + 1's: the values in order.
+    const __m512i idx =
+        _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_permute2x128_si256(lo, hi, 0x20)),
+                           _mm256_permute2x128_si256(lo, hi, 0x31), 1);
+    return _mm512_shuffle_epi8(iq4_table512(), idx);
   }
 #endif
 };
@@ -696,6 +786,10 @@ Kernel kernel_quant(Isa isa, DType t) {
       return Kernels<Q5_KP>::pick(isa);
     case DType::Q6_K:
       return Kernels<Q6_KP>::pick(isa);
+    case DType::IQ4_NL:
+      return Kernels<Legacy<IQ4_NLP>>::pick(isa);
+    case DType::IQ4_XS:
+      return Kernels<IQ4_XSP>::pick(isa);
     default:
       return {nullptr, XFormat::Q8};
   }

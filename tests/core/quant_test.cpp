@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/quant.h"
+#include "core/quant_iq4.h"
 #include "support/test_util.h"
 
 namespace brisk {
@@ -153,6 +154,43 @@ TEST(Quant, HandBuiltKQuantBlocks) {
   }
 }
 
+TEST(Quant, HandBuiltIQ4Blocks) {
+  {  // IQ4_NL: x = d * table[q], low nibbles elements 0..15, high 16..31.
+    BlockIQ4_NL b{};
+    b.d = f32_to_f16(0.5f);
+    b.qs[0] = 0xF0;  // element 0: table[0] = -127; element 16: table[15] = 113
+    b.qs[7] = 0x98;  // element 7: table[8] = 1; element 23: table[9] = 13
+    const auto y = deq(DType::IQ4_NL, &b, 32);
+    EXPECT_EQ(y[0], -63.5f);
+    EXPECT_EQ(y[16], 56.5f);
+    EXPECT_EQ(y[7], 0.5f);
+    EXPECT_EQ(y[23], 6.5f);
+    EXPECT_EQ(y[1], -63.5f);  // index 0 everywhere else
+  }
+  {  // IQ4_XS: group g scaled by d * (6-bit scale - 32), scale bits split over scales_l/scales_h.
+    BlockIQ4_XS b{};
+    b.d = f32_to_f16(0.25f);
+    // Group 0: scale 34 (low 4 bits 2, high 2 bits 2) → 2; group 5: scale 31 → -1; group 7: 0 →
+    // -32; every other group: 32 → 0 (low 0, high 2).
+    const int scale[8] = {34, 32, 32, 32, 32, 31, 32, 0};
+    for (int g = 0; g < 8; ++g) {
+      b.scales_l[g / 2] |= static_cast<uint8_t>((scale[g] & 0xF) << (4 * (g % 2)));
+      b.scales_h |= static_cast<uint16_t>((scale[g] >> 4) << (2 * g));
+    }
+    b.qs[0] = 0x0F;            // group 0, element 0: table[15] = 113; element 16: table[0]
+    b.qs[5 * 16 + 3] = 0x7A;   // group 5, element 3: table[10] = 25; element 19: table[7] = -10
+    b.qs[7 * 16 + 15] = 0x08;  // group 7, element 15: table[8] = 1; element 31: table[0] = -127
+    const auto y = deq(DType::IQ4_XS, &b, 256);
+    EXPECT_EQ(y[0], 56.5f);           // 0.25 * 2 * 113
+    EXPECT_EQ(y[16], -63.5f);         // 0.25 * 2 * -127
+    EXPECT_EQ(y[160 + 3], -6.25f);    // 0.25 * -1 * 25
+    EXPECT_EQ(y[160 + 19], 2.5f);     // 0.25 * -1 * -10
+    EXPECT_EQ(y[224 + 15], -8.0f);    // 0.25 * -32 * 1
+    EXPECT_EQ(y[224 + 31], 1016.0f);  // 0.25 * -32 * -127
+    EXPECT_EQ(y[40], 0.0f);           // group 1: scale 0
+  }
+}
+
 TEST(Quant, RoundTripsWithinEachTypesError) {
   const int n = 256 * 8;
   auto x = test::random_floats(n, 3);
@@ -162,9 +200,10 @@ TEST(Quant, RoundTripsWithinEachTypesError) {
   for (float v : x) rms += v * v;
   rms = std::sqrt(rms / n);
   const std::pair<DType, double> cases[] = {
-      {DType::Q8_0, 0.01}, {DType::Q6_K, 0.025}, {DType::Q5_0, 0.07}, {DType::Q5_1, 0.05},
-      {DType::Q5_K, 0.05}, {DType::Q4_0, 0.14},  {DType::Q4_1, 0.10}, {DType::Q4_K, 0.10},
-      {DType::Q3_K, 0.20}, {DType::Q2_K, 0.40},  {DType::F16, 1e-3},  {DType::BF16, 5e-3}};
+      {DType::Q8_0, 0.01},   {DType::Q6_K, 0.025}, {DType::Q5_0, 0.07}, {DType::Q5_1, 0.05},
+      {DType::Q5_K, 0.05},   {DType::Q4_0, 0.14},  {DType::Q4_1, 0.10}, {DType::Q4_K, 0.10},
+      {DType::Q3_K, 0.20},   {DType::Q2_K, 0.40},  {DType::F16, 1e-3},  {DType::BF16, 5e-3},
+      {DType::IQ4_NL, 0.12}, {DType::IQ4_XS, 0.12}};
   for (auto [t, bound] : cases) {
     std::vector<uint8_t> q(*dtype_row_bytes(t, n));
     quantize_row(t, x.data(), q.data(), n);
@@ -189,7 +228,8 @@ TEST(Quant, ImportanceLowersTheErrorWhereItIsHigh) {
   const auto x = test::random_floats(n, 8);
   std::vector<float> w(static_cast<size_t>(n), 1.0f);
   for (int i = 0; i < n; i += 8) w[static_cast<size_t>(i)] = 100.0f;
-  for (DType t : {DType::Q4_0, DType::Q4_K, DType::Q3_K, DType::Q6_K}) {
+  for (DType t :
+       {DType::Q4_0, DType::Q4_K, DType::Q3_K, DType::Q6_K, DType::IQ4_NL, DType::IQ4_XS}) {
     std::vector<uint8_t> q(*dtype_row_bytes(t, n));
     std::vector<float> y(static_cast<size_t>(n));
     auto werr = [&](const float* imp) {

@@ -77,6 +77,12 @@ std::vector<Config> configs() {
     c.type = DType::Q5_0, c.embd_type = DType::Q4_1;
     v.push_back({"llama_q5_0", c, 2e-2f});
   }
+  {  // IQ4_XS matrices, IQ4_NL embeddings (a mixed file, as i-quant releases are).
+    auto c = base();
+    c.n_embd = 256, c.n_ff = 512, c.n_head = 4, c.n_head_kv = 2;
+    c.type = DType::IQ4_XS, c.embd_type = DType::IQ4_NL;
+    v.push_back({"llama_iq4_xs_iq4_nl", c, 2e-2f});
+  }
   return v;
 }
 

@@ -172,8 +172,9 @@ TEST_P(QuantMatmul, ResultIndependentOfBatchSizeAndThreads) {
 // steps lane for lane: each tier this CPU runs gives its bits exactly.
 TEST(QuantMatmul, TheAvx2TiersGiveThePortableBits) {
   ThreadPool pool(2);
-  for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K,
-                     DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+  for (DType type :
+       {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K, DType::Q3_K,
+        DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_NL, DType::IQ4_XS}) {
     const int64_t rows = 19, cols = dtype_info(type).block_elems == 256 ? 512 : 160, n = 7;
     auto w = make_weights(type, rows, cols, 31);
     const auto x = test::random_floats(static_cast<size_t>(n * cols), 3);
@@ -191,7 +192,7 @@ TEST(QuantMatmul, TheAvx2TiersGiveThePortableBits) {
 std::vector<Param> quant_params() {
   std::vector<Param> v;
   for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K,
-                  DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K})
+                  DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_NL, DType::IQ4_XS})
     for (Isa i : test::available_isas()) v.push_back({t, i});
   return v;
 }
