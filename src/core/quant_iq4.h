@@ -11,6 +11,9 @@ namespace brisk {
 // The table, ascending.
 inline constexpr int8_t kIQ4Values[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
                                           1,    13,   25,  38,  53,  69,  89,  113};
+// The same plus 128 (1..241): unsigned bytes, for the int8 kernels' unsigned operand.
+alignas(16) inline constexpr uint8_t kIQ4ValuesPlus128[16] = {
+    1, 24, 45, 63, 79, 93, 106, 118, 129, 141, 153, 166, 181, 197, 217, 241};
 
 #pragma pack(push, 1)
 // x = d * kIQ4Values[q]; the low nibbles of qs hold elements 0..15, the high ones 16..31.

@@ -1,14 +1,16 @@
-// Int8 kernels for Q4_0, Q8_0, Q4_K and Q6_K matrices whose rows were interleaved in groups of 16
-// at load time (ops/repack.h). A 512-bit lane holds 4 consecutive weights of one row, so VPDPBUSD
-// with 4 broadcast activation bytes advances 16 rows at once; 32 values take 8 of them, after which
-// one conversion and one multiply-add per token fold the integer sums into the 16 outputs, scaled
-// by (weight scale * activation scale). Offsets (Q4_0: 8, Q8_0: 128, Q6_K: 32) are folded in by
-// starting each block's integer sum (Q6_K: each half-block's) from the activations' -offset * sum
-// of its values; Q4_K's minimums take one more multiply-add with the activations' -scale * sum.
-// Per output, for each block of 32 in order:
+// Int8 kernels for Q4_0, Q8_0, Q4_K, Q6_K and IQ4_XS matrices whose rows were interleaved in groups
+// of 16 at load time (ops/repack.h). A 512-bit lane holds 4 consecutive weights of one row, so
+// VPDPBUSD with 4 broadcast activation bytes advances 16 rows at once; 32 values take 8 of them,
+// after which one conversion and one multiply-add per token fold the integer sums into the 16
+// outputs, scaled by (weight scale * activation scale). Offsets (Q4_0: 8, Q8_0: 128, Q6_K: 32,
+// IQ4_XS: 128, its table's values stored + 128) are folded in by starting each block's integer sum
+// (Q6_K: each half-block's) from the activations' -offset * sum of its values; Q4_K's minimums take
+// one more multiply-add with the activations' -scale * sum. Per output, for each block of 32 in
+// order:
 //   Q4_0, Q8_0  acc += float(sum (u - offset) x) * (d * dx)
 //   Q4_K        acc += float(sum u x) * (d * sc * dx);  acc += (dmin * min) * (-dx * sum x)
 //   Q6_K        acc += float(sc0 * sum_0..15 (u - 32) x + sc1 * sum_16..31 (u - 32) x) * (d * dx)
+//   IQ4_XS      acc += float(sum (table[u] + 128 - 128) x) * ((d * sc) * dx)
 // Integer sums are exact in any order, and the float steps are the same whatever the tile, batch
 // or thread count, so an output's bits never depend on them.
 #include <algorithm>
@@ -16,6 +18,7 @@
 #include <cstring>
 
 #include "core/quant.h"
+#include "core/quant_iq4.h"
 #include "ops/cpu.h"
 #include "ops/isa_target.h"
 #include "ops/matmul_q8.h"
@@ -37,6 +40,18 @@ using Q4_0I = Interleaved<DType::Q4_0, 8>;
 using Q8_0I = Interleaved<DType::Q8_0, 128>;
 using Q4_KI = Interleaved<DType::Q4_K, 0>;
 using Q6_KI = Interleaved<DType::Q6_K, 32>;
+using IQ4_XSI = Interleaved<DType::IQ4_XS, 128>;
+
+constexpr bool super_blocks(DType t) {
+  return t == DType::Q4_K || t == DType::Q6_K || t == DType::IQ4_XS;
+}
+
+// IQ4_XS: the signed scale (-32..31) of group jb of row i in a column.
+inline int iq4xs_column_scale(const uint8_t* col, int jb, int i) {
+  return (((col[32 + (jb / 2) * 16 + i] >> (4 * (jb % 2))) & 0xF) |
+          ((col[96 + (jb / 4) * 16 + i] >> (2 * (jb % 4))) & 3) << 4) -
+         32;
+}
 
 // Activation scale of block b (the layout keeps 8 copies per block, pairs of blocks together).
 inline const float* block_scale(const float* dxv, int64_t b) {
@@ -49,7 +64,7 @@ inline const float* block_scale(const float* dxv, int64_t b) {
 template <class P, int T>
 void interleaved_generic(const Args& a, int64_t r, int64_t t) {
   constexpr DType kT = P::kType;
-  constexpr int kBlock = kT == DType::Q4_K || kT == DType::Q6_K ? 256 : 32;
+  constexpr int kBlock = super_blocks(kT) ? 256 : 32;
   const Q8Layout L(a.k);
   const uint64_t gb = group_block_bytes(kT);
   const uint8_t* g = a.w + r * a.w_stride;
@@ -71,8 +86,10 @@ void interleaved_generic(const Args& a, int64_t r, int64_t t) {
           const float dx = *block_scale(reinterpret_cast<const float*>(xr + L.dxv_off), b);
           int32_t s0 = P::kOffset ? hs[2 * b] : 0, s1 = P::kOffset ? hs[2 * b + 1] : 0;
           for (int l = 0; l < 16; ++l) {
-            const int u0 = kT == DType::Q8_0 ? (u[l] ^ 0x80) : u[l];
-            const int u1 = kT == DType::Q8_0 ? (u[l + 16] ^ 0x80) : u[l + 16];
+            int u0 = kT == DType::Q8_0 ? (u[l] ^ 0x80) : u[l];
+            int u1 = kT == DType::Q8_0 ? (u[l + 16] ^ 0x80) : u[l + 16];
+            if constexpr (kT == DType::IQ4_XS)
+              u0 = kIQ4ValuesPlus128[u0], u1 = kIQ4ValuesPlus128[u1];
             s0 += u0 * qx[l];
             s1 += u1 * qx[l + 16];
           }
@@ -84,6 +101,9 @@ void interleaved_generic(const Args& a, int64_t r, int64_t t) {
                 f16_to_f32_fast(h16[16 + i]) * static_cast<float>((lo >> 4) | (hi >> 2) << 4);
             acc[i][j] = std::fma(static_cast<float>(s0 + s1), ws * dx, acc[i][j]);
             acc[i][j] = std::fma(wm, reinterpret_cast<const float*>(xr + L.ms_off)[b], acc[i][j]);
+          } else if constexpr (kT == DType::IQ4_XS) {
+            const float ws = d * static_cast<float>(iq4xs_column_scale(col, jb, i));
+            acc[i][j] = std::fma(static_cast<float>(s0 + s1), ws * dx, acc[i][j]);
           } else if constexpr (kT == DType::Q6_K) {
             const int sa = static_cast<int8_t>(col[32 + (2 * jb) * 16 + i]);
             const int sb = static_cast<int8_t>(col[32 + (2 * jb + 1) * 16 + i]);
@@ -242,6 +262,36 @@ void column(const uint8_t* col, int64_t b0, const TileBlocks<T>& x, __m512 (&acc
         acc[j] = _mm512_fmadd_ps(wm, _mm512_set1_ps(X::ms(blk, j)), acc[j]);
       }
     }
+  } else if constexpr (kT == DType::IQ4_XS) {
+    const __m512i table =
+        _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(kIQ4ValuesPlus128)));
+    const __m512i m15 = _mm512_set1_epi32(15), m3 = _mm512_set1_epi32(3);
+    for (int jb = 0; jb < 8; ++jb) {
+      const __m512i lo = _mm512_srli_epi32(
+          _mm512_cvtepu8_epi32(
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(col + 32 + 16 * (jb / 2)))),
+          4 * (jb % 2));
+      const __m512i hi = _mm512_srli_epi32(
+          _mm512_cvtepu8_epi32(
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(col + 96 + 16 * (jb / 4)))),
+          2 * (jb % 4));
+      const __m512i sc =
+          _mm512_sub_epi32(_mm512_or_si512(_mm512_and_si512(lo, m15),
+                                           _mm512_slli_epi32(_mm512_and_si512(hi, m3), 4)),
+                           _mm512_set1_epi32(32));
+      const __m512 ws = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(sc));
+      __m512i u[8];
+      nibbles(col + 128 + 256 * jb, u);
+#pragma GCC unroll 8
+      for (int m = 0; m < 8; ++m) u[m] = _mm512_shuffle_epi8(table, u[m]);
+      const uint8_t* blk = x.block(b0 + jb);
+#pragma GCC unroll 16
+      for (int j = 0; j < T; ++j) {
+        const __m512i s = dot32(u, X::qs(blk, j), _mm512_set1_epi32(X::hb(blk, j)));
+        const __m512 d = _mm512_mul_ps(ws, _mm512_set1_ps(X::dx(blk, j)));
+        acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), d, acc[j]);
+      }
+    }
   } else {  // Q6_K
     const __m512i m30 = _mm512_set1_epi8(0x30);
     for (int jb = 0; jb < 8; ++jb) {
@@ -280,7 +330,7 @@ void column(const uint8_t* col, int64_t b0, const TileBlocks<T>& x, __m512 (&acc
 template <class P, int T>
 BRISK_TARGET(BRISK_ISA_AVX512VNNI)
 void interleaved_vnni(const Args& a, int64_t r, int64_t t) {
-  constexpr int kBlock = P::kType == DType::Q4_K || P::kType == DType::Q6_K ? 256 : 32;
+  constexpr int kBlock = super_blocks(P::kType) ? 256 : 32;
   const uint64_t gb = group_block_bytes(P::kType);
   const uint8_t* g = a.w + r * a.w_stride;
   const TileBlocks<T> x(a, t);
@@ -347,10 +397,13 @@ struct InterleavedKernels {
 #if defined(__x86_64__)
     if (isa == Isa::Avx512)
       return {group_loop<kMaxT, kVnni>, XFormat::Q8Tiles, P::kOffset, kMaxT, 2};
-    if (isa == Isa::Avx2Vnni)
-      return {group_loop<kMaxT256, kAvxVnni>, XFormat::Q8, P::kOffset, kMaxT256, 1};
-    if (isa == Isa::Avx2)
-      return {group_loop<kMaxT256, kAvx2>, XFormat::Q8, P::kOffset, kMaxT256, 1};
+    // (IQ4_XS has no 256-bit kernel yet: those tiers take the portable one.)
+    if constexpr (P::kType != DType::IQ4_XS) {
+      if (isa == Isa::Avx2Vnni)
+        return {group_loop<kMaxT256, kAvxVnni>, XFormat::Q8, P::kOffset, kMaxT256, 1};
+      if (isa == Isa::Avx2)
+        return {group_loop<kMaxT256, kAvx2>, XFormat::Q8, P::kOffset, kMaxT256, 1};
+    }
 #endif
     if (isa == Isa::Generic)
       return {group_loop<kMaxT, kGeneric>, XFormat::Q8, P::kOffset, kMaxT, 1};
@@ -365,6 +418,7 @@ Kernel kernel_interleaved(Isa isa, DType t) {
   if (t == DType::Q8_0) return InterleavedKernels<Q8_0I>::pick(isa);
   if (t == DType::Q4_K) return InterleavedKernels<Q4_KI>::pick(isa);
   if (t == DType::Q6_K) return InterleavedKernels<Q6_KI>::pick(isa);
+  if (t == DType::IQ4_XS) return InterleavedKernels<IQ4_XSI>::pick(isa);
   return {nullptr, XFormat::Q8, 0};
 }
 

@@ -218,25 +218,16 @@ struct Q8_0P {
 
 // IQ4_NL and IQ4_XS: 4-bit indices into a table of signed values, brought to u bytes as the
 // table value + 128 (so value = d * (u - 128)).
-constexpr uint8_t iq4_u(int q) {
-  return static_cast<uint8_t>(kIQ4Values[q] + 128);
-}
 // 32 values of an IQ4 group (16 bytes of indices) to u bytes.
 inline void iq4_group(const uint8_t* qs, uint8_t* u) {
-  for (int j = 0; j < 16; ++j) u[j] = iq4_u(qs[j] & 0xF), u[j + 16] = iq4_u(qs[j] >> 4);
+  for (int j = 0; j < 16; ++j)
+    u[j] = kIQ4ValuesPlus128[qs[j] & 0xF], u[j + 16] = kIQ4ValuesPlus128[qs[j] >> 4];
 }
 #if defined(__x86_64__)
-struct IQ4UTable {
-  alignas(16) uint8_t v[16];
-};
-constexpr IQ4UTable kIQ4U = [] {
-  IQ4UTable t{};
-  for (int q = 0; q < 16; ++q) t.v[q] = iq4_u(q);
-  return t;
-}();
 // The table of u bytes in each 128-bit lane, for VPSHUFB.
 BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq4_table512() {
-  return _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(kIQ4U.v)));
+  return _mm512_broadcast_i32x4(
+      _mm_load_si128(reinterpret_cast<const __m128i*>(kIQ4ValuesPlus128)));
 }
 #endif
 

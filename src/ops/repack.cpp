@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/quant.h"
+#include "core/quant_iq4.h"
 #include "ops/cpu.h"
 
 namespace brisk {
@@ -25,16 +26,18 @@ uint64_t block_bytes(DType t) {
       return sizeof(BlockQ8_0);
     case DType::Q4_K:
       return sizeof(BlockQ4_K);
+    case DType::IQ4_XS:
+      return sizeof(BlockIQ4_XS);
     default:
       return sizeof(BlockQ6_K);
   }
 }
 
 int block_values(DType t) {
-  return t == DType::Q4_K || t == DType::Q6_K ? kQKK
-         : t == DType::BF16                   ? 2
-         : t == DType::F16 || t == DType::F32 ? 1
-                                              : kQK;
+  return t == DType::Q4_K || t == DType::Q6_K || t == DType::IQ4_XS ? kQKK
+         : t == DType::BF16                                         ? 2
+         : t == DType::F16 || t == DType::F32                       ? 1
+                                                                    : kQK;
 }
 
 // 32 values (unsigned bytes below 64) into 4 vectors: vector q, lane r, byte m holds value 8q+m in
@@ -66,7 +69,8 @@ void get32(const uint8_t* lo, const uint8_t* high, int r, uint8_t* v) {
 
 // The 16 rows' blocks of one block column, in and out. Layouts: see repack.h.
 void pack_column(DType t, const uint8_t* const* blk, uint8_t* col) {
-  if (t == DType::Q4_K) std::memset(col + 192, 0, 64);  // two sub-blocks' bits share a byte
+  if (t == DType::Q4_K) std::memset(col + 192, 0, 64);   // two sub-blocks' bits share a byte
+  if (t == DType::IQ4_XS) std::memset(col + 32, 0, 96);  // likewise the groups' scale bits
   auto* h16 = reinterpret_cast<uint16_t*>(col);
   for (int r = 0; r < kInterleave; ++r) {
     uint8_t v[kQKK];
@@ -106,6 +110,19 @@ void pack_column(DType t, const uint8_t* const* blk, uint8_t* col) {
             v[l] = j % 2 ? q >> 4 : q & 0xF;
           }
           put32(v, r, col + 256 + j * 256, nullptr);
+        }
+        break;
+      }
+      case DType::IQ4_XS: {
+        const auto* b = reinterpret_cast<const BlockIQ4_XS*>(blk[r]);
+        h16[r] = b->d;
+        for (int g = 0; g < 8; ++g) {
+          const int sc = iq4xs_scale(*b, g) + 32;
+          col[32 + (g / 2) * 16 + r] |= static_cast<uint8_t>((sc & 0xF) << (4 * (g % 2)));
+          col[96 + (g / 4) * 16 + r] |= static_cast<uint8_t>((sc >> 4) << (2 * (g % 4)));
+          for (int j = 0; j < 16; ++j)
+            v[j] = b->qs[16 * g + j] & 0xF, v[j + 16] = b->qs[16 * g + j] >> 4;
+          put32(v, r, col + 128 + g * 256, nullptr);
         }
         break;
       }
@@ -169,6 +186,22 @@ void unpack_column(DType t, const uint8_t* col, int r, uint8_t* out) {
       }
       break;
     }
+    case DType::IQ4_XS: {
+      auto* b = reinterpret_cast<BlockIQ4_XS*>(out);
+      b->d = h16[r];
+      b->scales_h = 0;
+      std::memset(b->scales_l, 0, sizeof b->scales_l);
+      for (int g = 0; g < 8; ++g) {
+        const int sc = ((col[32 + (g / 2) * 16 + r] >> (4 * (g % 2))) & 0xF) |
+                       ((col[96 + (g / 4) * 16 + r] >> (2 * (g % 4))) & 3) << 4;
+        b->scales_l[g / 2] |= static_cast<uint8_t>((sc & 0xF) << (4 * (g % 2)));
+        b->scales_h |= static_cast<uint16_t>((sc >> 4) << (2 * g));
+        get32(col + 128 + g * 256, nullptr, r, v);
+        for (int j = 0; j < 16; ++j)
+          b->qs[16 * g + j] = static_cast<uint8_t>(v[j] | v[j + 16] << 4);
+      }
+      break;
+    }
     default: {  // Q6_K
       auto* b = reinterpret_cast<BlockQ6_K*>(out);
       b->d = h16[r];
@@ -193,6 +226,9 @@ void column_values(DType t, const uint8_t* col, int r, uint8_t* v) {
     case DType::Q4_K:
       for (int j = 0; j < 8; ++j) get32(col + 256 + j * 256, nullptr, r, v + 32 * j);
       break;
+    case DType::IQ4_XS:
+      for (int j = 0; j < 8; ++j) get32(col + 128 + j * 256, nullptr, r, v + 32 * j);
+      break;
     default:
       for (int j = 0; j < 8; ++j)
         get32(col + 288 + j * 384, col + 288 + j * 384 + 256, r, v + 32 * j);
@@ -201,8 +237,8 @@ void column_values(DType t, const uint8_t* col, int r, uint8_t* v) {
 
 bool repackable(const Tensor& t) {
   const bool typed = t.type == DType::Q4_0 || t.type == DType::Q8_0 || t.type == DType::Q4_K ||
-                     t.type == DType::Q6_K || t.type == DType::BF16 || t.type == DType::F16 ||
-                     t.type == DType::F32;
+                     t.type == DType::Q6_K || t.type == DType::IQ4_XS || t.type == DType::BF16 ||
+                     t.type == DType::F16 || t.type == DType::F32;
   return typed && t.cols() > 0 && t.cols() % block_values(t.type) == 0 && t.rows() > 0 &&
          t.rows() % kInterleave == 0;
 }
@@ -214,6 +250,8 @@ bool repack_pays_off(DType t) {
     case DType::Q4_K:
     case DType::Q6_K:
       return best_isa() >= Isa::Avx2;  // 256-bit kernels, or 512-bit ones with VNNI
+    case DType::IQ4_XS:
+      return best_isa() >= Isa::Avx512;  // the 512-bit kernel only, so far
     case DType::BF16:
     case DType::F16:
       return best_isa() >= Isa::Avx2;

@@ -1,6 +1,6 @@
-// Load-time repacking of Q4_0, Q8_0, Q4_K, Q6_K, BF16, F16 and F32 matrices into the layout the
-// int8 kernels read fastest (the file on disk is never changed; the matrix keeps its size). Rows
-// are interleaved in groups of 16, one group after another; within a group, block column after
+// Load-time repacking of Q4_0, Q8_0, Q4_K, Q6_K, IQ4_XS, BF16, F16 and F32 matrices into the layout
+// the int8 kernels read fastest (the file on disk is never changed; the matrix keeps its size).
+// Rows are interleaved in groups of 16, one group after another; within a group, block column after
 // block column (a column: the 16 rows' blocks of 32 values, or super-blocks of 256 for the
 // k-quants). Values are kept in vectors of which 4-byte lane r holds 4 consecutive values of row r,
 // so one VPDPBUSD per 4 activations advances 16 rows at once and a block's scales apply to 16
@@ -16,6 +16,9 @@
 //         << 2 [256] per sub-block of 32: nibble vectors (256 bytes)
 //   Q6_K: [0] f16 d[r16] [32] int8 scale of each 16 values, 16 bytes per scale [288] per 32
 //         values: nibble vectors then high vectors (384 bytes)
+//   IQ4_XS: [0] f16 d[r16] [32] per pair of groups of 32, 16 bytes: nibble g%2 = low 4 bits of
+//         group g's 6-bit scale [96] per 4 groups, 16 bytes: bits 2(g%4).. = its high 2 bits
+//         [128] per group: nibble vectors of table indices (256 bytes)
 //   BF16: columns of 2 values: lane r = values 2p, 2p+1 of row r (one VDPBF16PS operand)
 //   F16:  columns of 1 value: the 16 rows' value k side by side (one VCVTPH2PS operand)
 //   F32:  columns of 1 value, likewise (one 512-bit FMA operand)
