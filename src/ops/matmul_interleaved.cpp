@@ -397,13 +397,10 @@ struct InterleavedKernels {
 #if defined(__x86_64__)
     if (isa == Isa::Avx512)
       return {group_loop<kMaxT, kVnni>, XFormat::Q8Tiles, P::kOffset, kMaxT, 2};
-    // (IQ4_XS has no 256-bit kernel yet: those tiers take the portable one.)
-    if constexpr (P::kType != DType::IQ4_XS) {
-      if (isa == Isa::Avx2Vnni)
-        return {group_loop<kMaxT256, kAvxVnni>, XFormat::Q8, P::kOffset, kMaxT256, 1};
-      if (isa == Isa::Avx2)
-        return {group_loop<kMaxT256, kAvx2>, XFormat::Q8, P::kOffset, kMaxT256, 1};
-    }
+    if (isa == Isa::Avx2Vnni)
+      return {group_loop<kMaxT256, kAvxVnni>, XFormat::Q8, P::kOffset, kMaxT256, 1};
+    if (isa == Isa::Avx2)
+      return {group_loop<kMaxT256, kAvx2>, XFormat::Q8, P::kOffset, kMaxT256, 1};
 #endif
     if (isa == Isa::Generic)
       return {group_loop<kMaxT, kGeneric>, XFormat::Q8, P::kOffset, kMaxT, 1};

@@ -171,6 +171,53 @@ BRISK_I256 void column256(const uint8_t* col, int64_t b0, int h, const Tokens<T>
                           _mm256_set1_ps(x.ms[j][b]), acc[j]);
       }
     }
+  } else if constexpr (kT == DType::IQ4_XS) {
+    // VPDPBUSD: the table + 128 (unsigned), the offset folded in through hs. VPMADDUBSW: the
+    // signed table as |v| times x with v's sign (pair sums at most 2 * 127 * 127, exact).
+#if BRISK_I256_DOT == 1
+    const __m256i table = _mm256_broadcastsi128_si256(
+        _mm_load_si128(reinterpret_cast<const __m128i*>(kIQ4ValuesPlus128)));
+#else
+    const __m256i table =
+        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4Values)));
+#endif
+    const __m256i m15 = _mm256_set1_epi32(15), m3 = _mm256_set1_epi32(3);
+    for (int jb = 0; jb < 8; ++jb) {
+      const int64_t b = b0 + jb;
+      const __m256i lo = _mm256_srli_epi32(
+          _mm256_cvtepu8_epi32(
+              _mm_loadl_epi64(reinterpret_cast<const __m128i*>(col + 32 + 16 * (jb / 2) + 8 * h))),
+          4 * (jb % 2));
+      const __m256i hi = _mm256_srli_epi32(
+          _mm256_cvtepu8_epi32(
+              _mm_loadl_epi64(reinterpret_cast<const __m128i*>(col + 96 + 16 * (jb / 4) + 8 * h))),
+          2 * (jb % 4));
+      const __m256i sc =
+          _mm256_sub_epi32(_mm256_or_si256(_mm256_and_si256(lo, m15),
+                                           _mm256_slli_epi32(_mm256_and_si256(hi, m3), 4)),
+                           _mm256_set1_epi32(32));
+      const __m256 ws = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(sc));
+      __m256i u[8];
+      nibbles256(col + 128 + 256 * jb, h, u);
+      for (int m = 0; m < 8; ++m) u[m] = _mm256_shuffle_epi8(table, u[m]);
+      for (int j = 0; j < T; ++j) {
+        const int8_t* xb = x.qx[j] + b * 32;
+#if BRISK_I256_DOT == 1
+        __m256i s = _mm256_set1_epi32(x.hs[j][2 * b] + x.hs[j][2 * b + 1]);
+        for (int m = 0; m < 8; ++m) s = _mm256_dpbusd_avx_epi32(s, u[m], bcast4(xb + 4 * m));
+#else
+        __m256i s = _mm256_setzero_si256();
+        const __m256i ones = _mm256_set1_epi16(1);
+        for (int m = 0; m < 8; ++m) {
+          const __m256i p = _mm256_maddubs_epi16(_mm256_abs_epi8(u[m]),
+                                                 _mm256_sign_epi8(bcast4(xb + 4 * m), u[m]));
+          s = _mm256_add_epi32(s, _mm256_madd_epi16(p, ones));
+        }
+#endif
+        const __m256 d = _mm256_mul_ps(ws, _mm256_set1_ps(*block_scale(x.dx[j], b)));
+        acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), d, acc[j]);
+      }
+    }
   } else {  // Q6_K
     const __m256i m30 = _mm256_set1_epi8(0x30);
     for (int jb = 0; jb < 8; ++jb) {
@@ -241,7 +288,7 @@ BRISK_I256 void q4k_column_1(const uint8_t* col, int64_t b0, const Tokens<1>& x,
 template <class P, int T>
 BRISK_TARGET(BRISK_I256_TARGET)
 void interleaved_256(const Args& a, int64_t r, int64_t t) {
-  constexpr int kBlock = P::kType == DType::Q4_K || P::kType == DType::Q6_K ? 256 : 32;
+  constexpr int kBlock = super_blocks(P::kType) ? 256 : 32;
   const uint64_t gb = group_block_bytes(P::kType);
   const uint8_t* g = a.w + r * a.w_stride;
   const Tokens<T> x(a, t);

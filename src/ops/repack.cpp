@@ -249,9 +249,8 @@ bool repack_pays_off(DType t) {
     case DType::Q8_0:
     case DType::Q4_K:
     case DType::Q6_K:
-      return best_isa() >= Isa::Avx2;  // 256-bit kernels, or 512-bit ones with VNNI
     case DType::IQ4_XS:
-      return best_isa() >= Isa::Avx512;  // the 512-bit kernel only, so far
+      return best_isa() >= Isa::Avx2;  // 256-bit kernels, or 512-bit ones with VNNI
     case DType::BF16:
     case DType::F16:
       return best_isa() >= Isa::Avx2;
