@@ -18,6 +18,7 @@ void register_bench_serve(CLI::App& bench, Commands& c);       // brisk bench se
 void register_bench_spec(CLI::App& bench, Commands& c);        // brisk bench spec
 void register_quantize(CLI::App& app, Commands& c);
 void register_perplexity(CLI::App& app, Commands& c);
+void register_imatrix(CLI::App& app, Commands& c);
 void register_tokenize(CLI::App& app, Commands& c);
 void register_chat(CLI::App& app, Commands& c);
 void register_serve(CLI::App& app, Commands& c);

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   brisk::cli::register_bench(app, cmds);
   brisk::cli::register_quantize(app, cmds);
   brisk::cli::register_perplexity(app, cmds);
+  brisk::cli::register_imatrix(app, cmds);
   brisk::cli::register_tokenize(app, cmds);
   brisk::cli::register_template(app, cmds);
   brisk::cli::register_grammar(app, cmds);

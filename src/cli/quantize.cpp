@@ -7,6 +7,7 @@
 #include "cli/common.h"
 #include "cli/options.h"
 #include "core/error.h"
+#include "formats/imatrix.h"
 #include "formats/loader.h"
 #include "model/awq.h"
 #include "model/quantize.h"
@@ -18,7 +19,7 @@ struct QuantizeArgs {
   Options opt;
   std::string in, out, type, type_pos;
   bool awq = false;
-  std::string calib;
+  std::string calib, imatrix;
   AwqOptions awq_opt;
 };
 
@@ -34,6 +35,9 @@ int quantize(QuantizeArgs& a) {
   std::unique_ptr<Model> model;
   ModelFile mf;
   AwqResult awq;
+  std::map<std::string, std::vector<float>> importance;
+  if (a.awq && !a.imatrix.empty())
+    fail("--awq and --imatrix both weigh the rounding errors: give one of them");
   if (a.awq) {
     if (a.calib.empty()) fail("--awq needs calibration text: --calib FILE");
     const std::string calib = read_text_file(a.calib, "calibration text");
@@ -54,6 +58,27 @@ int quantize(QuantizeArgs& a) {
   } else {
     mf = load_model_file(a.in);
     job.in = &mf;
+  }
+  if (!a.imatrix.empty()) {
+    const Imatrix im = read_imatrix(a.imatrix);
+    importance = im.importance();
+    size_t used = 0;
+    for (const Tensor& t : job.in->tensors) {
+      auto it = importance.find(t.name);
+      if (it == importance.end()) continue;
+      if (static_cast<int64_t>(it->second.size()) != t.ne[0])
+        fail("{}: '{}' has {} channels, the model's tensor {} columns", a.imatrix, t.name,
+             it->second.size(), t.ne[0]);
+      ++used;
+    }
+    if (used == 0) fail("{}: none of its matrices are in {}", a.imatrix, a.in);
+    job.importance = &importance;
+    job.extra_meta["quantize.imatrix.file"] = Value::of_str(a.imatrix);
+    job.extra_meta["quantize.imatrix.entries_count"] = Value::of_i32(static_cast<int32_t>(used));
+    job.extra_meta["quantize.imatrix.chunks_count"] =
+        Value::of_i32(static_cast<int32_t>(im.chunk_count));
+    std::fprintf(stderr, "importance matrix %s: %zu of its %zu matrices are the model's\n",
+                 a.imatrix.c_str(), used, importance.size());
   }
   const auto report = quantize_model(job, pool);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -95,6 +120,9 @@ void register_quantize(CLI::App& app, Commands& c) {
               "Activation-aware scaling (AWQ): search per-channel scales on --calib text before "
               "quantizing");
   s->add_option("--calib", a->calib, "Calibration text for --awq");
+  s->add_option("--imatrix", a->imatrix,
+                "Importance matrix (llama.cpp's GGUF or .dat, e.g. from brisk imatrix or "
+                "llama-imatrix): rounding errors weighed by each input channel's mean square");
   s->add_option("--calib-tokens", a->awq_opt.max_tokens, "Calibration tokens for --awq")
       ->check(CLI::Range(int64_t{16}, int64_t{1} << 24));
   s->add_option("--calib-ctx", a->awq_opt.n_ctx, "Calibration window length for --awq")

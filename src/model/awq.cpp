@@ -153,6 +153,7 @@ std::vector<std::array<SiteStats, 4>> calibrate(const Model& m, ThreadPool& pool
   int64_t seen = 0;  // tokens observed so far (for sampling)
   Forward fwd(m, pool);
   fwd.set_observer([&](int layer, Forward::Site site, const float* x, int64_t n, int64_t dim) {
+    if (site == Forward::Site::Output) return;  // the classifier is quantized as it is
     SiteStats& st = stats[static_cast<size_t>(layer)][static_cast<size_t>(site)];
     if (st.abs_sum.empty()) {
       st.abs_sum.assign(static_cast<size_t>(dim), 0.0);

@@ -132,6 +132,7 @@ const float* Forward::run(const Batch& b, KvCache& cache, int n_layers) {
     if (b.logits[i]) rmsnorm(&x_[i * E], W.output_norm.data(), &xn_[n_out++ * E], E, h.rms_eps);
   logits_.resize(static_cast<size_t>(n_out * h.n_vocab));
   if (n_out == 0) return logits_.data();  // only the cache was wanted (a draft catching up)
+  observe(static_cast<int>(h.n_layer), Site::Output, xn_, n_out, E);
   matmul(W.output, xn_.data(), E, n_out, logits_.data(), h.n_vocab, pool_);
   return logits_.data();
 }

@@ -21,7 +21,9 @@ class Forward {
 
   // The inputs of the linear layers, for calibration (AWQ): the attention block's normed input
   // (q/k/v), the attention output (o), the FFN's normed input (gate/up), the SwiGLU product (down).
-  enum class Site { AttnIn, AttnOut, FfnIn, DownIn };
+  // Where activations are observed: each linear layer's input (Output: the classifier's, with
+  // layer = n_layer, for the rows whose logits are computed).
+  enum class Site { AttnIn, AttnOut, FfnIn, DownIn, Output };
   using Observer =
       std::function<void(int layer, Site site, const float* x, int64_t n_tokens, int64_t dim)>;
   void set_observer(Observer o) { observer_ = std::move(o); }

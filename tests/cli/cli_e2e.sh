@@ -177,6 +177,16 @@ check "bench throughput: shared prefix hits" 'grep -q "prefix cache: 576 of 816 
 rc=$?
 check "bench throughput with a tiny pool" '[ $rc -eq 0 ] && ! grep -q " 0 preemptions" "$T/o"'
 
+# An importance matrix from calibration text, then a quantization that reads it (recorded under
+# llama-quantize's keys); a matrix of another model is refused by name.
+"$BRISK" imatrix -m "$KD" -f "$SHARED/models/kjv-pair/valid.txt" -c 128 --chunks 8 -o "$T/im.gguf" -t 2 >"$T/o" 2>"$T/e"
+rc=$?
+check "imatrix writes a file" '[ $rc -eq 0 ] && grep -q "wrote .*im.gguf: 28 matrices, 8 windows of 128 tokens" "$T/e"'
+"$BRISK" quantize "$KD" "$T/q.gguf" iq4_nl --imatrix "$T/im.gguf" >"$T/o" 2>"$T/e"
+rc=$?
+check "quantize --imatrix" '[ $rc -eq 0 ] && grep -q "28 of its 28 matrices" "$T/e"'
+check "quantize --imatrix records the file" 'grep -aq "quantize.imatrix.file" "$T/q.gguf"'
+
 # Bad input: a one-line error naming the problem and a non-zero exit, never a crash.
 bad() {  # $1: description, $2: expected fragment, rest: command
   local what=$1 frag=$2; shift 2
@@ -198,6 +208,8 @@ bad "bad KV size" "kv-cache-size" "$BRISK" bench throughput -m "$M/stories260K.g
 bad "bad KV type" "KV cache type" "$BRISK" bench throughput -m "$M/stories260K.gguf" --kv-cache-dtype q3
 bad "prompt longer than the model" "maximum model length" "$BRISK" bench throughput -m "$M/stories260K.gguf" --input-len 600
 
+bad "imatrix of another model" "columns" "$BRISK" quantize "$K" "$T/q2.gguf" iq4_nl --imatrix "$T/im.gguf"
+bad "imatrix that is not one" "not an importance matrix" "$BRISK" quantize "$KD" "$T/q2.gguf" q4_0 --imatrix "$KD"
 printf '{%% if %%}' >"$T/bad.jinja"
 bad "chat template syntax error" "line 1" "$BRISK" chat -m "$M/stories260K.gguf" --chat-template "$T/bad.jinja"
 bad "tokenize without text" "exactly one of" "$BRISK" tokenize -m "$M/stories260K.gguf"
