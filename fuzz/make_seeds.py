@@ -99,6 +99,16 @@ def main():
     put("gguf", "empty.gguf", b"GGUF" + struct.pack("<IQQ", 3, 0, 0))
     os.remove(out)
 
+    # Importance matrices: llama.cpp's GGUF layout (as brisk imatrix writes it) and the legacy .dat.
+    subprocess.run(["build/brisk", "imatrix", "-m", "../shared/models/stories260K/stories260K.gguf", "-f",
+                    "../shared/models/kjv-pair/valid.txt", "-c", "64", "--chunks", "1", "-o", out],
+                   check=True, stderr=subprocess.DEVNULL)
+    put("imatrix", "stories_1chunk.gguf", open(out, "rb").read())
+    os.remove(out)
+    name = b"blk.0.attn_q.weight"
+    dat = struct.pack("<ii", 1, len(name)) + name + struct.pack("<ii", 4, 3) + struct.pack("<3f", 2, 4, 8)
+    put("imatrix", "legacy.dat", dat + struct.pack("<ii", 10, 4) + b"a.txt"[:4])
+
     put("safetensors", "llama.txt", hf_llama())
     put("safetensors", "qwen2.txt", hf_llama("qwen2"))
     put("safetensors", "llama3_rope.txt", hf_llama(extra={"rope_scaling": {
