@@ -54,7 +54,8 @@ Imatrix read_gguf_imatrix(const std::string& path) {
     e.sum_sq = f32_values(t);
     e.count = f32_values(*c)[0];
     check_sums(path, name, e.sum_sq);
-    if (!std::isfinite(e.count) || e.count < 0)
+    // A count of tokens: none (an entry without data) or at least one.
+    if (!std::isfinite(e.count) || e.count < 0 || (e.count > 0 && e.count < 1))
       fail("{}: '{}' has an invalid count {}", path, name, e.count);
     m.entries[name] = std::move(e);
   }

@@ -85,6 +85,11 @@ TEST(Imatrix, RefusesBrokenFiles) {
   std::memcpy(&nan[4 + 4 + 19 + 8], &bad, 4);  // first value negative
   write_file(dir.file("neg.dat"), nan);
   EXPECT_THROW(read_imatrix(dir.file("neg.dat")), Error);
+  // A count below one token would turn a finite sum into an infinite importance (found by fuzzing).
+  Imatrix tiny;
+  tiny.entries["output.weight"] = {{3e38f}, 1e-30f};
+  write_imatrix(dir.file("tiny.gguf"), tiny);
+  EXPECT_THROW(read_imatrix(dir.file("tiny.gguf")), Error);
   // A GGUF that is not an importance matrix.
   write_gguf(dir.file("model.gguf"), {{"general.type", Value::of_str("model")}}, {});
   try {

@@ -11,9 +11,38 @@ export class ApiError extends Error {
   }
 }
 
+// The dialog that asks for the key, made on first use (both pages share it).
+function keyDialog() {
+  let dialog = document.getElementById('key-dialog');
+  if (dialog) return dialog;
+  const make = (tag, props = {}, ...children) => {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(props)) e.setAttribute(k, v);
+    e.append(...children);
+    return e;
+  };
+  const error = make('p', { class: 'error', 'data-role': 'key-error' }, 'That key was refused.');
+  error.hidden = true;
+  dialog = make(
+    'dialog',
+    { id: 'key-dialog', 'aria-labelledby': 'key-title' },
+    make(
+      'form',
+      { method: 'dialog' },
+      make('h2', { id: 'key-title' }, 'API key'),
+      make('p', {}, 'This server asks for an API key. It is kept in this tab only.'),
+      error,
+      make('label', {}, 'Key ', make('input', { type: 'password', autocomplete: 'off', 'data-testid': 'api-key' })),
+      make('div', { class: 'dialog-actions' }, make('button', { type: 'submit', 'data-testid': 'api-key-submit' }, 'Continue')),
+    ),
+  );
+  document.body.append(dialog);
+  return dialog;
+}
+
 // Resolves with a key the user typed into the page's key dialog.
 function askForKey(rejected) {
-  const dialog = document.getElementById('key-dialog');
+  const dialog = keyDialog();
   const form = dialog.querySelector('form');
   const input = dialog.querySelector('input');
   dialog.querySelector('[data-role=key-error]').hidden = !rejected;
