@@ -1,6 +1,6 @@
-// Int8 kernels for Q4_0, Q8_0, Q4_K, Q6_K and IQ4_XS matrices whose rows were interleaved in groups
-// of 16 at load time (ops/repack.h). A 512-bit lane holds 4 consecutive weights of one row, so
-// VPDPBUSD with 4 broadcast activation bytes advances 16 rows at once; 32 values take 8 of them,
+// Int8 kernels for Q4_0, Q8_0, Q4_K, Q5_K, Q6_K and IQ4_XS matrices whose rows were interleaved in
+// groups of 16 at load time (ops/repack.h). A 512-bit lane holds 4 consecutive weights of one row,
+// so VPDPBUSD with 4 broadcast activation bytes advances 16 rows at once; 32 values take 8 of them,
 // after which one conversion and one multiply-add per token fold the integer sums into the 16
 // outputs, scaled by (weight scale * activation scale). Offsets (Q4_0: 8, Q8_0: 128, Q6_K: 32,
 // IQ4_XS: 128, its table's values stored + 128) are folded in by starting each block's integer sum
@@ -8,7 +8,7 @@
 // one more multiply-add with the activations' -scale * sum. Per output, for each block of 32 in
 // order:
 //   Q4_0, Q8_0  acc += float(sum (u - offset) x) * (d * dx)
-//   Q4_K        acc += float(sum u x) * (d * sc * dx);  acc += (dmin * min) * (-dx * sum x)
+//   Q4_K, Q5_K  acc += float(sum u x) * (d * sc * dx);  acc += (dmin * min) * (-dx * sum x)
 //   Q6_K        acc += float(sc0 * sum_0..15 (u - 32) x + sc1 * sum_16..31 (u - 32) x) * (d * dx)
 //   IQ4_XS      acc += float(sum (table[u] + 128 - 128) x) * ((d * sc) * dx)
 // Integer sums are exact in any order, and the float steps are the same whatever the tile, batch
@@ -41,9 +41,10 @@ using Q8_0I = Interleaved<DType::Q8_0, 128>;
 using Q4_KI = Interleaved<DType::Q4_K, 0>;
 using Q6_KI = Interleaved<DType::Q6_K, 32>;
 using IQ4_XSI = Interleaved<DType::IQ4_XS, 128>;
+using Q5_KI = Interleaved<DType::Q5_K, 0>;
 
 constexpr bool super_blocks(DType t) {
-  return t == DType::Q4_K || t == DType::Q6_K || t == DType::IQ4_XS;
+  return t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K || t == DType::IQ4_XS;
 }
 
 // IQ4_XS: the signed scale (-32..31) of group jb of row i in a column.
@@ -93,7 +94,7 @@ void interleaved_generic(const Args& a, int64_t r, int64_t t) {
             s0 += u0 * qx[l];
             s1 += u1 * qx[l + 16];
           }
-          if constexpr (kT == DType::Q4_K) {
+          if constexpr (kT == DType::Q4_K || kT == DType::Q5_K) {
             const uint8_t lo = col[64 + jb * 16 + i];
             const uint8_t hi = (col[192 + (jb / 2) * 16 + i] >> (4 * (jb % 2))) & 0xF;
             const float ws = d * static_cast<float>((lo & 0xF) | (hi & 3) << 4);
@@ -190,6 +191,19 @@ BRISK_INLINE(BRISK_ISA_AVX512VNNI) void nibbles(const uint8_t* p, __m512i (&u)[8
   }
 }
 
+// Q5_K: the fifth bits of a sub-block's 32 values (64 bytes at p, see repack.h) into u: bit i of
+// each byte is the fifth bit of the value the same byte of u[i] holds, moved to bit 4.
+BRISK_INLINE(BRISK_ISA_AVX512VNNI) void add_fifth_bits(const uint8_t* p, __m512i (&u)[8]) {
+  const __m512i hv = _mm512_loadu_si512(p);
+  const __m512i bit4 = _mm512_set1_epi8(0x10);
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) {
+    // (16-bit shifts: what crosses into a neighbouring byte never lands on bit 4.)
+    const __m512i b = i < 4 ? _mm512_slli_epi16(hv, 4 - i) : _mm512_srli_epi16(hv, i - 4);
+    u[i] = _mm512_or_si512(u[i], _mm512_and_si512(b, bit4));
+  }
+}
+
 // s + the integer dot product of one token's 32 activation bytes at xb with the 16 rows' values
 // u, in one chain: with many tokens in flight the chains overlap, and one chain needs no second
 // starting value nor an add (faster than two chains of four).
@@ -233,7 +247,7 @@ void column(const uint8_t* col, int64_t b0, const TileBlocks<T>& x, __m512 (&acc
       const __m512 d = _mm512_mul_ps(dv, _mm512_set1_ps(X::dx(blk, j)));
       acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), d, acc[j]);
     }
-  } else if constexpr (kT == DType::Q4_K) {
+  } else if constexpr (kT == DType::Q4_K || kT == DType::Q5_K) {
     const __m512 mv =
         _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + 32)));
     const __m512i m15 = _mm512_set1_epi32(15), m3 = _mm512_set1_epi32(3);
@@ -253,6 +267,7 @@ void column(const uint8_t* col, int64_t b0, const TileBlocks<T>& x, __m512 (&acc
       const __m512 wm = _mm512_mul_ps(mv, _mm512_cvtepi32_ps(mn));
       __m512i u[8];
       nibbles(col + 256 + 256 * jb, u);
+      if constexpr (kT == DType::Q5_K) add_fifth_bits(col + 2304 + 64 * jb, u);
       const uint8_t* blk = x.block(b0 + jb);
 #pragma GCC unroll 16
       for (int j = 0; j < T; ++j) {
@@ -416,6 +431,7 @@ Kernel kernel_interleaved(Isa isa, DType t) {
   if (t == DType::Q4_K) return InterleavedKernels<Q4_KI>::pick(isa);
   if (t == DType::Q6_K) return InterleavedKernels<Q6_KI>::pick(isa);
   if (t == DType::IQ4_XS) return InterleavedKernels<IQ4_XSI>::pick(isa);
+  if (t == DType::Q5_K) return InterleavedKernels<Q5_KI>::pick(isa);
   return {nullptr, XFormat::Q8, 0};
 }
 

@@ -95,6 +95,17 @@ BRISK_I256 void q4k_scales(const uint8_t* col, uint8_t* sc, uint8_t* mn) {
   }
 }
 
+// Q5_K: the fifth bits of 8 rows' 32 values (32 bytes at p: the rows' lanes of the 64-byte vector)
+// into u, as the 512-bit kernel's add_fifth_bits does.
+BRISK_I256 void add_fifth_bits256(const uint8_t* p, __m256i (&u)[8]) {
+  const __m256i hv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  const __m256i bit4 = _mm256_set1_epi8(0x10);
+  for (int i = 0; i < 8; ++i) {
+    const __m256i b = i < 4 ? _mm256_slli_epi16(hv, 4 - i) : _mm256_srli_epi16(hv, i - 4);
+    u[i] = _mm256_or_si256(u[i], _mm256_and_si256(b, bit4));
+  }
+}
+
 BRISK_I256 __m256 f16x8(const uint8_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
@@ -154,7 +165,7 @@ BRISK_I256 void column256(const uint8_t* col, int64_t b0, int h, const Tokens<T>
       const __m256 d = _mm256_mul_ps(dv, _mm256_set1_ps(*block_scale(x.dx[j], b0)));
       acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), d, acc[j]);
     }
-  } else if constexpr (kT == DType::Q4_K) {
+  } else if constexpr (kT == DType::Q4_K || kT == DType::Q5_K) {
     const __m256 mv = f16x8(col + 32 + 16 * h);
     alignas(32) uint8_t scb[128], mnb[128];
     q4k_scales(col, scb, mnb);
@@ -164,9 +175,14 @@ BRISK_I256 void column256(const uint8_t* col, int64_t b0, int h, const Tokens<T>
       const __m256 wm = _mm256_mul_ps(mv, u8x8(mnb + 16 * jb + 8 * h));
       __m256i u[8];
       nibbles256(col + 256 + 256 * jb, h, u);
+      if constexpr (kT == DType::Q5_K) add_fifth_bits256(col + 2304 + 64 * jb + 32 * h, u);
       for (int j = 0; j < T; ++j) {
         const int8_t* xb = x.qx[j] + b * 32;
-        const __m256i s = dot8_nibbles(u, xb, _mm256_setzero_si256());
+        __m256i s;
+        if constexpr (kT == DType::Q5_K)  // values up to 31: four pair sums at a time in int16
+          s = dot4_6bit(u, 4, xb, dot4_6bit(u, 0, xb, _mm256_setzero_si256()));
+        else
+          s = dot8_nibbles(u, xb, _mm256_setzero_si256());
         acc[j] = q4k_step(s, ws, wm, _mm256_set1_ps(*block_scale(x.dx[j], b)),
                           _mm256_set1_ps(x.ms[j][b]), acc[j]);
       }

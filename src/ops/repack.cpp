@@ -26,6 +26,8 @@ uint64_t block_bytes(DType t) {
       return sizeof(BlockQ8_0);
     case DType::Q4_K:
       return sizeof(BlockQ4_K);
+    case DType::Q5_K:
+      return sizeof(BlockQ5_K);
     case DType::IQ4_XS:
       return sizeof(BlockIQ4_XS);
     default:
@@ -34,10 +36,10 @@ uint64_t block_bytes(DType t) {
 }
 
 int block_values(DType t) {
-  return t == DType::Q4_K || t == DType::Q6_K || t == DType::IQ4_XS ? kQKK
-         : t == DType::BF16                                         ? 2
-         : t == DType::F16 || t == DType::F32                       ? 1
-                                                                    : kQK;
+  return t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K || t == DType::IQ4_XS ? kQKK
+         : t == DType::BF16                                                             ? 2
+         : t == DType::F16 || t == DType::F32                                           ? 1
+                                                                                        : kQK;
 }
 
 // 32 values (unsigned bytes below 64) into 4 vectors: vector q, lane r, byte m holds value 8q+m in
@@ -56,6 +58,27 @@ void put32(const uint8_t* v, int r, uint8_t* lo, uint8_t* high) {
         high[h * 64 + r * 4 + m] = static_cast<uint8_t>(b);
       }
 }
+// Q5_K's fifth bits of 32 values, arranged like the nibble vectors' values: lane r, byte m, bit i =
+// bit 4 of value 8(i/2) + 4(i%2) + m (the value that byte m of the kernels' i-th vector holds).
+void put_fifth(const uint8_t* v, int r, uint8_t* hb) {
+  for (int m = 0; m < 4; ++m) {
+    int byte = 0;
+    for (int i = 0; i < 8; ++i) byte |= ((v[8 * (i / 2) + 4 * (i % 2) + m] >> 4) & 1) << i;
+    hb[r * 4 + m] = static_cast<uint8_t>(byte);
+  }
+}
+void get_fifth(const uint8_t* hb, int r, uint8_t* v) {
+  for (int m = 0; m < 4; ++m)
+    for (int i = 0; i < 8; ++i)
+      v[8 * (i / 2) + 4 * (i % 2) + m] |= static_cast<uint8_t>(((hb[r * 4 + m] >> i) & 1) << 4);
+}
+
+// Q5_K's value l of sub-block j (0..7).
+uint8_t q5k_value(const BlockQ5_K& b, int j, int l) {
+  const uint8_t q = b.qs[(j / 2) * 32 + l];
+  return static_cast<uint8_t>((j % 2 ? q >> 4 : q & 0xF) | ((b.qh[l] >> j) & 1) << 4);
+}
+
 void get32(const uint8_t* lo, const uint8_t* high, int r, uint8_t* v) {
   for (int j = 0; j < 32; ++j) {
     const int q = j / 8, m = j % 8;
@@ -69,7 +92,8 @@ void get32(const uint8_t* lo, const uint8_t* high, int r, uint8_t* v) {
 
 // The 16 rows' blocks of one block column, in and out. Layouts: see repack.h.
 void pack_column(DType t, const uint8_t* const* blk, uint8_t* col) {
-  if (t == DType::Q4_K) std::memset(col + 192, 0, 64);   // two sub-blocks' bits share a byte
+  if (t == DType::Q4_K || t == DType::Q5_K)
+    std::memset(col + 192, 0, 64);                       // two sub-blocks' bits share a byte
   if (t == DType::IQ4_XS) std::memset(col + 32, 0, 96);  // likewise the groups' scale bits
   auto* h16 = reinterpret_cast<uint16_t*>(col);
   for (int r = 0; r < kInterleave; ++r) {
@@ -110,6 +134,22 @@ void pack_column(DType t, const uint8_t* const* blk, uint8_t* col) {
             v[l] = j % 2 ? q >> 4 : q & 0xF;
           }
           put32(v, r, col + 256 + j * 256, nullptr);
+        }
+        break;
+      }
+      case DType::Q5_K: {
+        const auto* b = reinterpret_cast<const BlockQ5_K*>(blk[r]);
+        h16[r] = b->d;
+        h16[16 + r] = b->dmin;
+        for (int j = 0; j < 8; ++j) {
+          uint8_t sc, m;
+          k4_scale_min(j, b->scales, sc, m);
+          col[64 + j * 16 + r] = static_cast<uint8_t>((sc & 0xF) | (m & 0xF) << 4);
+          col[192 + (j / 2) * 16 + r] |=
+              static_cast<uint8_t>(((sc >> 4) | (m >> 4) << 2) << (4 * (j % 2)));
+          for (int l = 0; l < 32; ++l) v[l] = q5k_value(*b, j, l);
+          put32(v, r, col + 256 + j * 256, nullptr);
+          put_fifth(v, r, col + 2304 + j * 64);
         }
         break;
       }
@@ -186,6 +226,32 @@ void unpack_column(DType t, const uint8_t* col, int r, uint8_t* out) {
       }
       break;
     }
+    case DType::Q5_K: {
+      auto* b = reinterpret_cast<BlockQ5_K*>(out);
+      b->d = h16[r];
+      b->dmin = h16[16 + r];
+      uint8_t sc[8], m[8];
+      std::memset(b->qh, 0, sizeof b->qh);
+      for (int j = 0; j < 8; ++j) {
+        const uint8_t lo = col[64 + j * 16 + r];
+        const uint8_t hi = (col[192 + (j / 2) * 16 + r] >> (4 * (j % 2))) & 0xF;
+        sc[j] = static_cast<uint8_t>((lo & 0xF) | (hi & 3) << 4);
+        m[j] = static_cast<uint8_t>((lo >> 4) | (hi >> 2) << 4);
+        get32(col + 256 + j * 256, nullptr, r, v);
+        get_fifth(col + 2304 + j * 64, r, v);
+        for (int l = 0; l < 32; ++l) {
+          uint8_t& q = b->qs[(j / 2) * 32 + l];
+          q = j % 2 ? static_cast<uint8_t>((q & 0xF) | (v[l] & 0xF) << 4) : (v[l] & 0xF);
+          b->qh[l] |= static_cast<uint8_t>((v[l] >> 4) << j);
+        }
+      }
+      for (int j = 0; j < 4; ++j) {
+        b->scales[j] = static_cast<uint8_t>(sc[j] | (sc[j + 4] >> 4) << 6);
+        b->scales[j + 4] = static_cast<uint8_t>(m[j] | (m[j + 4] >> 4) << 6);
+        b->scales[j + 8] = static_cast<uint8_t>((sc[j + 4] & 0xF) | (m[j + 4] & 0xF) << 4);
+      }
+      break;
+    }
     case DType::IQ4_XS: {
       auto* b = reinterpret_cast<BlockIQ4_XS*>(out);
       b->d = h16[r];
@@ -226,6 +292,12 @@ void column_values(DType t, const uint8_t* col, int r, uint8_t* v) {
     case DType::Q4_K:
       for (int j = 0; j < 8; ++j) get32(col + 256 + j * 256, nullptr, r, v + 32 * j);
       break;
+    case DType::Q5_K:
+      for (int j = 0; j < 8; ++j) {
+        get32(col + 256 + j * 256, nullptr, r, v + 32 * j);
+        get_fifth(col + 2304 + j * 64, r, v + 32 * j);
+      }
+      break;
     case DType::IQ4_XS:
       for (int j = 0; j < 8; ++j) get32(col + 128 + j * 256, nullptr, r, v + 32 * j);
       break;
@@ -237,8 +309,8 @@ void column_values(DType t, const uint8_t* col, int r, uint8_t* v) {
 
 bool repackable(const Tensor& t) {
   const bool typed = t.type == DType::Q4_0 || t.type == DType::Q8_0 || t.type == DType::Q4_K ||
-                     t.type == DType::Q6_K || t.type == DType::IQ4_XS || t.type == DType::BF16 ||
-                     t.type == DType::F16 || t.type == DType::F32;
+                     t.type == DType::Q5_K || t.type == DType::Q6_K || t.type == DType::IQ4_XS ||
+                     t.type == DType::BF16 || t.type == DType::F16 || t.type == DType::F32;
   return typed && t.cols() > 0 && t.cols() % block_values(t.type) == 0 && t.rows() > 0 &&
          t.rows() % kInterleave == 0;
 }
@@ -248,6 +320,7 @@ bool repack_pays_off(DType t) {
     case DType::Q4_0:
     case DType::Q8_0:
     case DType::Q4_K:
+    case DType::Q5_K:
     case DType::Q6_K:
     case DType::IQ4_XS:
       return best_isa() >= Isa::Avx2;  // 256-bit kernels, or 512-bit ones with VNNI
