@@ -1,12 +1,12 @@
-// Int8 kernels for Q4_0, Q8_0, Q4_K, Q5_K, Q6_K and IQ4_XS matrices whose rows were interleaved in
-// groups of 16 at load time (ops/repack.h). A 512-bit lane holds 4 consecutive weights of one row,
-// so VPDPBUSD with 4 broadcast activation bytes advances 16 rows at once; 32 values take 8 of them,
-// after which one conversion and one multiply-add per token fold the integer sums into the 16
-// outputs, scaled by (weight scale * activation scale). Offsets (Q4_0: 8, Q8_0: 128, Q6_K: 32,
-// IQ4_XS: 128, its table's values stored + 128) are folded in by starting each block's integer sum
-// (Q6_K: each half-block's) from the activations' -offset * sum of its values; Q4_K's minimums take
-// one more multiply-add with the activations' -scale * sum. Per output, for each block of 32 in
-// order:
+// Int8 kernels for Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS matrices whose rows were
+// interleaved in groups of 16 at load time (ops/repack.h). A 512-bit lane holds 4 consecutive
+// weights of one row, so VPDPBUSD with 4 broadcast activation bytes advances 16 rows at once; 32
+// values take 8 of them, after which one conversion and one multiply-add per token fold the integer
+// sums into the 16 outputs, scaled by (weight scale * activation scale). Offsets (Q4_0: 8, Q8_0:
+// 128, Q6_K: 32, IQ4_XS: 128, its table's values stored + 128) are folded in by starting each
+// block's integer sum (Q6_K: each half-block's) from the activations' -offset * sum of its values;
+// Q4_K's minimums take one more multiply-add with the activations' -scale * sum. Per output, for
+// each block of 32 in order:
 //   Q4_0, Q8_0  acc += float(sum (u - offset) x) * (d * dx)
 //   Q4_K, Q5_K  acc += float(sum u x) * (d * sc * dx);  acc += (dmin * min) * (-dx * sum x)
 //   Q6_K        acc += float(sc0 * sum_0..15 (u - 32) x + sc1 * sum_16..31 (u - 32) x) * (d * dx)
@@ -42,6 +42,7 @@ using Q4_KI = Interleaved<DType::Q4_K, 0>;
 using Q6_KI = Interleaved<DType::Q6_K, 32>;
 using IQ4_XSI = Interleaved<DType::IQ4_XS, 128>;
 using Q5_KI = Interleaved<DType::Q5_K, 0>;
+using IQ4_NLI = Interleaved<DType::IQ4_NL, 128>;
 
 constexpr bool super_blocks(DType t) {
   return t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K || t == DType::IQ4_XS;
@@ -89,7 +90,7 @@ void interleaved_generic(const Args& a, int64_t r, int64_t t) {
           for (int l = 0; l < 16; ++l) {
             int u0 = kT == DType::Q8_0 ? (u[l] ^ 0x80) : u[l];
             int u1 = kT == DType::Q8_0 ? (u[l + 16] ^ 0x80) : u[l + 16];
-            if constexpr (kT == DType::IQ4_XS)
+            if constexpr (kT == DType::IQ4_XS || kT == DType::IQ4_NL)
               u0 = kIQ4ValuesPlus128[u0], u1 = kIQ4ValuesPlus128[u1];
             s0 += u0 * qx[l];
             s1 += u1 * qx[l + 16];
@@ -231,10 +232,16 @@ void column(const uint8_t* col, int64_t b0, const TileBlocks<T>& x, __m512 (&acc
   using X = TileBlocks<T>;
   constexpr DType kT = P::kType;
   const __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(col)));
-  if constexpr (kT == DType::Q4_0 || kT == DType::Q8_0) {
+  if constexpr (kT == DType::Q4_0 || kT == DType::Q8_0 || kT == DType::IQ4_NL) {
     __m512i u[8];
     if constexpr (kT == DType::Q4_0) {
       nibbles(col + 32, u);
+    } else if constexpr (kT == DType::IQ4_NL) {
+      nibbles(col + 32, u);
+      const __m512i table = _mm512_broadcast_i32x4(
+          _mm_load_si128(reinterpret_cast<const __m128i*>(kIQ4ValuesPlus128)));
+#pragma GCC unroll 8
+      for (int m = 0; m < 8; ++m) u[m] = _mm512_shuffle_epi8(table, u[m]);
     } else {
       const __m512i f = _mm512_set1_epi8(static_cast<char>(0x80));
 #pragma GCC unroll 8
@@ -432,6 +439,7 @@ Kernel kernel_interleaved(Isa isa, DType t) {
   if (t == DType::Q6_K) return InterleavedKernels<Q6_KI>::pick(isa);
   if (t == DType::IQ4_XS) return InterleavedKernels<IQ4_XSI>::pick(isa);
   if (t == DType::Q5_K) return InterleavedKernels<Q5_KI>::pick(isa);
+  if (t == DType::IQ4_NL) return InterleavedKernels<IQ4_NLI>::pick(isa);
   return {nullptr, XFormat::Q8, 0};
 }
 

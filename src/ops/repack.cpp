@@ -10,6 +10,8 @@
 
 namespace brisk {
 
+static_assert(sizeof(BlockQ4_0) == sizeof(BlockIQ4_NL), "IQ4_NL repacks as Q4_0's layout");
+
 namespace {
 
 uint64_t block_bytes(DType t) {
@@ -21,6 +23,7 @@ uint64_t block_bytes(DType t) {
     case DType::F16:
       return 2;  // one value
     case DType::Q4_0:
+    case DType::IQ4_NL:  // the same 18 bytes: an f16 scale and 16 bytes of nibbles
       return sizeof(BlockQ4_0);
     case DType::Q8_0:
       return sizeof(BlockQ8_0);
@@ -106,7 +109,8 @@ void pack_column(DType t, const uint8_t* const* blk, uint8_t* col) {
       case DType::F16:
         std::memcpy(col + 2 * r, blk[r], 2);
         break;
-      case DType::Q4_0: {
+      case DType::Q4_0:
+      case DType::IQ4_NL: {  // nibbles: Q4_0's values, IQ4_NL's table indices
         const auto* b = reinterpret_cast<const BlockQ4_0*>(blk[r]);
         h16[r] = b->d;
         for (int j = 0; j < 16; ++j) v[j] = b->qs[j] & 0xF, v[j + 16] = b->qs[j] >> 4;
@@ -189,7 +193,8 @@ void unpack_column(DType t, const uint8_t* col, int r, uint8_t* out) {
     case DType::F16:
       std::memcpy(out, col + 2 * r, 2);
       break;
-    case DType::Q4_0: {
+    case DType::Q4_0:
+    case DType::IQ4_NL: {
       auto* b = reinterpret_cast<BlockQ4_0*>(out);
       b->d = h16[r];
       get32(col + 32, nullptr, r, v);
@@ -284,6 +289,7 @@ void unpack_column(DType t, const uint8_t* col, int r, uint8_t* out) {
 void column_values(DType t, const uint8_t* col, int r, uint8_t* v) {
   switch (t) {
     case DType::Q4_0:
+    case DType::IQ4_NL:
       get32(col + 32, nullptr, r, v);
       break;
     case DType::Q8_0:
@@ -308,9 +314,10 @@ void column_values(DType t, const uint8_t* col, int r, uint8_t* v) {
 }
 
 bool repackable(const Tensor& t) {
-  const bool typed = t.type == DType::Q4_0 || t.type == DType::Q8_0 || t.type == DType::Q4_K ||
-                     t.type == DType::Q5_K || t.type == DType::Q6_K || t.type == DType::IQ4_XS ||
-                     t.type == DType::BF16 || t.type == DType::F16 || t.type == DType::F32;
+  const bool typed = t.type == DType::Q4_0 || t.type == DType::IQ4_NL || t.type == DType::Q8_0 ||
+                     t.type == DType::Q4_K || t.type == DType::Q5_K || t.type == DType::Q6_K ||
+                     t.type == DType::IQ4_XS || t.type == DType::BF16 || t.type == DType::F16 ||
+                     t.type == DType::F32;
   return typed && t.cols() > 0 && t.cols() % block_values(t.type) == 0 && t.rows() > 0 &&
          t.rows() % kInterleave == 0;
 }
@@ -318,6 +325,7 @@ bool repackable(const Tensor& t) {
 bool repack_pays_off(DType t) {
   switch (t) {
     case DType::Q4_0:
+    case DType::IQ4_NL:
     case DType::Q8_0:
     case DType::Q4_K:
     case DType::Q5_K:
