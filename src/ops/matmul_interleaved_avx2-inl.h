@@ -122,9 +122,7 @@ BRISK_I256 __m256 q4k_step(__m256i s, __m256 ws, __m256 wm, __m256 dx, __m256 ms
   return _mm256_fmadd_ps(wm, ms, acc);
 }
 
-// IQ4_NL and IQ4_XS: table indices u looked up in place. VPDPBUSD takes the table + 128 (unsigned),
-// its offset folded in through the activations' sums; VPMADDUBSW the signed table, as |v| times x
-// with v's sign (pair sums at most 2 * 127 * 127, exact).
+// IQ4_NL and IQ4_XS: table indices u looked up in place, into the values dot_int8 takes.
 BRISK_I256 void iq4_lookup(__m256i (&u)[8]) {
 #if BRISK_I256_DOT == 1
   const __m256i table = _mm256_broadcastsi128_si256(
@@ -136,9 +134,11 @@ BRISK_I256 void iq4_lookup(__m256i (&u)[8]) {
   for (int m = 0; m < 8; ++m) u[m] = _mm256_shuffle_epi8(table, u[m]);
 }
 
-// One token's integer sums over a block of 32 at xb with looked-up values u; hs: the token's
-// -128 * (sum of the block's activations).
-BRISK_I256 __m256i iq4_dot(const __m256i (&u)[8], const int8_t* xb, [[maybe_unused]] int32_t hs) {
+// One token's integer sums over a block of 32 at xb with signed 8-bit weights (Q8_0, the IQ4
+// tables). VPDPBUSD takes them + 128 as unsigned bytes, the offset folded in through hs (the
+// token's -128 * sum of the block's activations); VPMADDUBSW takes them as they are, as |v| times
+// x with v's sign (pair sums at most 2 * 128 * 127, exact).
+BRISK_I256 __m256i dot_int8(const __m256i (&u)[8], const int8_t* xb, [[maybe_unused]] int32_t hs) {
 #if BRISK_I256_DOT == 1
   __m256i s = _mm256_set1_epi32(hs);
   for (int m = 0; m < 8; ++m) s = _mm256_dpbusd_avx_epi32(s, u[m], bcast4(xb + 4 * m));
@@ -171,38 +171,21 @@ BRISK_I256 void column256(const uint8_t* col, int64_t b0, int h, const Tokens<T>
       const __m256 d = _mm256_mul_ps(dv, _mm256_set1_ps(*block_scale(x.dx[j], b0)));
       acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), d, acc[j]);
     }
-  } else if constexpr (kT == DType::IQ4_NL) {
+  } else if constexpr (kT == DType::Q8_0 || kT == DType::IQ4_NL) {
     __m256i u[8];
-    nibbles256(col + 32, h, u);
-    iq4_lookup(u);
-    for (int j = 0; j < T; ++j) {
-      const __m256i s = iq4_dot(u, x.qx[j] + b0 * 32, x.hs[j][2 * b0] + x.hs[j][2 * b0 + 1]);
-      const __m256 d = _mm256_mul_ps(dv, _mm256_set1_ps(*block_scale(x.dx[j], b0)));
-      acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), d, acc[j]);
+    if constexpr (kT == DType::Q8_0) {
+      for (int m = 0; m < 8; ++m)
+        u[m] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + 32 + 64 * m + 32 * h));
+#if BRISK_I256_DOT == 1
+      const __m256i f = _mm256_set1_epi8(static_cast<char>(0x80));
+      for (int m = 0; m < 8; ++m) u[m] = _mm256_xor_si256(u[m], f);  // q + 128
+#endif
+    } else {
+      nibbles256(col + 32, h, u);
+      iq4_lookup(u);
     }
-  } else if constexpr (kT == DType::Q8_0) {
-    __m256i q[8];
-    for (int m = 0; m < 8; ++m)
-      q[m] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + 32 + 64 * m + 32 * h));
-#if BRISK_I256_DOT == 1
-    const __m256i f = _mm256_set1_epi8(static_cast<char>(0x80));
-    for (int m = 0; m < 8; ++m) q[m] = _mm256_xor_si256(q[m], f);  // u = q + 128
-#endif
     for (int j = 0; j < T; ++j) {
-      const int8_t* xb = x.qx[j] + b0 * 32;
-#if BRISK_I256_DOT == 1
-      __m256i s = _mm256_set1_epi32(x.hs[j][2 * b0] + x.hs[j][2 * b0 + 1]);
-      for (int m = 0; m < 8; ++m) s = _mm256_dpbusd_avx_epi32(s, q[m], bcast4(xb + 4 * m));
-#else
-      // Signed weights: |q| times x with q's sign, pair sums at most 2 * 128 * 127 (exact).
-      __m256i s = _mm256_setzero_si256();
-      const __m256i ones = _mm256_set1_epi16(1);
-      for (int m = 0; m < 8; ++m) {
-        const __m256i p =
-            _mm256_maddubs_epi16(_mm256_abs_epi8(q[m]), _mm256_sign_epi8(bcast4(xb + 4 * m), q[m]));
-        s = _mm256_add_epi32(s, _mm256_madd_epi16(p, ones));
-      }
-#endif
+      const __m256i s = dot_int8(u, x.qx[j] + b0 * 32, x.hs[j][2 * b0] + x.hs[j][2 * b0 + 1]);
       const __m256 d = _mm256_mul_ps(dv, _mm256_set1_ps(*block_scale(x.dx[j], b0)));
       acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), d, acc[j]);
     }
@@ -249,7 +232,7 @@ BRISK_I256 void column256(const uint8_t* col, int64_t b0, int h, const Tokens<T>
       nibbles256(col + 128 + 256 * jb, h, u);
       iq4_lookup(u);
       for (int j = 0; j < T; ++j) {
-        const __m256i s = iq4_dot(u, x.qx[j] + b * 32, x.hs[j][2 * b] + x.hs[j][2 * b + 1]);
+        const __m256i s = dot_int8(u, x.qx[j] + b * 32, x.hs[j][2 * b] + x.hs[j][2 * b + 1]);
         const __m256 d = _mm256_mul_ps(ws, _mm256_set1_ps(*block_scale(x.dx[j], b)));
         acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), d, acc[j]);
       }

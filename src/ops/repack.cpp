@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "core/error.h"
 #include "core/quant.h"
@@ -76,12 +77,6 @@ void get_fifth(const uint8_t* hb, int r, uint8_t* v) {
       v[8 * (i / 2) + 4 * (i % 2) + m] |= static_cast<uint8_t>(((hb[r * 4 + m] >> i) & 1) << 4);
 }
 
-// Q5_K's value l of sub-block j (0..7).
-uint8_t q5k_value(const BlockQ5_K& b, int j, int l) {
-  const uint8_t q = b.qs[(j / 2) * 32 + l];
-  return static_cast<uint8_t>((j % 2 ? q >> 4 : q & 0xF) | ((b.qh[l] >> j) & 1) << 4);
-}
-
 void get32(const uint8_t* lo, const uint8_t* high, int r, uint8_t* v) {
   for (int j = 0; j < 32; ++j) {
     const int q = j / 8, m = j % 8;
@@ -90,6 +85,59 @@ void get32(const uint8_t* lo, const uint8_t* high, int r, uint8_t* v) {
       const int u = j / 4, h = u / 4, i = u % 4;
       v[j] |= static_cast<uint8_t>(((high[h * 64 + r * 4 + j % 4] >> (2 * i)) & 3) << 4);
     }
+  }
+}
+
+// Q4_K's and Q5_K's columns: the same header (d, dmin, eight 6-bit scales and mins) and nibble
+// vectors; Q5_K adds a vector of fifth bits per sub-block. (The caller zeroes the high-bits bytes.)
+template <class B>
+void pack_k4(const B& b, int r, uint8_t* col) {
+  constexpr bool kFifth = std::is_same_v<B, BlockQ5_K>;
+  auto* h16 = reinterpret_cast<uint16_t*>(col);
+  h16[r] = b.d;
+  h16[16 + r] = b.dmin;
+  uint8_t v[32];
+  for (int j = 0; j < 8; ++j) {
+    uint8_t sc, m;
+    k4_scale_min(j, b.scales, sc, m);
+    col[64 + j * 16 + r] = static_cast<uint8_t>((sc & 0xF) | (m & 0xF) << 4);
+    col[192 + (j / 2) * 16 + r] |=
+        static_cast<uint8_t>(((sc >> 4) | (m >> 4) << 2) << (4 * (j % 2)));
+    for (int l = 0; l < 32; ++l) {
+      const uint8_t q = b.qs[(j / 2) * 32 + l];
+      v[l] = j % 2 ? q >> 4 : q & 0xF;
+      if constexpr (kFifth) v[l] |= static_cast<uint8_t>(((b.qh[l] >> j) & 1) << 4);
+    }
+    put32(v, r, col + 256 + j * 256, nullptr);
+    if constexpr (kFifth) put_fifth(v, r, col + 2304 + j * 64);
+  }
+}
+
+template <class B>
+void unpack_k4(const uint8_t* col, int r, B& b) {
+  constexpr bool kFifth = std::is_same_v<B, BlockQ5_K>;
+  const auto* h16 = reinterpret_cast<const uint16_t*>(col);
+  b.d = h16[r];
+  b.dmin = h16[16 + r];
+  if constexpr (kFifth) std::memset(b.qh, 0, sizeof b.qh);
+  uint8_t sc[8], m[8], v[32];
+  for (int j = 0; j < 8; ++j) {
+    const uint8_t lo = col[64 + j * 16 + r];
+    const uint8_t hi = (col[192 + (j / 2) * 16 + r] >> (4 * (j % 2))) & 0xF;
+    sc[j] = static_cast<uint8_t>((lo & 0xF) | (hi & 3) << 4);
+    m[j] = static_cast<uint8_t>((lo >> 4) | (hi >> 2) << 4);
+    get32(col + 256 + j * 256, nullptr, r, v);
+    if constexpr (kFifth) get_fifth(col + 2304 + j * 64, r, v);
+    for (int l = 0; l < 32; ++l) {
+      uint8_t& q = b.qs[(j / 2) * 32 + l];
+      q = j % 2 ? static_cast<uint8_t>((q & 0xF) | (v[l] & 0xF) << 4) : (v[l] & 0xF);
+      if constexpr (kFifth) b.qh[l] |= static_cast<uint8_t>((v[l] >> 4) << j);
+    }
+  }
+  for (int j = 0; j < 4; ++j) {
+    b.scales[j] = static_cast<uint8_t>(sc[j] | (sc[j + 4] >> 4) << 6);
+    b.scales[j + 4] = static_cast<uint8_t>(m[j] | (m[j + 4] >> 4) << 6);
+    b.scales[j + 8] = static_cast<uint8_t>((sc[j + 4] & 0xF) | (m[j + 4] & 0xF) << 4);
   }
 }
 
@@ -123,40 +171,12 @@ void pack_column(DType t, const uint8_t* const* blk, uint8_t* col) {
         for (int m = 0; m < 8; ++m) std::memcpy(col + 32 + m * 64 + r * 4, b->qs + 4 * m, 4);
         break;
       }
-      case DType::Q4_K: {
-        const auto* b = reinterpret_cast<const BlockQ4_K*>(blk[r]);
-        h16[r] = b->d;
-        h16[16 + r] = b->dmin;
-        for (int j = 0; j < 8; ++j) {
-          uint8_t sc, m;
-          k4_scale_min(j, b->scales, sc, m);
-          col[64 + j * 16 + r] = static_cast<uint8_t>((sc & 0xF) | (m & 0xF) << 4);
-          col[192 + (j / 2) * 16 + r] |=
-              static_cast<uint8_t>(((sc >> 4) | (m >> 4) << 2) << (4 * (j % 2)));
-          for (int l = 0; l < 32; ++l) {
-            const uint8_t q = b->qs[(j / 2) * 32 + l];
-            v[l] = j % 2 ? q >> 4 : q & 0xF;
-          }
-          put32(v, r, col + 256 + j * 256, nullptr);
-        }
+      case DType::Q4_K:
+        pack_k4(*reinterpret_cast<const BlockQ4_K*>(blk[r]), r, col);
         break;
-      }
-      case DType::Q5_K: {
-        const auto* b = reinterpret_cast<const BlockQ5_K*>(blk[r]);
-        h16[r] = b->d;
-        h16[16 + r] = b->dmin;
-        for (int j = 0; j < 8; ++j) {
-          uint8_t sc, m;
-          k4_scale_min(j, b->scales, sc, m);
-          col[64 + j * 16 + r] = static_cast<uint8_t>((sc & 0xF) | (m & 0xF) << 4);
-          col[192 + (j / 2) * 16 + r] |=
-              static_cast<uint8_t>(((sc >> 4) | (m >> 4) << 2) << (4 * (j % 2)));
-          for (int l = 0; l < 32; ++l) v[l] = q5k_value(*b, j, l);
-          put32(v, r, col + 256 + j * 256, nullptr);
-          put_fifth(v, r, col + 2304 + j * 64);
-        }
+      case DType::Q5_K:
+        pack_k4(*reinterpret_cast<const BlockQ5_K*>(blk[r]), r, col);
         break;
-      }
       case DType::IQ4_XS: {
         const auto* b = reinterpret_cast<const BlockIQ4_XS*>(blk[r]);
         h16[r] = b->d;
@@ -208,55 +228,12 @@ void unpack_column(DType t, const uint8_t* col, int r, uint8_t* out) {
         b->qs[j] = static_cast<int8_t>(col[32 + (j / 4) * 64 + r * 4 + j % 4]);
       break;
     }
-    case DType::Q4_K: {
-      auto* b = reinterpret_cast<BlockQ4_K*>(out);
-      b->d = h16[r];
-      b->dmin = h16[16 + r];
-      uint8_t sc[8], m[8];
-      for (int j = 0; j < 8; ++j) {
-        const uint8_t lo = col[64 + j * 16 + r];
-        const uint8_t hi = (col[192 + (j / 2) * 16 + r] >> (4 * (j % 2))) & 0xF;
-        sc[j] = static_cast<uint8_t>((lo & 0xF) | (hi & 3) << 4);
-        m[j] = static_cast<uint8_t>((lo >> 4) | (hi >> 2) << 4);
-        get32(col + 256 + j * 256, nullptr, r, v);
-        for (int l = 0; l < 32; ++l) {
-          uint8_t& q = b->qs[(j / 2) * 32 + l];
-          q = j % 2 ? static_cast<uint8_t>((q & 0xF) | v[l] << 4) : v[l];
-        }
-      }
-      for (int j = 0; j < 4; ++j) {
-        b->scales[j] = static_cast<uint8_t>(sc[j] | (sc[j + 4] >> 4) << 6);
-        b->scales[j + 4] = static_cast<uint8_t>(m[j] | (m[j + 4] >> 4) << 6);
-        b->scales[j + 8] = static_cast<uint8_t>((sc[j + 4] & 0xF) | (m[j + 4] & 0xF) << 4);
-      }
+    case DType::Q4_K:
+      unpack_k4(col, r, *reinterpret_cast<BlockQ4_K*>(out));
       break;
-    }
-    case DType::Q5_K: {
-      auto* b = reinterpret_cast<BlockQ5_K*>(out);
-      b->d = h16[r];
-      b->dmin = h16[16 + r];
-      uint8_t sc[8], m[8];
-      std::memset(b->qh, 0, sizeof b->qh);
-      for (int j = 0; j < 8; ++j) {
-        const uint8_t lo = col[64 + j * 16 + r];
-        const uint8_t hi = (col[192 + (j / 2) * 16 + r] >> (4 * (j % 2))) & 0xF;
-        sc[j] = static_cast<uint8_t>((lo & 0xF) | (hi & 3) << 4);
-        m[j] = static_cast<uint8_t>((lo >> 4) | (hi >> 2) << 4);
-        get32(col + 256 + j * 256, nullptr, r, v);
-        get_fifth(col + 2304 + j * 64, r, v);
-        for (int l = 0; l < 32; ++l) {
-          uint8_t& q = b->qs[(j / 2) * 32 + l];
-          q = j % 2 ? static_cast<uint8_t>((q & 0xF) | (v[l] & 0xF) << 4) : (v[l] & 0xF);
-          b->qh[l] |= static_cast<uint8_t>((v[l] >> 4) << j);
-        }
-      }
-      for (int j = 0; j < 4; ++j) {
-        b->scales[j] = static_cast<uint8_t>(sc[j] | (sc[j + 4] >> 4) << 6);
-        b->scales[j + 4] = static_cast<uint8_t>(m[j] | (m[j + 4] >> 4) << 6);
-        b->scales[j + 8] = static_cast<uint8_t>((sc[j + 4] & 0xF) | (m[j + 4] & 0xF) << 4);
-      }
+    case DType::Q5_K:
+      unpack_k4(col, r, *reinterpret_cast<BlockQ5_K*>(out));
       break;
-    }
     case DType::IQ4_XS: {
       auto* b = reinterpret_cast<BlockIQ4_XS*>(out);
       b->d = h16[r];

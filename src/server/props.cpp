@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/kv_types.h"
+#include "engine/spec/spec_config.h"
 #include "ops/cpu.h"
 
 namespace brisk::server {
@@ -23,20 +24,6 @@ uint64_t proc_kib(const char* file, const std::string& key) {
       return kib * 1024;
     }
   return 0;
-}
-
-const char* spec_name(SpecMethod m) {
-  switch (m) {
-    case SpecMethod::None:
-      return "none";
-    case SpecMethod::Ngram:
-      return "ngram";
-    case SpecMethod::LayerSkip:
-      return "layer-skip";
-    case SpecMethod::DraftModel:
-      return "draft-model";
-  }
-  return "none";
 }
 
 }  // namespace
@@ -72,7 +59,7 @@ nlohmann::json props_body(const Engine& e, const std::string& model_name, const 
         {"kv_cache_bytes", e.kv_bytes()},
         {"kv_capacity_tokens", e.capacity_tokens()},
         {"prefix_caching", c.prefix_caching},
-        {"speculative", spec_name(c.spec.method)}}},
+        {"speculative", spec_method_name(c.spec.method)}}},
       {"machine",
        {{"kernels", isa_name(best_isa())},
         {"threads", e.threads()},

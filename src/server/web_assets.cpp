@@ -2,9 +2,8 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <map>
-#include <mutex>
 #include <string>
+#include <vector>
 
 #include "server/http.h"
 
@@ -27,24 +26,26 @@ const WebAsset* find_web_asset(std::string_view target) {
 
 namespace {
 
-std::string_view etag(const WebAsset& a) {
-  // FNV-1a over the bytes, once per asset: they are fixed for the life of the binary.
-  static std::mutex mu;
-  static std::map<const WebAsset*, std::string> tags;
-  std::lock_guard lk(mu);
-  auto it = tags.find(&a);
-  if (it != tags.end()) return it->second;
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : a.body) h = (h ^ c) * 1099511628211ull;
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "\"%016llx\"", static_cast<unsigned long long>(h));
-  return tags.emplace(&a, buf).first->second;
+// FNV-1a over each asset's bytes, all computed once: they are fixed for the life of the binary.
+const std::string& etag(const WebAsset& a) {
+  static const std::vector<std::string> tags = [] {
+    std::vector<std::string> t;
+    for (size_t i = 0; i < kWebAssetCount; ++i) {
+      uint64_t h = 1469598103934665603ull;
+      for (unsigned char c : kWebAssets[i].body) h = (h ^ c) * 1099511628211ull;
+      char buf[24];
+      std::snprintf(buf, sizeof buf, "\"%016llx\"", static_cast<unsigned long long>(h));
+      t.emplace_back(buf);
+    }
+    return t;
+  }();
+  return tags[static_cast<size_t>(&a - kWebAssets)];
 }
 
 }  // namespace
 
 void send_web_asset(Exchange& ex, const WebAsset& a) {
-  const std::string tag(etag(a));
+  const std::string& tag = etag(a);
   const Headers h = {{"ETag", tag},
                      {"Cache-Control", "no-cache"},
                      {"Content-Security-Policy", kPageSecurityPolicy},

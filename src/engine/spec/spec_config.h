@@ -34,6 +34,7 @@ struct SpecConfig {
 };
 
 SpecMethod parse_spec_method(const std::string& name);  // none | ngram | layer-skip | draft
+const char* spec_method_name(SpecMethod m);             // as --spec spells it
 // Throws unless the draft's token ids mean what the target's do: the same tokenizer family, the
 // same text for every id both hold (their sizes may differ by padding of up to 128 ids), the same
 // BOS and EOS.

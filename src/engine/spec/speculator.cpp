@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <utility>
 
 #include "core/clock.h"
 #include "core/error.h"
@@ -10,12 +11,23 @@
 
 namespace brisk {
 
+namespace {
+constexpr std::pair<SpecMethod, const char*> kSpecNames[] = {{SpecMethod::None, "none"},
+                                                             {SpecMethod::Ngram, "ngram"},
+                                                             {SpecMethod::LayerSkip, "layer-skip"},
+                                                             {SpecMethod::DraftModel, "draft"}};
+}  // namespace
+
 SpecMethod parse_spec_method(const std::string& name) {
-  if (name == "none") return SpecMethod::None;
-  if (name == "ngram") return SpecMethod::Ngram;
-  if (name == "layer-skip") return SpecMethod::LayerSkip;
-  if (name == "draft") return SpecMethod::DraftModel;
+  for (const auto& [m, n] : kSpecNames)
+    if (name == n) return m;
   fail("speculative method '{}' is unknown (none, ngram, layer-skip, draft)", name);
+}
+
+const char* spec_method_name(SpecMethod m) {
+  for (const auto& [k, n] : kSpecNames)
+    if (k == m) return n;
+  return "none";
 }
 
 void check_draft_vocab(const Model& target, const Model& draft) {

@@ -118,8 +118,10 @@ function derived(i) {
   };
 }
 
+// Each sample's chart values, computed once when it arrives (they look only backwards).
+const points = [];
+
 function redraw() {
-  const points = samples.map((_, i) => derived(i));
   for (const [key, c] of Object.entries(charts)) c.update(points.map((p) => ({ t: p.t, values: p[key] })));
 }
 
@@ -128,7 +130,11 @@ async function poll() {
     const res = await fetch('/metrics', { cache: 'no-store' });
     if (!res.ok) throw new Error(`/metrics answered ${res.status}`);
     samples.push(sample(await res.text()));
-    while (samples.length && samples[samples.length - 1].t - samples[0].t > (WINDOW_S + LATENCY_S) * 1000) samples.shift();
+    points.push(derived(samples.length - 1));
+    while (samples[samples.length - 1].t - samples[0].t > (WINDOW_S + LATENCY_S) * 1000) {
+      samples.shift();
+      points.shift();
+    }
     redraw();
     $('status').textContent = `updated ${new Date().toLocaleTimeString()} · every ${interval / 1000} s`;
   } catch (e) {
