@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/quant_iq.h"
 #include "core/quant_iq4.h"
 
 namespace brisk {
@@ -490,6 +491,24 @@ constexpr QuantType kQuantTypes[] = {
      q_all<BlockIQ4_NL, quantize_iq4_nl>},
     {DType::IQ4_XS, kQKK, deq_all<BlockIQ4_XS, dequantize_iq4_xs>,
      q_all<BlockIQ4_XS, quantize_iq4_xs>},
+    {DType::IQ2_XXS, kQKK, deq_all<BlockIQ2_XXS, dequantize_iq<BlockIQ2_XXS>>,
+     q_all<BlockIQ2_XXS, quantize_iq2_xxs>},
+    {DType::IQ2_XS, kQKK, deq_all<BlockIQ2_XS, dequantize_iq<BlockIQ2_XS>>,
+     q_all<BlockIQ2_XS, quantize_iq2_xs>},
+    {DType::IQ2_S, kQKK, deq_all<BlockIQ2_S, dequantize_iq<BlockIQ2_S>>,
+     q_all<BlockIQ2_S, quantize_iq2_s>},
+    {DType::IQ3_XXS, kQKK, deq_all<BlockIQ3_XXS, dequantize_iq<BlockIQ3_XXS>>,
+     q_all<BlockIQ3_XXS, quantize_iq3_xxs>},
+    {DType::IQ3_S, kQKK, deq_all<BlockIQ3_S, dequantize_iq<BlockIQ3_S>>,
+     q_all<BlockIQ3_S, quantize_iq3_s>},
+    {DType::IQ1_S, kQKK, deq_all<BlockIQ1_S, dequantize_iq<BlockIQ1_S>>,
+     q_all<BlockIQ1_S, quantize_iq1_s>},
+    {DType::IQ1_M, kQKK, deq_all<BlockIQ1_M, dequantize_iq<BlockIQ1_M>>,
+     q_all<BlockIQ1_M, quantize_iq1_m>},
+    {DType::TQ1_0, kQKK, deq_all<BlockTQ1_0, dequantize_iq<BlockTQ1_0>>,
+     q_all<BlockTQ1_0, quantize_tq1_0>},
+    {DType::TQ2_0, kQKK, deq_all<BlockTQ2_0, dequantize_iq<BlockTQ2_0>>,
+     q_all<BlockTQ2_0, quantize_tq2_0>},
 };
 
 const QuantType* quant_type(DType t) {

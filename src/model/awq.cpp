@@ -203,7 +203,10 @@ void search_layer(const Model& m, int64_t l, const std::array<SiteStats, 4>& st,
       if (t.name == L.name) L.t = &t;
     if (!L.t) fail("AWQ: tensor '{}' is missing", L.name);
     L.w = to_f32(*L.t);
-    L.qtype = choose_quant_type(target, *L.t, h.n_layer, nullptr);
+    MixContext mix;
+    mix.n_layer = h.n_layer;
+    mix.n_gqa = h.n_head_kv > 0 ? h.n_head / h.n_head_kv : 1;
+    L.qtype = choose_quant_type(target, *L.t, mix, nullptr);
     return L;
   };
   Linear q = make("attn_q.weight"), k = make("attn_k.weight"), v = make("attn_v.weight"),

@@ -17,12 +17,82 @@ struct TargetDef {
 };
 
 constexpr TargetDef kTargets[] = {
-    {"f32", DType::F32, 0},      {"f16", DType::F16, 1},        {"bf16", DType::BF16, 32},
-    {"q8_0", DType::Q8_0, 7},    {"q4_0", DType::Q4_0, 2},      {"q4_1", DType::Q4_1, 3},
-    {"q5_0", DType::Q5_0, 8},    {"q5_1", DType::Q5_1, 9},      {"q2_k", DType::Q2_K, 10},
-    {"q3_k_m", DType::Q3_K, 12}, {"q4_k_m", DType::Q4_K, 15},   {"q5_k_m", DType::Q5_K, 17},
-    {"q6_k", DType::Q6_K, 18},   {"iq4_nl", DType::IQ4_NL, 25}, {"iq4_xs", DType::IQ4_XS, 30},
+    {"f32", DType::F32, 0},
+    {"f16", DType::F16, 1},
+    {"bf16", DType::BF16, 32},
+    {"q8_0", DType::Q8_0, 7},
+    {"q4_0", DType::Q4_0, 2},
+    {"q4_1", DType::Q4_1, 3},
+    {"q5_0", DType::Q5_0, 8},
+    {"q5_1", DType::Q5_1, 9},
+    {"q2_k", DType::Q2_K, 10},
+    {"q3_k_m", DType::Q3_K, 12},
+    {"q4_k_m", DType::Q4_K, 15},
+    {"q5_k_m", DType::Q5_K, 17},
+    {"q6_k", DType::Q6_K, 18},
+    {"iq4_nl", DType::IQ4_NL, 25},
+    {"iq4_xs", DType::IQ4_XS, 30},
+    // The i-quant mixes as llama-quantize names them: iq2_s is mostly IQ2_XS, iq2_m mostly IQ2_S,
+    // iq3_m mostly IQ3_S with more bits in places.
+    {"iq3_s", DType::IQ3_S, 26},
+    {"iq3_m", DType::IQ3_S, 27},
+    {"iq3_xxs", DType::IQ3_XXS, 23},
+    {"iq2_m", DType::IQ2_S, 29},
+    {"iq2_s", DType::IQ2_XS, 28},
+    {"iq2_xs", DType::IQ2_XS, 20},
+    {"iq2_xxs", DType::IQ2_XXS, 19},
+    {"iq1_m", DType::IQ1_M, 31},
+    {"iq1_s", DType::IQ1_S, 24},
+    {"tq2_0", DType::TQ2_0, 37},
+    {"tq1_0", DType::TQ1_0, 36},
 };
+
+bool is(const QuantTarget& t, std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (t.name == n) return true;
+  return false;
+}
+
+// The 1- and 2-bit mixes, which keep the tensors most sensitive to rounding in a few more bits.
+bool lowest_bits(const QuantTarget& t) {
+  return is(t, {"iq2_xxs", "iq2_xs", "iq2_s", "iq2_m", "iq1_s", "iq1_m"});
+}
+
+// The i-quant mixes' choices for a tensor of layer `layer` in role `role` (d if none applies).
+DType iquant_mix(const QuantTarget& t, const MixContext& m, int64_t layer, const std::string& role,
+                 DType d) {
+  const bool wider = is(t, {"iq2_s", "iq2_m"});  // their second choice is IQ3_S, not Q2_K
+  if (lowest_bits(t)) {
+    if (role == "attn_v.weight")
+      return m.n_gqa >= 4 ? DType::Q4_K : wider ? DType::IQ3_S : DType::Q2_K;
+    if (role == "ffn_down.weight" && layer < m.n_layer / 8)
+      return wider ? DType::IQ3_S : DType::Q2_K;
+    if (role == "attn_output.weight")
+      return is(t, {"iq1_s", "iq1_m"}) ? DType::IQ2_XXS : wider ? DType::IQ3_S : d;
+  } else if (t.name == "iq3_xxs") {
+    if (role == "attn_v.weight")
+      return m.n_gqa >= 4 ? DType::Q4_K : m.imatrix ? DType::IQ3_XXS : DType::IQ3_S;
+    if (role == "attn_k.weight" || role == "attn_q.weight") return DType::IQ2_S;
+    if (role == "ffn_down.weight" && !m.imatrix)
+      return layer < m.n_layer / 8 ? DType::Q4_K : DType::Q3_K;
+    if (role == "attn_output.weight") return DType::IQ3_S;
+  } else if (t.name == "iq3_s") {
+    if (role == "attn_v.weight" && m.n_gqa >= 4) return DType::Q4_K;
+  } else if (t.name == "iq3_m") {
+    if (role == "attn_v.weight" || role == "attn_output.weight") return DType::Q4_K;
+    if (role == "ffn_down.weight" && layer < m.n_layer / 8) return DType::Q4_K;
+  }
+  return d;
+}
+
+// The embedding table of the low-bit mixes (looked up, not multiplied: a few more bits cost
+// little time).
+DType embedding_type(const QuantTarget& t, DType d) {
+  if (is(t, {"iq2_xxs", "iq2_xs", "iq1_s", "iq1_m"})) return DType::Q2_K;
+  if (is(t, {"iq2_s", "iq2_m", "iq3_xxs"})) return DType::IQ3_S;
+  if (is(t, {"tq1_0", "tq2_0"})) return DType::Q4_K;
+  return d;
+}
 
 // Layers that get more bits in the _M mixes: the first and last eighth, and every third between.
 bool more_bits(int64_t layer, int64_t n_layer) {
@@ -49,7 +119,18 @@ DType fallback(DType t, int64_t cols, std::string* note) {
       f = DType::Q8_0;
       break;
     case DType::IQ4_XS:
+    case DType::IQ3_S:
+    case DType::IQ3_XXS:
+    case DType::IQ2_S:
+    case DType::IQ2_XS:
+    case DType::IQ2_XXS:
+    case DType::IQ1_M:
+    case DType::IQ1_S:
       f = DType::IQ4_NL;
+      break;
+    case DType::TQ1_0:
+    case DType::TQ2_0:
+      f = DType::Q4_0;
       break;
     default:
       break;
@@ -80,8 +161,9 @@ std::string quant_target_names() {
   return s;
 }
 
-DType choose_quant_type(const QuantTarget& t, const Tensor& tensor, int64_t n_layer,
+DType choose_quant_type(const QuantTarget& t, const Tensor& tensor, const MixContext& m,
                         std::string* note) {
+  const int64_t n_layer = m.n_layer;
   if (tensor.n_dims < 2) return DType::F32;  // norms and biases stay exact
   const std::string& name = tensor.name;
   DType d = t.base;
@@ -96,9 +178,16 @@ DType choose_quant_type(const QuantTarget& t, const Tensor& tensor, int64_t n_la
       role = name.substr(dot + 1);
     }
   }
-  if (name == "output.weight") {
-    if (legacy_or_k) d = t.base == DType::Q8_0 ? DType::Q8_0 : DType::Q6_K;
+  if (name == "output.weight" || (m.tied_embeddings && name == "token_embd.weight")) {
+    // Rows that do not fill 256-value blocks keep the classifier in Q8_0, as llama-quantize does.
+    if (legacy_or_k)
+      d = t.base == DType::Q8_0 || tensor.ne[0] % 256 != 0 ? DType::Q8_0
+          : lowest_bits(t) || t.name == "iq3_xxs"          ? DType::Q5_K
+                                                           : DType::Q6_K;
+  } else if (name == "token_embd.weight") {
+    d = embedding_type(t, d);
   } else if (layer >= 0) {
+    d = iquant_mix(t, m, layer, role, d);
     const bool more = more_bits(layer, n_layer);
     if (t.name == "q4_k_m" || t.name == "q5_k_m") {
       if ((role == "attn_v.weight" || role == "ffn_down.weight") && more) d = DType::Q6_K;
@@ -112,12 +201,40 @@ DType choose_quant_type(const QuantTarget& t, const Tensor& tensor, int64_t n_la
   return fallback(d, tensor.ne[0], note);
 }
 
+bool quant_target_needs_imatrix(const QuantTarget& t) {
+  return is(t, {"iq2_xxs", "iq2_xs", "iq2_s", "iq1_s", "iq1_m"});
+}
+
+MixContext quant_mix_context(const QuantizeJob& job) {
+  const ModelFile& mf = *job.in;
+  MixContext m;
+  int64_t heads = 0, kv_heads = 0;
+  auto ends_with = [](const std::string& k, std::string_view tail) {
+    return k.size() > tail.size() && k.compare(k.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  for (const auto& [k, v] : mf.meta) {
+    if (ends_with(k, ".block_count"))
+      if (auto n = v.as_int()) m.n_layer = *n;
+    if (ends_with(k, ".attention.head_count"))
+      if (auto n = v.as_int()) heads = *n;
+    if (ends_with(k, ".attention.head_count_kv"))
+      if (auto n = v.as_int()) kv_heads = *n;
+  }
+  if (heads > 0 && kv_heads > 0) m.n_gqa = heads / kv_heads;
+  m.tied_embeddings = mf.tensor("output.weight") == nullptr;
+  m.imatrix = job.importance != nullptr;
+  return m;
+}
+
 std::vector<TensorReport> quantize_model(const QuantizeJob& job, ThreadPool& pool) {
   const ModelFile& mf = *job.in;
-  int64_t n_layer = 0;
-  for (const auto& [k, v] : mf.meta)
-    if (k.size() > 12 && k.compare(k.size() - 12, 12, ".block_count") == 0)
-      if (auto n = v.as_int()) n_layer = *n;
+  if (quant_target_needs_imatrix(job.target) && !job.importance)
+    fail(
+        "quantize: {} rounds to so few bits that it needs an importance matrix: pass --imatrix "
+        "FILE "
+        "(brisk imatrix -m MODEL -f TEXT -o FILE makes one)",
+        job.target.name);
+  const MixContext mix = quant_mix_context(job);
 
   std::map<std::string, Value> meta = mf.meta;
   meta["general.file_type"] = Value::of_u32(job.target.file_type);
@@ -131,7 +248,7 @@ std::vector<TensorReport> quantize_model(const QuantizeJob& job, ThreadPool& poo
     TensorReport r;
     r.name = t.name;
     r.from = t.type;
-    r.to = choose_quant_type(job.target, t, n_layer, &r.note);
+    r.to = choose_quant_type(job.target, t, mix, &r.note);
     r.shape = t.shape_string();
     r.bytes_in = t.nbytes;
     Tensor o = t;

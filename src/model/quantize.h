@@ -44,10 +44,26 @@ struct QuantizeJob {
   bool progress = true;
 };
 
+// What the mixes look at besides a tensor's name.
+struct MixContext {
+  int64_t n_layer = 0;
+  int64_t n_gqa = 1;             // query heads per KV head
+  bool tied_embeddings = false;  // no output.weight: token_embd is also the classifier
+  bool imatrix = false;          // an importance matrix is given
+};
+
 // The type a tensor gets under the target (after fallbacks for row lengths the type cannot hold;
 // `note` says why).
-DType choose_quant_type(const QuantTarget& t, const Tensor& tensor, int64_t n_layer,
+DType choose_quant_type(const QuantTarget& t, const Tensor& tensor, const MixContext& m,
                         std::string* note);
+
+struct QuantizeJob;
+// The context of a job's model (from its metadata and tensors).
+MixContext quant_mix_context(const QuantizeJob& job);
+
+// Mixes that round to 1 or 2 bits, which llama-quantize (and so brisk) makes only with an
+// importance matrix.
+bool quant_target_needs_imatrix(const QuantTarget& t);
 
 std::vector<TensorReport> quantize_model(const QuantizeJob& job, ThreadPool& pool);
 

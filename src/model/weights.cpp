@@ -16,11 +16,14 @@ Tensor matrix(const ModelFile& mf, const std::string& name, int64_t cols, int64_
   if (t.n_dims != 2 || t.ne[0] != cols || t.ne[1] != rows)
     fail("{}: tensor '{}' has shape {}, expected [{}, {}]", mf.path, name, t.shape_string(), cols,
          rows);
-  if (!dtype_is_weight_supported(t.type))
-    fail(
-        "{}: tensor '{}' has type {}, which brisk cannot compute with (supported: F32, F16, BF16, "
-        "Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS)",
-        mf.path, name, dtype_name(t.type));
+  if (!dtype_is_weight_supported(t.type)) {
+    std::string supported;
+    for (uint32_t id = 0; id < 64; ++id)
+      if (auto info = dtype_info(id); info && dtype_is_weight_supported(info->type))
+        supported += (supported.empty() ? "" : ", ") + std::string(info->name);
+    fail("{}: tensor '{}' has type {}, which brisk cannot compute with (supported: {})", mf.path,
+         name, dtype_name(t.type), supported);
+  }
   return t;
 }
 

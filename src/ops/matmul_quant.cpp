@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/quant.h"
+#include "core/quant_iq.h"
 #include "core/quant_iq4.h"
 #include "ops/cpu.h"
 #include "ops/isa_target.h"
@@ -597,6 +598,46 @@ struct Q3_KP {
 #endif
 };
 
+// The i-quants below 4 bits and the ternary types: each 32 values decode to signed integers q
+// with a scale per 16 (core/quant_iq.h), brought to u bytes as q + kOff.
+template <class Blk, int kOff>
+struct GridP {
+  using B = Blk;
+  static constexpr bool kSuper = true;    // scales per 256-value super-block
+  static constexpr int kMaxU = 2 * kOff;  // largest u byte
+  static void pair(const uint8_t* row, int64_t p, int64_t, uint8_t* u, float* a, float* b) {
+    const B& s = reinterpret_cast<const B*>(row)[p / 4];
+    const int c = static_cast<int>(p % 4);
+    for (int h = 0; h < 2; ++h) {
+      int8_t q[32];
+      iq_decode32(s, 2 * c + h, q, a + 2 * h);
+      for (int j = 0; j < 32; ++j) u[32 * h + j] = static_cast<uint8_t>(q[j] + kOff);
+    }
+    for (int k = 0; k < 4; ++k) b[k] = -static_cast<float>(kOff) * a[k];
+  }
+#if defined(__x86_64__)
+  BRISK_INLINE(BRISK_ISA_AVX512VNNI)
+  static __m512 super512(const uint8_t* row, int64_t sb, float* b16) {
+    const B& s = reinterpret_cast<const B*>(row)[sb];
+    alignas(64) float a16[16];
+    int8_t q[32];
+    for (int ib = 0; ib < 8; ++ib) iq_decode32(s, ib, q, a16 + 2 * ib);
+    const __m512 a = _mm512_load_ps(a16);
+    _mm512_storeu_ps(b16, _mm512_mul_ps(a, _mm512_set1_ps(-static_cast<float>(kOff))));
+    return a;
+  }
+  BRISK_INLINE(BRISK_ISA_AVX512VNNI) static __m512i bytes512(const uint8_t* row, int64_t p) {
+    const B& s = reinterpret_cast<const B*>(row)[p / 4];
+    const int c = static_cast<int>(p % 4);
+    alignas(64) int8_t q[64];
+    float sc[2];
+    iq_decode32(s, 2 * c, q, sc);
+    iq_decode32(s, 2 * c + 1, q + 32, sc);
+    return _mm512_add_epi8(_mm512_load_si512(q), _mm512_set1_epi8(kOff));
+  }
+#endif
+};
+
 // ---------------------------------------------------------------------------------------------
 // Kernels
 
@@ -781,6 +822,24 @@ Kernel kernel_quant(Isa isa, DType t) {
       return Kernels<Legacy<IQ4_NLP>>::pick(isa);
     case DType::IQ4_XS:
       return Kernels<IQ4_XSP>::pick(isa);
+    case DType::IQ2_XXS:
+      return Kernels<GridP<BlockIQ2_XXS, 43>>::pick(isa);
+    case DType::IQ2_XS:
+      return Kernels<GridP<BlockIQ2_XS, 43>>::pick(isa);
+    case DType::IQ2_S:
+      return Kernels<GridP<BlockIQ2_S, 43>>::pick(isa);
+    case DType::IQ3_XXS:
+      return Kernels<GridP<BlockIQ3_XXS, 62>>::pick(isa);
+    case DType::IQ3_S:
+      return Kernels<GridP<BlockIQ3_S, 15>>::pick(isa);
+    case DType::IQ1_S:
+      return Kernels<GridP<BlockIQ1_S, 9>>::pick(isa);
+    case DType::IQ1_M:
+      return Kernels<GridP<BlockIQ1_M, 9>>::pick(isa);
+    case DType::TQ1_0:
+      return Kernels<GridP<BlockTQ1_0, 2>>::pick(isa);
+    case DType::TQ2_0:
+      return Kernels<GridP<BlockTQ2_0, 2>>::pick(isa);
     default:
       return {nullptr, XFormat::Q8};
   }

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/quant.h"
+#include "core/quant_iq.h"
 #include "core/quant_iq4.h"
 #include "support/test_util.h"
 
@@ -191,6 +192,149 @@ TEST(Quant, HandBuiltIQ4Blocks) {
   }
 }
 
+// The grid points used below (the format's tables): IQ2 grids' point 0 is all 8s and point 1 is
+// (43, 8, ..., 8); the last IQ2_XS/IQ2_S point is all 43s. IQ3_XXS point 1 is (20, 4, 4, 4), IQ3_S
+// point 1 (3, 1, 1, 1) and point 511 (1, 1, 15, 15). IQ1 point 0 is all -1, point 1 (1, -1, ...),
+// point 2047 all +1.
+TEST(Quant, HandBuiltIQ2Blocks) {
+  {  // IQ2_XXS: per 32 values 4 index bytes, then 4 x 7 sign bits and a 4-bit scale at the top.
+    BlockIQ2_XXS b{};
+    b.d = f32_to_f16(1.0f);
+    const uint32_t idx = 1, aux = 1u | 3u << 28;  // value 0 negative (so 7 too); scale 3.5 / 4
+    std::memcpy(b.qs + 4, &idx, 4);               // group 1 (values 32..63)
+    std::memcpy(b.qs + 6, &aux, 4);
+    const auto y = deq(DType::IQ2_XXS, &b, 256);
+    EXPECT_EQ(y[32], -37.625f);  // 0.875 * -43
+    EXPECT_EQ(y[33], 7.0f);
+    EXPECT_EQ(y[39], -7.0f);  // the parity sign
+    EXPECT_EQ(y[40], 7.0f);
+  }
+  {  // IQ2_XS: 9-bit index + 7 sign bits per 8 values, 4-bit scales per 16.
+    BlockIQ2_XS b{};
+    b.d = f32_to_f16(0.5f);
+    b.qs[0] = 511 | 3 << 9;  // all 43s, values 0 and 1 negative
+    b.qs[2] = 1;
+    b.scales[0] = 0x51;  // first 16: 0.5 * 1.5 / 4; second: 0.5 * 5.5 / 4
+    const auto y = deq(DType::IQ2_XS, &b, 256);
+    EXPECT_EQ(y[0], -8.0625f);
+    EXPECT_EQ(y[1], -8.0625f);
+    EXPECT_EQ(y[2], 8.0625f);
+    EXPECT_EQ(y[16], 29.5625f);  // 0.6875 * 43
+    EXPECT_EQ(y[17], 5.5f);
+  }
+  {  // IQ2_S: 10-bit indices (2 high bits in qh), 8 full sign bits in qs[32..].
+    BlockIQ2_S b{};
+    b.d = f32_to_f16(1.0f);
+    b.qs[8 + 3] = 0xFF, b.qh[2] = 3 << 6;  // group 2, point 3: index 1023
+    b.qs[32 + 8 + 3] = 0x80;               // its value 7 negative
+    b.qs[8] = 1;                           // group 2, point 0: index 1
+    b.scales[2] = 0x20;                    // 0.5 / 4 and 2.5 / 4
+    const auto y = deq(DType::IQ2_S, &b, 256);
+    EXPECT_EQ(y[64], 5.375f);  // 0.125 * 43
+    EXPECT_EQ(y[65], 1.0f);
+    EXPECT_EQ(y[64 + 24], 26.875f);  // 0.625 * 43
+    EXPECT_EQ(y[64 + 31], -26.875f);
+  }
+}
+
+TEST(Quant, HandBuiltIQ3AndIQ1Blocks) {
+  {  // IQ3_XXS: 8 index bytes per 32 values (4-value points), signs and scale after all indices.
+    BlockIQ3_XXS b{};
+    b.d = f32_to_f16(1.0f);
+    b.qs[0] = 1;
+    const uint32_t aux = 1u << 4 | 1u << 28;  // value 4 negative (so 7 too); scale 1.5 / 2
+    std::memcpy(b.qs + 64, &aux, 4);
+    const auto y = deq(DType::IQ3_XXS, &b, 256);
+    EXPECT_EQ(y[0], 15.0f);
+    EXPECT_EQ(y[1], 3.0f);
+    EXPECT_EQ(y[4], -3.0f);
+    EXPECT_EQ(y[5], 3.0f);
+    EXPECT_EQ(y[7], -3.0f);
+  }
+  {  // IQ3_S: 9-bit indices (bit k of qh[ib] for point k), sign bytes, scale d * (1 + 2s).
+    BlockIQ3_S b{};
+    b.d = f32_to_f16(0.5f);
+    b.qs[8] = 255, b.qh[1] = 1;  // group 1, point 0: index 511
+    b.qs[9] = 1;                 // point 1: index 1
+    b.signs[4] = 0x05;           // values 0 and 2 of group 1 negative
+    b.scales[0] = 2 << 4;        // group 1: 0.5 * 5
+    const auto y = deq(DType::IQ3_S, &b, 256);
+    EXPECT_EQ(y[32], -2.5f);
+    EXPECT_EQ(y[33], 2.5f);
+    EXPECT_EQ(y[34], -37.5f);
+    EXPECT_EQ(y[35], 37.5f);
+    EXPECT_EQ(y[36], 7.5f);
+    EXPECT_EQ(y[37], 2.5f);
+  }
+  {  // IQ1_S: qh per 32 values: 3 high index bits per point, a 3-bit scale, the shift's sign.
+    BlockIQ1_S b{};
+    b.d = f32_to_f16(0.5f);
+    b.qs[0] = 255;
+    b.qh[0] = 7 | 2 << 12 | 0x8000;  // point 0: index 2047; scale 0.5 * 5; shift -1/8
+    const auto y = deq(DType::IQ1_S, &b, 256);
+    EXPECT_EQ(y[0], 2.1875f);   // 2.5 * (1 - 1/8)
+    EXPECT_EQ(y[8], -2.8125f);  // point 1: index 0, 2.5 * (-1 - 1/8)
+  }
+  {  // IQ1_M: the f16 scale in the top nibbles of the 4 scale words; scales per 16, shifts per 8.
+    BlockIQ1_M b{};
+    const uint16_t h = f32_to_f16(1.0f);
+    uint16_t sc[4] = {};
+    for (int k = 0; k < 4; ++k) sc[k] = static_cast<uint16_t>(((h >> (4 * k)) & 0xF) << 12);
+    sc[0] |= 1 | 2 << 3;  // group 0: values 0..15 scaled by 3, 16..31 by 5
+    std::memcpy(b.scales, sc, 8);
+    b.qs[0] = 255, b.qh[0] = 0x7 | 0x8;  // point 0: index 2047, shift -1/8
+    b.qs[1] = 1;                         // point 1: index 1, shift +1/8
+    const auto y = deq(DType::IQ1_M, &b, 256);
+    EXPECT_EQ(y[0], 2.625f);    // 3 * (1 - 1/8)
+    EXPECT_EQ(y[8], 3.375f);    // 3 * (1 + 1/8)
+    EXPECT_EQ(y[9], -2.625f);   // 3 * (-1 + 1/8)
+    EXPECT_EQ(y[16], -4.375f);  // point 2: index 0, 5 * (-1 + 1/8)
+  }
+}
+
+TEST(Quant, HandBuiltTernaryBlocks) {
+  {  // TQ2_0: 2 bits per value minus 1; byte j of each 32 holds values j, j+32, j+64, j+96.
+    BlockTQ2_0 b{};
+    b.d = f32_to_f16(0.5f);
+    b.qs[0] = 0b11100100;
+    b.qs[32 + 5] = 0b10;
+    const auto y = deq(DType::TQ2_0, &b, 256);
+    EXPECT_EQ(y[0], -0.5f);
+    EXPECT_EQ(y[32], 0.0f);
+    EXPECT_EQ(y[64], 0.5f);
+    EXPECT_EQ(y[96], 1.0f);
+    EXPECT_EQ(y[128 + 5], 0.5f);
+  }
+  {  // TQ1_0: five base-3 digits per byte, the byte = ceil(digits * 256 / 243).
+    BlockTQ1_0 b{};
+    b.d = f32_to_f16(2.0f);
+    b.qs[3] = 188;  // digits 2 0 1 2 1: values 3, 35, 67, 99, 131
+    b.qh[1] = 80;   // digits 0 2 2 1: values 241, 245, 249, 253
+    const auto y = deq(DType::TQ1_0, &b, 256);
+    const float want[] = {2, -2, 0, 2, 0};
+    for (int k = 0; k < 5; ++k) EXPECT_EQ(y[3 + 32 * k], want[k]) << k;
+    const float want_h[] = {-2, 2, 2, 0};
+    for (int k = 0; k < 4; ++k) EXPECT_EQ(y[241 + 4 * k], want_h[k]) << k;
+    EXPECT_EQ(y[162], -2.0f);  // digit 0 of a zero byte
+  }
+}
+
+// Values that are already ternary come back exactly.
+TEST(Quant, TernaryRoundTripsExactly) {
+  const int n = 512;
+  const auto r = test::random_floats(n, 5);
+  std::vector<float> x(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i)
+    x[static_cast<size_t>(i)] = r[static_cast<size_t>(i)] > 0.3f    ? 0.75f
+                                : r[static_cast<size_t>(i)] < -0.3f ? -0.75f
+                                                                    : 0.0f;
+  for (DType t : {DType::TQ1_0, DType::TQ2_0}) {
+    std::vector<uint8_t> q(*dtype_row_bytes(t, n));
+    quantize_row(t, x.data(), q.data(), n);
+    EXPECT_EQ(deq(t, q.data(), n), x) << dtype_name(t);
+  }
+}
+
 TEST(Quant, RoundTripsWithinEachTypesError) {
   const int n = 256 * 8;
   auto x = test::random_floats(n, 3);
@@ -200,10 +344,12 @@ TEST(Quant, RoundTripsWithinEachTypesError) {
   for (float v : x) rms += v * v;
   rms = std::sqrt(rms / n);
   const std::pair<DType, double> cases[] = {
-      {DType::Q8_0, 0.01},   {DType::Q6_K, 0.025}, {DType::Q5_0, 0.07}, {DType::Q5_1, 0.05},
-      {DType::Q5_K, 0.05},   {DType::Q4_0, 0.14},  {DType::Q4_1, 0.10}, {DType::Q4_K, 0.10},
-      {DType::Q3_K, 0.20},   {DType::Q2_K, 0.40},  {DType::F16, 1e-3},  {DType::BF16, 5e-3},
-      {DType::IQ4_NL, 0.12}, {DType::IQ4_XS, 0.12}};
+      {DType::Q8_0, 0.01},   {DType::Q6_K, 0.025},  {DType::Q5_0, 0.07},   {DType::Q5_1, 0.05},
+      {DType::Q5_K, 0.05},   {DType::Q4_0, 0.14},   {DType::Q4_1, 0.10},   {DType::Q4_K, 0.10},
+      {DType::Q3_K, 0.20},   {DType::Q2_K, 0.40},   {DType::F16, 1e-3},    {DType::BF16, 5e-3},
+      {DType::IQ4_NL, 0.12}, {DType::IQ4_XS, 0.12}, {DType::IQ3_S, 0.25},  {DType::IQ3_XXS, 0.30},
+      {DType::IQ2_S, 0.45},  {DType::IQ2_XS, 0.45}, {DType::IQ2_XXS, 0.5}, {DType::IQ1_M, 0.65},
+      {DType::IQ1_S, 0.7}};
   for (auto [t, bound] : cases) {
     std::vector<uint8_t> q(*dtype_row_bytes(t, n));
     quantize_row(t, x.data(), q.data(), n);
@@ -228,8 +374,9 @@ TEST(Quant, ImportanceLowersTheErrorWhereItIsHigh) {
   const auto x = test::random_floats(n, 8);
   std::vector<float> w(static_cast<size_t>(n), 1.0f);
   for (int i = 0; i < n; i += 8) w[static_cast<size_t>(i)] = 100.0f;
-  for (DType t :
-       {DType::Q4_0, DType::Q4_K, DType::Q3_K, DType::Q6_K, DType::IQ4_NL, DType::IQ4_XS}) {
+  for (DType t : {DType::Q4_0, DType::Q4_K, DType::Q3_K, DType::Q6_K, DType::IQ4_NL, DType::IQ4_XS,
+                  DType::IQ3_S, DType::IQ3_XXS, DType::IQ2_S, DType::IQ2_XS, DType::IQ2_XXS,
+                  DType::IQ1_M, DType::IQ1_S}) {
     std::vector<uint8_t> q(*dtype_row_bytes(t, n));
     std::vector<float> y(static_cast<size_t>(n));
     auto werr = [&](const float* imp) {
@@ -250,7 +397,7 @@ TEST(Quant, RejectsPartialBlocks) {
   std::vector<float> x(100, 1.0f);
   std::vector<uint8_t> q(1024);
   EXPECT_THROW(quantize_row(DType::Q4_K, x.data(), q.data(), 100), Error);
-  EXPECT_THROW(quantize_row(DType::IQ2_XXS, x.data(), q.data(), 256), Error);
+  EXPECT_THROW(quantize_row(DType::Q8_1, x.data(), q.data(), 256), Error);
 }
 
 }  // namespace

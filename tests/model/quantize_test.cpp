@@ -47,6 +47,8 @@ TEST(Quantize, MixesFallbacksAndQualityPerType) {
                                  {"q4_k_m", 1.15},
                                  {"iq4_nl", 1.10},
                                  {"iq4_xs", 1.10},
+                                 {"iq3_s", 1.3},
+                                 {"tq2_0", 3.0},
                                  {"q3_k_m", 1.4}}) {
     QuantizeJob job;
     job.in = &mf;
@@ -66,7 +68,7 @@ TEST(Quantize, MixesFallbacksAndQualityPerType) {
       }
       // A type other than the mix's own comes with a reason.
       std::string note;
-      const DType chosen = choose_quant_type(job.target, *t, 4, &note);
+      const DType chosen = choose_quant_type(job.target, *t, quant_mix_context(job), &note);
       EXPECT_EQ(chosen, r.to);
       EXPECT_EQ(note, r.note);
     }
@@ -177,6 +179,21 @@ TEST(Imatrix, ComputedWrittenReadAndLowersTheQuantizationLoss) {
     ppl[with] = perplexity(*Model::load(job.out_path), pool, toks, 256, 256, 60).ppl;
   }
   EXPECT_LT(ppl[1], ppl[0]);
+
+  // The 1- and 2-bit mixes need the matrix, as llama-quantize's do; with it they keep the model.
+  const double base = perplexity(*m, pool, toks, 256, 256, 60).ppl;
+  for (auto [type, max_ratio] : {std::pair{"iq2_xxs", 1.6}, {"iq1_m", 2.0}}) {
+    QuantizeJob job;
+    job.in = &mf;
+    job.out_path = dir.file(std::string(type) + ".gguf");
+    job.target = parse_quant_target(type);
+    job.progress = false;
+    EXPECT_THROW(quantize_model(job, pool), Error) << type;
+    job.importance = &importance;
+    quantize_model(job, pool);
+    const double p = perplexity(*Model::load(job.out_path), pool, toks, 256, 256, 60).ppl;
+    EXPECT_LT(p, base * max_ratio) << type << " ppl " << p << " vs f32 " << base;
+  }
 }
 
 }  // namespace

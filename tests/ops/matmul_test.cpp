@@ -173,8 +173,10 @@ TEST_P(QuantMatmul, ResultIndependentOfBatchSizeAndThreads) {
 TEST(QuantMatmul, TheAvx2TiersGiveThePortableBits) {
   ThreadPool pool(2);
   for (DType type :
-       {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K, DType::Q3_K,
-        DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_NL, DType::IQ4_XS}) {
+       {DType::Q4_0,    DType::Q4_1,   DType::Q5_0,  DType::Q5_1,    DType::Q8_0,   DType::Q2_K,
+        DType::Q3_K,    DType::Q4_K,   DType::Q5_K,  DType::Q6_K,    DType::IQ4_NL, DType::IQ4_XS,
+        DType::IQ2_XXS, DType::IQ2_XS, DType::IQ2_S, DType::IQ3_XXS, DType::IQ3_S,  DType::IQ1_S,
+        DType::IQ1_M,   DType::TQ1_0,  DType::TQ2_0}) {
     const int64_t rows = 19, cols = dtype_info(type).block_elems == 256 ? 512 : 160, n = 7;
     auto w = make_weights(type, rows, cols, 31);
     const auto x = test::random_floats(static_cast<size_t>(n * cols), 3);
@@ -191,8 +193,11 @@ TEST(QuantMatmul, TheAvx2TiersGiveThePortableBits) {
 
 std::vector<Param> quant_params() {
   std::vector<Param> v;
-  for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K,
-                  DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_NL, DType::IQ4_XS})
+  for (DType t :
+       {DType::Q4_0,    DType::Q4_1,   DType::Q5_0,  DType::Q5_1,    DType::Q8_0,   DType::Q2_K,
+        DType::Q3_K,    DType::Q4_K,   DType::Q5_K,  DType::Q6_K,    DType::IQ4_NL, DType::IQ4_XS,
+        DType::IQ2_XXS, DType::IQ2_XS, DType::IQ2_S, DType::IQ3_XXS, DType::IQ3_S,  DType::IQ1_S,
+        DType::IQ1_M,   DType::TQ1_0,  DType::TQ2_0})
     for (Isa i : test::available_isas()) v.push_back({t, i});
   return v;
 }
@@ -468,10 +473,10 @@ TEST(Matmul, Q8TilesHoldTheRowQuantization) {
 TEST(Matmul, RefusesTypesWithoutKernelsByName) {
   Tensor t;
   t.name = "w";
-  t.type = DType::IQ2_XXS;
+  t.type = DType::Q8_1;
   t.n_dims = 2;
   t.ne = {256, 1, 1, 1};
-  std::vector<uint8_t> d(66);
+  std::vector<uint8_t> d(8 * 36);
   t.data = d.data();
   t.nbytes = d.size();
   ThreadPool pool(1);
@@ -480,7 +485,7 @@ TEST(Matmul, RefusesTypesWithoutKernelsByName) {
     matmul(t, x.data(), 256, 1, y.data(), 1, pool);
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("IQ2_XXS"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("Q8_1"), std::string::npos) << e.what();
   }
 }
 
