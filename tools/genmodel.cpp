@@ -16,7 +16,8 @@ int main(int argc, char** argv) {
   app.add_option("-o,--output", out, "Output GGUF path")->required();
   app.add_option("--type", type,
                  "Weight type of the matrices and embeddings: f32, f16, bf16, q4_0, q4_1, q5_0, "
-                 "q5_1, q8_0, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs");
+                 "q5_1, q8_0, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs, iq3_s, iq3_xxs, "
+                 "iq2_s, iq2_xs, iq2_xxs, iq1_m, iq1_s, tq2_0, tq1_0");
   app.add_option("--seed", seed, "Random seed");
   app.add_option("--layers", layers, "Override the number of layers (smaller test files)");
   app.add_option("--vocab", vocab,

@@ -13,6 +13,7 @@
 #include "cli/options.h"
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/memory_stats.h"
 #include "core/quant.h"
 #include "engine/engine.h"
 #include "ops/cpu.h"
@@ -172,14 +173,16 @@ int bench(BenchArgs& a) {
   auto m = load_model(a.opt.model, &load_s);
   const std::vector<int> threads = parse_thread_list(a.threads);
   const Workload w = workload(*m, a.n_prompt);
-  std::printf("model: %s (%s, %s weights, %.1f MiB of matrices), kernels: %s, load %.0f ms%s\n",
+  std::printf("model: %s (%s, %s weights, %.1f MiB of matrices), kernels: %s\n",
               m->file.path.c_str(), m->hp.arch.c_str(), w.wtype.c_str(), w.weight_bytes / 1048576.0,
-              isa_name(best_isa()), load_s * 1e3,
+              isa_name(best_isa()));
+  std::printf("load: %.0f ms%s, resident %.1f MiB (peak %.1f MiB)\n", load_s * 1e3,
               m->repack_seconds > 0
                   ? fmt::format(" (of which {:.0f} ms interleaving rows for the kernels)",
                                 m->repack_seconds * 1e3)
                         .c_str()
-                  : "");
+                  : "",
+              resident_bytes() / 1048576.0, peak_resident_bytes() / 1048576.0);
   std::printf(
       "| threads | test  | tokens/s | machine                 | vs roofline | weights read at |\n");
   std::printf(
@@ -208,6 +211,7 @@ int bench(BenchArgs& a) {
       : w.wtype == "BF16" && best_isa() == Isa::Avx512Bf16 ? "BF16 dot-product"
                                                            : "FP32 FMA",
       w.weight_bytes / 1048576.0, a.reps);
+  std::printf("peak resident memory: %.1f MiB\n", peak_resident_bytes() / 1048576.0);
   return 0;
 }
 

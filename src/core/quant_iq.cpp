@@ -26,12 +26,40 @@ float iq2_scale(float d, int s) {
 
 }  // namespace
 
+void iq_scales16(const BlockIQ2_XXS& b, float* scale) {
+  const float d = f16_to_f32(b.d);
+  for (int ib = 0; ib < 8; ++ib)
+    scale[2 * ib] = scale[2 * ib + 1] =
+        iq2_scale(d, static_cast<int>(load32(b.qs + 4 * ib + 2) >> 28));
+}
+
 void iq_decode32(const BlockIQ2_XXS& b, int ib, int8_t* q, float* scale) {
   const uint32_t idx = load32(b.qs + 4 * ib), aux = load32(b.qs + 4 * ib + 2);
   scale[0] = scale[1] = iq2_scale(f16_to_f32(b.d), static_cast<int>(aux >> 28));
   for (int l = 0; l < 4; ++l)
     signed_point(kIQ2XXSGrid[(idx >> (8 * l)) & 0xFF], kIQEvenSigns[(aux >> (7 * l)) & 127],
                  q + 8 * l);
+}
+
+// IQ2_XS and IQ2_S: a 4-bit scale per 16 values.
+namespace {
+
+template <class B>
+void iq2_nibble_scales(const B& b, float* scale) {
+  const float d = f16_to_f32(b.d);
+  for (int ib = 0; ib < 8; ++ib) {
+    scale[2 * ib] = iq2_scale(d, b.scales[ib] & 0xF);
+    scale[2 * ib + 1] = iq2_scale(d, b.scales[ib] >> 4);
+  }
+}
+
+}  // namespace
+
+void iq_scales16(const BlockIQ2_XS& b, float* scale) {
+  iq2_nibble_scales(b, scale);
+}
+void iq_scales16(const BlockIQ2_S& b, float* scale) {
+  iq2_nibble_scales(b, scale);
 }
 
 void iq_decode32(const BlockIQ2_XS& b, int ib, int8_t* q, float* scale) {
@@ -54,9 +82,21 @@ void iq_decode32(const BlockIQ2_S& b, int ib, int8_t* q, float* scale) {
   }
 }
 
+namespace {
+
+float iq3xxs_scale(const BlockIQ3_XXS& b, int ib) {
+  return f16_to_f32(b.d) * (0.5f + static_cast<float>(load32(b.qs + 64 + 4 * ib) >> 28)) * 0.5f;
+}
+
+}  // namespace
+
+void iq_scales16(const BlockIQ3_XXS& b, float* scale) {
+  for (int ib = 0; ib < 8; ++ib) scale[2 * ib] = scale[2 * ib + 1] = iq3xxs_scale(b, ib);
+}
+
 void iq_decode32(const BlockIQ3_XXS& b, int ib, int8_t* q, float* scale) {
   const uint32_t aux = load32(b.qs + 64 + 4 * ib);
-  scale[0] = scale[1] = f16_to_f32(b.d) * (0.5f + static_cast<float>(aux >> 28)) * 0.5f;
+  scale[0] = scale[1] = iq3xxs_scale(b, ib);
   for (int l = 0; l < 4; ++l) {
     const uint8_t signs = kIQEvenSigns[(aux >> (7 * l)) & 127];
     signed_point(kIQ3XXSGrid[b.qs[8 * ib + 2 * l]], signs, q + 8 * l, 4);
@@ -65,9 +105,21 @@ void iq_decode32(const BlockIQ3_XXS& b, int ib, int8_t* q, float* scale) {
   }
 }
 
-void iq_decode32(const BlockIQ3_S& b, int ib, int8_t* q, float* scale) {
+namespace {
+
+float iq3s_scale(const BlockIQ3_S& b, int ib) {
   const int s = (b.scales[ib / 2] >> (4 * (ib % 2))) & 0xF;
-  scale[0] = scale[1] = f16_to_f32(b.d) * static_cast<float>(1 + 2 * s);
+  return f16_to_f32(b.d) * static_cast<float>(1 + 2 * s);
+}
+
+}  // namespace
+
+void iq_scales16(const BlockIQ3_S& b, float* scale) {
+  for (int ib = 0; ib < 8; ++ib) scale[2 * ib] = scale[2 * ib + 1] = iq3s_scale(b, ib);
+}
+
+void iq_decode32(const BlockIQ3_S& b, int ib, int8_t* q, float* scale) {
+  scale[0] = scale[1] = iq3s_scale(b, ib);
   const uint8_t* qs = b.qs + 8 * ib;
   const int qh = b.qh[ib];
   for (int l = 0; l < 4; ++l) {
@@ -89,10 +141,21 @@ void iq1_point(int idx, bool minus, int8_t* q) {
 
 }  // namespace
 
+namespace {
+
+float iq1s_scale(const BlockIQ1_S& b, int ib) {
+  return f16_to_f32(b.d) * static_cast<float>(2 * ((b.qh[ib] >> 12) & 7) + 1) * 0.125f;
+}
+
+}  // namespace
+
+void iq_scales16(const BlockIQ1_S& b, float* scale) {
+  for (int ib = 0; ib < 8; ++ib) scale[2 * ib] = scale[2 * ib + 1] = iq1s_scale(b, ib);
+}
+
 void iq_decode32(const BlockIQ1_S& b, int ib, int8_t* q, float* scale) {
   const int qh = b.qh[ib];
-  const float dl = f16_to_f32(b.d) * static_cast<float>(2 * ((qh >> 12) & 7) + 1);
-  scale[0] = scale[1] = dl * 0.125f;
+  scale[0] = scale[1] = iq1s_scale(b, ib);
   for (int l = 0; l < 4; ++l)
     iq1_point(b.qs[4 * ib + l] | ((qh >> (3 * l)) & 7) << 8, (qh & 0x8000) != 0, q + 8 * l);
 }
@@ -105,14 +168,26 @@ float iq1m_scale(const BlockIQ1_M& b) {
   return f16_to_f32(h);
 }
 
-void iq_decode32(const BlockIQ1_M& b, int ib, int8_t* q, float* scale) {
-  const float d = iq1m_scale(b);
+namespace {
+
+void iq1m_scales32(const BlockIQ1_M& b, float d, int ib, float* scale) {
   uint16_t sc;
   std::memcpy(&sc, b.scales + 2 * (ib / 2), 2);
   for (int h = 0; h < 2; ++h) {
     const int s = (sc >> (6 * (ib % 2) + 3 * h)) & 7;
     scale[h] = d * static_cast<float>(2 * s + 1) * 0.125f;
   }
+}
+
+}  // namespace
+
+void iq_scales16(const BlockIQ1_M& b, float* scale) {
+  const float d = iq1m_scale(b);
+  for (int ib = 0; ib < 8; ++ib) iq1m_scales32(b, d, ib, scale + 2 * ib);
+}
+
+void iq_decode32(const BlockIQ1_M& b, int ib, int8_t* q, float* scale) {
+  iq1m_scales32(b, iq1m_scale(b), ib, scale);
   for (int l = 0; l < 4; ++l) {
     const int qh = b.qh[2 * ib + l / 2] >> (4 * (l % 2));  // this group's nibble
     iq1_point(b.qs[4 * ib + l] | (qh & 7) << 8, (qh & 8) != 0, q + 8 * l);

@@ -115,6 +115,20 @@ void iq_decode32(const BlockIQ1_M& b, int ib, int8_t* q, float* scale);
 void iq_decode32(const BlockTQ1_0& b, int ib, int8_t* q, float* scale);
 void iq_decode32(const BlockTQ2_0& b, int ib, int8_t* q, float* scale);
 
+// The 16 per-16-value scales of a super-block alone (the same values iq_decode32 gives).
+template <class B>
+void iq_scales16(const B& b, float* scale) {
+  int8_t q[32];
+  for (int ib = 0; ib < 8; ++ib) iq_decode32(b, ib, q, scale + 2 * ib);
+}
+void iq_scales16(const BlockIQ2_XXS& b, float* scale);
+void iq_scales16(const BlockIQ2_XS& b, float* scale);
+void iq_scales16(const BlockIQ2_S& b, float* scale);
+void iq_scales16(const BlockIQ3_XXS& b, float* scale);
+void iq_scales16(const BlockIQ3_S& b, float* scale);
+void iq_scales16(const BlockIQ1_S& b, float* scale);
+void iq_scales16(const BlockIQ1_M& b, float* scale);
+
 // The super-block scale of an IQ1_M block.
 float iq1m_scale(const BlockIQ1_M& b);
 

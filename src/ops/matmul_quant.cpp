@@ -598,6 +598,10 @@ struct Q3_KP {
 #endif
 };
 
+#if defined(__x86_64__)
+#include "ops/matmul_quant_iq-inl.h"
+#endif
+
 // The i-quants below 4 bits and the ternary types: each 32 values decode to signed integers q
 // with a scale per 16 (core/quant_iq.h), brought to u bytes as q + kOff.
 template <class Blk, int kOff>
@@ -618,22 +622,15 @@ struct GridP {
 #if defined(__x86_64__)
   BRISK_INLINE(BRISK_ISA_AVX512VNNI)
   static __m512 super512(const uint8_t* row, int64_t sb, float* b16) {
-    const B& s = reinterpret_cast<const B*>(row)[sb];
     alignas(64) float a16[16];
-    int8_t q[32];
-    for (int ib = 0; ib < 8; ++ib) iq_decode32(s, ib, q, a16 + 2 * ib);
+    iq_scales16(reinterpret_cast<const B*>(row)[sb], a16);
     const __m512 a = _mm512_load_ps(a16);
     _mm512_storeu_ps(b16, _mm512_mul_ps(a, _mm512_set1_ps(-static_cast<float>(kOff))));
     return a;
   }
   BRISK_INLINE(BRISK_ISA_AVX512VNNI) static __m512i bytes512(const uint8_t* row, int64_t p) {
-    const B& s = reinterpret_cast<const B*>(row)[p / 4];
-    const int c = static_cast<int>(p % 4);
-    alignas(64) int8_t q[64];
-    float sc[2];
-    iq_decode32(s, 2 * c, q, sc);
-    iq_decode32(s, 2 * c + 1, q + 32, sc);
-    return _mm512_add_epi8(_mm512_load_si512(q), _mm512_set1_epi8(kOff));
+    const __m512i q = iq_q512(reinterpret_cast<const B*>(row)[p / 4], static_cast<int>(p % 4));
+    return _mm512_add_epi8(q, _mm512_set1_epi8(kOff));
   }
 #endif
 };

@@ -2,31 +2,12 @@
 
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "core/kv_types.h"
+#include "core/memory_stats.h"
 #include "engine/spec/spec_config.h"
 #include "ops/cpu.h"
 
 namespace brisk::server {
-namespace {
-
-// A "Key:   N kB" line of a /proc file, in bytes (0 where absent: not Linux, or no such key).
-uint64_t proc_kib(const char* file, const std::string& key) {
-  std::ifstream in(file);
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind(key + ":", 0) == 0) {
-      std::istringstream ss(line.substr(key.size() + 1));
-      uint64_t kib = 0;
-      ss >> kib;
-      return kib * 1024;
-    }
-  return 0;
-}
-
-}  // namespace
 
 nlohmann::json props_body(const Engine& e, const std::string& model_name, const ReplyFormat& rf,
                           bool fallback_template) {
@@ -64,8 +45,8 @@ nlohmann::json props_body(const Engine& e, const std::string& model_name, const 
        {{"kernels", isa_name(best_isa())},
         {"threads", e.threads()},
         {"cpus", cpus > 0 ? cpus : 0},
-        {"memory_total_bytes", proc_kib("/proc/meminfo", "MemTotal")},
-        {"resident_bytes", proc_kib("/proc/self/status", "VmRSS")}}},
+        {"memory_total_bytes", total_memory_bytes()},
+        {"resident_bytes", resident_bytes()}}},
       {"version", BRISK_VERSION},
   };
 }
