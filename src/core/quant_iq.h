@@ -15,6 +15,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "core/dtype.h"
 
@@ -115,22 +116,80 @@ void iq_decode32(const BlockIQ1_M& b, int ib, int8_t* q, float* scale);
 void iq_decode32(const BlockTQ1_0& b, int ib, int8_t* q, float* scale);
 void iq_decode32(const BlockTQ2_0& b, int ib, int8_t* q, float* scale);
 
+// The scales, inline: the kernels read a super-block's 16 at once.
+
+// ggml's scale of the IQ2 types: (d * (0.5 + s)) / 4, in that order of float operations.
+inline float iq2_scale(float d, int s) {
+  return d * (0.5f + static_cast<float>(s)) * 0.25f;
+}
+inline uint32_t iq_word(const void* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+inline float iq3xxs_scale(const BlockIQ3_XXS& b, int ib) {
+  return f16_to_f32_fast(b.d) * (0.5f + static_cast<float>(iq_word(b.qs + 64 + 4 * ib) >> 28)) *
+         0.5f;
+}
+inline float iq3s_scale(const BlockIQ3_S& b, int ib) {
+  const int s = (b.scales[ib / 2] >> (4 * (ib % 2))) & 0xF;
+  return f16_to_f32_fast(b.d) * static_cast<float>(1 + 2 * s);
+}
+inline float iq1s_scale(const BlockIQ1_S& b, int ib) {
+  return f16_to_f32_fast(b.d) * static_cast<float>(2 * ((b.qh[ib] >> 12) & 7) + 1) * 0.125f;
+}
+// The super-block scale of an IQ1_M block, spread over the top nibbles of its scale words.
+inline float iq1m_scale(const BlockIQ1_M& b) {
+  uint16_t sc[4];
+  std::memcpy(sc, b.scales, 8);
+  const auto h = static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00F0) |
+                                       ((sc[2] >> 4) & 0x0F00) | (sc[3] & 0xF000));
+  return f16_to_f32_fast(h);
+}
+// IQ1_M group ib's two scales (an eighth of d * (2s + 1): q holds 8 times the value).
+inline void iq1m_scales32(const BlockIQ1_M& b, float d, int ib, float* scale) {
+  uint16_t sc;
+  std::memcpy(&sc, b.scales + 2 * (ib / 2), 2);
+  for (int h = 0; h < 2; ++h) {
+    const int s = (sc >> (6 * (ib % 2) + 3 * h)) & 7;
+    scale[h] = d * static_cast<float>(2 * s + 1) * 0.125f;
+  }
+}
+
 // The 16 per-16-value scales of a super-block alone (the same values iq_decode32 gives).
 template <class B>
 void iq_scales16(const B& b, float* scale) {
   int8_t q[32];
   for (int ib = 0; ib < 8; ++ib) iq_decode32(b, ib, q, scale + 2 * ib);
 }
-void iq_scales16(const BlockIQ2_XXS& b, float* scale);
-void iq_scales16(const BlockIQ2_XS& b, float* scale);
-void iq_scales16(const BlockIQ2_S& b, float* scale);
-void iq_scales16(const BlockIQ3_XXS& b, float* scale);
-void iq_scales16(const BlockIQ3_S& b, float* scale);
-void iq_scales16(const BlockIQ1_S& b, float* scale);
-void iq_scales16(const BlockIQ1_M& b, float* scale);
-
-// The super-block scale of an IQ1_M block.
-float iq1m_scale(const BlockIQ1_M& b);
+inline void iq_scales16(const BlockIQ2_XXS& b, float* scale) {
+  const float d = f16_to_f32_fast(b.d);
+  for (int ib = 0; ib < 8; ++ib)
+    scale[2 * ib] = scale[2 * ib + 1] =
+        iq2_scale(d, static_cast<int>(iq_word(b.qs + 4 * ib + 2) >> 28));
+}
+template <class B>
+requires std::is_same_v<B, BlockIQ2_XS> || std::is_same_v<B, BlockIQ2_S>
+void iq_scales16(const B& b, float* scale) {
+  const float d = f16_to_f32_fast(b.d);
+  for (int ib = 0; ib < 8; ++ib) {
+    scale[2 * ib] = iq2_scale(d, b.scales[ib] & 0xF);
+    scale[2 * ib + 1] = iq2_scale(d, b.scales[ib] >> 4);
+  }
+}
+inline void iq_scales16(const BlockIQ3_XXS& b, float* scale) {
+  for (int ib = 0; ib < 8; ++ib) scale[2 * ib] = scale[2 * ib + 1] = iq3xxs_scale(b, ib);
+}
+inline void iq_scales16(const BlockIQ3_S& b, float* scale) {
+  for (int ib = 0; ib < 8; ++ib) scale[2 * ib] = scale[2 * ib + 1] = iq3s_scale(b, ib);
+}
+inline void iq_scales16(const BlockIQ1_S& b, float* scale) {
+  for (int ib = 0; ib < 8; ++ib) scale[2 * ib] = scale[2 * ib + 1] = iq1s_scale(b, ib);
+}
+inline void iq_scales16(const BlockIQ1_M& b, float* scale) {
+  const float d = iq1m_scale(b);
+  for (int ib = 0; ib < 8; ++ib) iq1m_scales32(b, d, ib, scale + 2 * ib);
+}
 
 // Quantizers of one super-block of 256 values. `importance` (optional, 256 values, from an
 // importance matrix) weights each value's squared error.

@@ -609,6 +609,7 @@ struct GridP {
   using B = Blk;
   static constexpr bool kSuper = true;    // scales per 256-value super-block
   static constexpr int kMaxU = 2 * kOff;  // largest u byte
+  static constexpr int kLaneOffset = kOff;
   static void pair(const uint8_t* row, int64_t p, int64_t, uint8_t* u, float* a, float* b) {
     const B& s = reinterpret_cast<const B*>(row)[p / 4];
     const int c = static_cast<int>(p % 4);
@@ -638,6 +639,17 @@ struct GridP {
 // ---------------------------------------------------------------------------------------------
 // Kernels
 
+// Types whose u bytes are q + an offset with one scale per slot can take the offset off in the
+// integer sums: each 4-byte lane's dot product starts from the activations' -offset * (sum of the
+// lane's 4 bytes) (Q8Layout's ls, prepared for the kernel's offset), so no float b terms remain.
+template <class P>
+constexpr int lane_offset() {
+  if constexpr (requires { P::kLaneOffset; })
+    return P::kLaneOffset;
+  else
+    return 0;
+}
+
 // Portable: the 256-bit kernel's arithmetic in scalar code, lane for lane. Lane l of 16 holds the
 // sum of bytes 4l..4l+3's products, scaled by its slot's a (l / 4) times the activation block's
 // scale and accumulated with a fused multiply-add; the lanes are summed as reduce16 does. So the
@@ -660,9 +672,10 @@ void micro_generic(const Args& a, int64_t r, int64_t t) {
       const uint8_t* xr = a.x + (t + j) * a.x_stride;
       const auto* qx = reinterpret_cast<const int8_t*>(xr) + p * 64;
       const auto* dxv = reinterpret_cast<const float*>(xr + L.dxv_off) + p * 16;
+      const auto* ls = reinterpret_cast<const int32_t*>(xr + L.ls_off) + p * 16;
       for (int i = 0; i < R; ++i)
         for (int l = 0; l < 16; ++l) {
-          int32_t dot = 0;
+          int32_t dot = lane_offset<P>() ? ls[l] : 0;
           for (int b = 0; b < 4; ++b) dot += u[i][4 * l + b] * qx[4 * l + b];
           const float scale = av[i][l / 4] * dxv[l];
           acc[i][j][l] = std::fma(static_cast<float>(dot), scale, acc[i][j][l]);
@@ -674,7 +687,8 @@ void micro_generic(const Args& a, int64_t r, int64_t t) {
       const auto* xs = reinterpret_cast<const float*>(a.x + (t + j) * a.x_stride + L.xs_off);
       const float* bb = &bbuf[static_cast<size_t>(i * L.np * 4)];
       float bsum = 0;
-      for (int64_t s = 0; s < L.np * 4; ++s) bsum += bb[s] * xs[s];
+      if constexpr (!lane_offset<P>())
+        for (int64_t s = 0; s < L.np * 4; ++s) bsum += bb[s] * xs[s];
       a.y[(t + j) * a.ldy + r + i] = reduce16(acc[i][j]) + bsum;
     }
 }
@@ -715,14 +729,22 @@ void micro_vnni(const Args& a, int64_t r, int64_t t) {
     for (int j = 0; j < T; ++j) {
       const __m512i qx = _mm512_loadu_si512(xr[j] + p * 64);
       const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float*>(xr[j] + L.dxv_off) + p * 16);
+      const __m512i start =
+          lane_offset<P>()
+              ? _mm512_loadu_si512(reinterpret_cast<const int32_t*>(xr[j] + L.ls_off) + p * 16)
+              : _mm512_setzero_si512();
       for (int i = 0; i < R; ++i) {
-        const __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u[i], qx);
+        const __m512i dot = _mm512_dpbusd_epi32(start, u[i], qx);
         acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(av[i], dx), acc[i][j]);
       }
     }
   }
   for (int i = 0; i < R; ++i)
     for (int j = 0; j < T; ++j) {
+      if constexpr (lane_offset<P>() != 0) {
+        a.y[(t + j) * a.ldy + r + i] = _mm512_reduce_add_ps(acc[i][j]);
+        continue;
+      }
       const auto* xs = reinterpret_cast<const float*>(xr[j] + L.xs_off);
       const float* bb = bbuf + i * nbb;
       __m512 bacc = _mm512_setzero_ps();
@@ -782,11 +804,11 @@ struct Kernels {
 #endif
   static Kernel pick(Isa isa) {
 #if defined(__x86_64__)
-    if (isa == Isa::Avx512) return {tile_loop<4, kVnni>, XFormat::Q8};
-    if (isa == Isa::Avx2Vnni) return {tile_loop<4, kAvxVnni>, XFormat::Q8};
-    if (isa == Isa::Avx2) return {tile_loop<4, kAvx2>, XFormat::Q8};
+    if (isa == Isa::Avx512) return {tile_loop<4, kVnni>, XFormat::Q8, lane_offset<P>()};
+    if (isa == Isa::Avx2Vnni) return {tile_loop<4, kAvxVnni>, XFormat::Q8, lane_offset<P>()};
+    if (isa == Isa::Avx2) return {tile_loop<4, kAvx2>, XFormat::Q8, lane_offset<P>()};
 #endif
-    if (isa == Isa::Generic) return {tile_loop<4, kGeneric>, XFormat::Q8};
+    if (isa == Isa::Generic) return {tile_loop<4, kGeneric>, XFormat::Q8, lane_offset<P>()};
     return {nullptr, XFormat::Q8};
   }
 };

@@ -56,11 +56,18 @@ void micro_avx2(const Args& a, int64_t r, int64_t t) {
       const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xr[j] + p * 64 + 32));
       const float* dxv = reinterpret_cast<const float*>(xr[j] + L.dxv_off) + p * 16;
       const __m256 dx0 = _mm256_loadu_ps(dxv), dx1 = _mm256_loadu_ps(dxv + 8);
+      __m256i ls0 = _mm256_setzero_si256(), ls1 = ls0;
+      if constexpr (lane_offset<P>() != 0) {
+        const auto* ls = reinterpret_cast<const __m256i*>(xr[j] + L.ls_off + p * 64);
+        ls0 = _mm256_loadu_si256(ls), ls1 = _mm256_loadu_si256(ls + 1);
+      }
       for (int i = 0; i < R; ++i) {
-        acc[i][j][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_u8s8<P::kMaxU>(u0[i], x0)),
-                                       _mm256_mul_ps(a0[i], dx0), acc[i][j][0]);
-        acc[i][j][1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_u8s8<P::kMaxU>(u1[i], x1)),
-                                       _mm256_mul_ps(a1[i], dx1), acc[i][j][1]);
+        const __m256i d0 = _mm256_add_epi32(ls0, dot_u8s8<P::kMaxU>(u0[i], x0));
+        const __m256i d1 = _mm256_add_epi32(ls1, dot_u8s8<P::kMaxU>(u1[i], x1));
+        acc[i][j][0] =
+            _mm256_fmadd_ps(_mm256_cvtepi32_ps(d0), _mm256_mul_ps(a0[i], dx0), acc[i][j][0]);
+        acc[i][j][1] =
+            _mm256_fmadd_ps(_mm256_cvtepi32_ps(d1), _mm256_mul_ps(a1[i], dx1), acc[i][j][1]);
       }
     }
   }
@@ -72,7 +79,8 @@ void micro_avx2(const Args& a, int64_t r, int64_t t) {
       const auto* xs = reinterpret_cast<const float*>(xr[j] + L.xs_off);
       const float* bb = bbuf + i * nbb;
       float bsum = 0;
-      for (int64_t s = 0; s < L.np * 4; ++s) bsum += bb[s] * xs[s];
+      if constexpr (lane_offset<P>() == 0)
+        for (int64_t s = 0; s < L.np * 4; ++s) bsum += bb[s] * xs[s];
       a.y[(t + j) * a.ldy + r + i] = reduce16(lanes) + bsum;
     }
 }

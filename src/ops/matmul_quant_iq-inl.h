@@ -9,6 +9,22 @@ inline uint32_t iq_load32(const void* p) {
   std::memcpy(&v, p, 4);
   return v;
 }
+// 8 (16) table entries gathered into one vector in registers: through a stack array the vector
+// load would wait for the 8 (16) narrow stores to retire (no store forwarding across them).
+BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_vec64(const uint64_t* p) {
+  return _mm512_set_epi64(static_cast<int64_t>(p[7]), static_cast<int64_t>(p[6]),
+                          static_cast<int64_t>(p[5]), static_cast<int64_t>(p[4]),
+                          static_cast<int64_t>(p[3]), static_cast<int64_t>(p[2]),
+                          static_cast<int64_t>(p[1]), static_cast<int64_t>(p[0]));
+}
+BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_vec32(const uint32_t* p) {
+  return _mm512_set_epi32(static_cast<int>(p[15]), static_cast<int>(p[14]), static_cast<int>(p[13]),
+                          static_cast<int>(p[12]), static_cast<int>(p[11]), static_cast<int>(p[10]),
+                          static_cast<int>(p[9]), static_cast<int>(p[8]), static_cast<int>(p[7]),
+                          static_cast<int>(p[6]), static_cast<int>(p[5]), static_cast<int>(p[4]),
+                          static_cast<int>(p[3]), static_cast<int>(p[2]), static_cast<int>(p[1]),
+                          static_cast<int>(p[0]));
+}
 inline uint64_t iq_load64(const void* p) {
   uint64_t v;
   std::memcpy(&v, p, 8);
@@ -20,64 +36,76 @@ BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_apply_signs(__m512i m, uint64_t ne
   return _mm512_mask_sub_epi8(m, static_cast<__mmask64>(negative), _mm512_setzero_si512(), m);
 }
 
+// The 8 grid points of 8 indices (32-bit lanes), one gather.
+BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_gather8(__m256i idx, const uint64_t* grid) {
+  return _mm512_i32gather_epi64(idx, grid, 8);
+}
+
 BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_q512(const BlockIQ2_XXS& b, int c) {
-  alignas(64) uint64_t pts[8];
+  // Groups 2c and 2c + 1: 8 bytes each, 4 index bytes then the signs-and-scale word.
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 8 * c));
+  const __m128i pick = _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, -1, -1, -1, -1, -1, -1, -1, -1);
+  const __m256i idx = _mm256_cvtepu8_epi32(_mm_shuffle_epi8(v, pick));
   uint64_t neg = 0;
   for (int h = 0; h < 2; ++h) {
-    const int ib = 2 * c + h;
-    const uint32_t idx = iq_load32(b.qs + 4 * ib), aux = iq_load32(b.qs + 4 * ib + 2);
-    for (int l = 0; l < 4; ++l) {
-      pts[4 * h + l] = kIQ2XXSGrid[(idx >> (8 * l)) & 0xFF];
+    const uint32_t aux = iq_load32(b.qs + 4 * (2 * c + h) + 2);
+    for (int l = 0; l < 4; ++l)
       neg |= static_cast<uint64_t>(kIQEvenSigns[(aux >> (7 * l)) & 127]) << (8 * (4 * h + l));
-    }
   }
-  return iq_apply_signs(_mm512_load_si512(pts), neg);
+  return iq_apply_signs(iq_gather8(idx, kIQ2XXSGrid), neg);
 }
 
 BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_q512(const BlockIQ2_XS& b, int c) {
-  alignas(64) uint64_t pts[8];
+  const __m256i w =
+      _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 8 * c)));
   uint64_t neg = 0;
-  for (int k = 0; k < 8; ++k) {
-    const uint16_t v = b.qs[8 * c + k];
-    pts[k] = kIQ2XSGrid[v & 511];
-    neg |= static_cast<uint64_t>(kIQEvenSigns[v >> 9]) << (8 * k);
-  }
-  return iq_apply_signs(_mm512_load_si512(pts), neg);
+  for (int k = 0; k < 8; ++k)
+    neg |= static_cast<uint64_t>(kIQEvenSigns[b.qs[8 * c + k] >> 9]) << (8 * k);
+  return iq_apply_signs(iq_gather8(_mm256_and_si256(w, _mm256_set1_epi32(511)), kIQ2XSGrid), neg);
 }
 
 BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_q512(const BlockIQ2_S& b, int c) {
-  alignas(64) uint64_t pts[8];
-  for (int k = 0; k < 8; ++k) {
-    const int qh = b.qh[2 * c + k / 4];
-    pts[k] = kIQ2SGrid[b.qs[8 * c + k] | ((qh << (8 - 2 * (k % 4))) & 0x300)];
-  }
-  return iq_apply_signs(_mm512_load_si512(pts), iq_load64(b.qs + 32 + 8 * c));
+  // Point k's two high index bits are bits 2k, 2k + 1 of the 16-bit word of qh[2c], qh[2c + 1].
+  uint16_t qh;
+  std::memcpy(&qh, b.qh + 2 * c, 2);
+  const __m256i hi = _mm256_slli_epi32(
+      _mm256_and_si256(
+          _mm256_srlv_epi32(_mm256_set1_epi32(qh), _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)),
+          _mm256_set1_epi32(3)),
+      8);
+  const __m256i lo =
+      _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.qs + 8 * c)));
+  return iq_apply_signs(iq_gather8(_mm256_or_si256(lo, hi), kIQ2SGrid),
+                        iq_load64(b.qs + 32 + 8 * c));
 }
 
 BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_q512(const BlockIQ3_XXS& b, int c) {
-  alignas(64) uint32_t pts[16];
-  for (int k = 0; k < 16; ++k) pts[k] = kIQ3XXSGrid[b.qs[16 * c + k]];
+  const __m512i idx =
+      _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 16 * c)));
   uint64_t neg = 0;
   for (int h = 0; h < 2; ++h) {
     const uint32_t aux = iq_load32(b.qs + 64 + 4 * (2 * c + h));
     for (int l = 0; l < 4; ++l)
       neg |= static_cast<uint64_t>(kIQEvenSigns[(aux >> (7 * l)) & 127]) << (8 * (4 * h + l));
   }
-  return iq_apply_signs(_mm512_load_si512(pts), neg);
+  return iq_apply_signs(_mm512_i32gather_epi32(idx, kIQ3XXSGrid, 4), neg);
 }
 
 BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_q512(const BlockIQ3_S& b, int c) {
-  alignas(64) uint32_t pts[16];
-  for (int k = 0; k < 16; ++k) {
-    const int ib = 2 * c + k / 8, j = k % 8;
-    pts[k] = kIQ3SGrid[b.qs[8 * ib + j] | ((b.qh[ib] << (8 - j)) & 256)];
-  }
-  return iq_apply_signs(_mm512_load_si512(pts), iq_load64(b.signs + 8 * c));
+  // Point k's ninth index bit is bit k of the 16-bit word of qh[2c], qh[2c + 1].
+  uint16_t qh;
+  std::memcpy(&qh, b.qh + 2 * c, 2);
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i hi = _mm512_slli_epi32(
+      _mm512_and_si512(_mm512_srlv_epi32(_mm512_set1_epi32(qh), lane), _mm512_set1_epi32(1)), 8);
+  const __m512i idx = _mm512_or_si512(
+      _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 16 * c))), hi);
+  return iq_apply_signs(_mm512_i32gather_epi32(idx, kIQ3SGrid, 4), iq_load64(b.signs + 8 * c));
 }
 
 // IQ1: grid bytes g (-1, 0, 1) to 8g + 1, or 8g - 1 where the point's shift is negative.
 BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq1_q512(const uint64_t* pts, uint64_t minus) {
-  __m512i g = _mm512_load_si512(pts);
+  __m512i g = iq_vec64(pts);
   g = _mm512_add_epi8(g, g);
   g = _mm512_add_epi8(g, g);
   g = _mm512_add_epi8(g, g);
@@ -86,7 +114,7 @@ BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq1_q512(const uint64_t* pts, uint64_
 }
 
 BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_q512(const BlockIQ1_S& b, int c) {
-  alignas(64) uint64_t pts[8];
+  uint64_t pts[8];
   uint64_t minus = 0;
   for (int h = 0; h < 2; ++h) {
     const int ib = 2 * c + h, qh = b.qh[ib];
@@ -98,7 +126,7 @@ BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_q512(const BlockIQ1_S& b, int c) {
 }
 
 BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_q512(const BlockIQ1_M& b, int c) {
-  alignas(64) uint64_t pts[8];
+  uint64_t pts[8];
   uint64_t minus = 0;
   for (int k = 0; k < 8; ++k) {
     const int qh = b.qh[4 * c + k / 2] >> (4 * (k % 2));  // point k's nibble
