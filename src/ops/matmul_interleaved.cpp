@@ -205,6 +205,30 @@ BRISK_INLINE(BRISK_ISA_AVX512VNNI) void add_fifth_bits(const uint8_t* p, __m512i
   }
 }
 
+// Q4_K/Q5_K: the 6-bit scales and mins of a column's 8 sub-blocks x 16 rows, unpacked all at once
+// with byte operations (one sub-block at a time took as many vector operations as its dot
+// products). Bytes 64..191 hold each one's low 4 bits (scale | min << 4, sub-block-major), bytes
+// 192..255 the high 2 bits of a pair of sub-blocks in the nibble of the sub-block's parity.
+BRISK_INLINE(BRISK_ISA_AVX512VNNI)
+void k4_column_scales(const uint8_t* col, uint8_t (&out)[2][128]) {
+  const __m512i m4 = _mm512_set1_epi8(0x0F), m3 = _mm512_set1_epi8(3);
+  const __m512i h = _mm512_loadu_si512(col + 192);
+  for (int v = 0; v < 2; ++v) {  // sub-blocks 4v .. 4v + 3
+    const __m512i lo = _mm512_loadu_si512(col + 64 + 64 * v);
+    // The high bits of sub-blocks 4v + i: pair 2v + i / 2's 16 bytes, high nibbles for odd i.
+    __m512i hi = v == 0 ? _mm512_shuffle_i64x2(h, h, _MM_SHUFFLE(1, 1, 0, 0))
+                        : _mm512_shuffle_i64x2(h, h, _MM_SHUFFLE(3, 3, 2, 2));
+    hi = _mm512_mask_srli_epi32(hi, 0xF0F0, hi, 4);
+    const __m512i sc =
+        _mm512_or_si512(_mm512_and_si512(lo, m4), _mm512_slli_epi16(_mm512_and_si512(hi, m3), 4));
+    const __m512i mn =
+        _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(lo, 4), m4),
+                        _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(hi, 2), m3), 4));
+    _mm512_store_si512(out[0] + 64 * v, sc);
+    _mm512_store_si512(out[1] + 64 * v, mn);
+  }
+}
+
 // s + the integer dot product of one token's 32 activation bytes at xb with the 16 rows' values
 // u, in one chain: with many tokens in flight the chains overlap, and one chain needs no second
 // starting value nor an add (faster than two chains of four).
@@ -257,19 +281,13 @@ void column(const uint8_t* col, int64_t b0, const TileBlocks<T>& x, __m512 (&acc
   } else if constexpr (kT == DType::Q4_K || kT == DType::Q5_K) {
     const __m512 mv =
         _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + 32)));
-    const __m512i m15 = _mm512_set1_epi32(15), m3 = _mm512_set1_epi32(3);
+    alignas(64) uint8_t scales[2][128];  // [scale, min][sub-block * 16 + row]
+    k4_column_scales(col, scales);
     for (int jb = 0; jb < 8; ++jb) {
-      const __m512i lo = _mm512_cvtepu8_epi32(
-          _mm_loadu_si128(reinterpret_cast<const __m128i*>(col + 64 + 16 * jb)));
-      const __m512i hi = _mm512_srli_epi32(
-          _mm512_cvtepu8_epi32(
-              _mm_loadu_si128(reinterpret_cast<const __m128i*>(col + 192 + 16 * (jb / 2)))),
-          4 * (jb % 2));
-      const __m512i sc = _mm512_or_si512(_mm512_and_si512(lo, m15),
-                                         _mm512_slli_epi32(_mm512_and_si512(hi, m3), 4));
-      const __m512i mn =
-          _mm512_or_si512(_mm512_srli_epi32(lo, 4),
-                          _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(hi, 2), m3), 4));
+      const __m512i sc = _mm512_cvtepu8_epi32(
+          _mm_load_si128(reinterpret_cast<const __m128i*>(scales[0] + 16 * jb)));
+      const __m512i mn = _mm512_cvtepu8_epi32(
+          _mm_load_si128(reinterpret_cast<const __m128i*>(scales[1] + 16 * jb)));
       const __m512 ws = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(sc));
       const __m512 wm = _mm512_mul_ps(mv, _mm512_cvtepi32_ps(mn));
       __m512i u[8];
