@@ -211,7 +211,6 @@ int bench(BenchArgs& a) {
       : w.wtype == "BF16" && best_isa() == Isa::Avx512Bf16 ? "BF16 dot-product"
                                                            : "FP32 FMA",
       w.weight_bytes / 1048576.0, a.reps);
-  std::printf("peak resident memory: %.1f MiB\n", peak_resident_bytes() / 1048576.0);
   return 0;
 }
 

@@ -8,10 +8,19 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
+#include <vector>
 
 #include "core/error.h"
 
 namespace brisk {
+namespace {
+
+// The live file mappings, [start, start + size).
+std::mutex g_maps_mutex;
+std::vector<std::pair<uintptr_t, uint64_t>> g_maps;
+
+}  // namespace
 
 std::shared_ptr<MappedFile> MappedFile::open(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -31,13 +40,33 @@ std::shared_ptr<MappedFile> MappedFile::open(const std::string& path) {
       fail("{}: cannot map: {}", path, std::strerror(errno));
     }
     f->data_ = static_cast<const uint8_t*>(p);
+    const std::lock_guard lock(g_maps_mutex);
+    g_maps.emplace_back(reinterpret_cast<uintptr_t>(p), f->size_);
   }
   ::close(fd);
   return f;
 }
 
 MappedFile::~MappedFile() {
-  if (data_) munmap(const_cast<uint8_t*>(data_), size_);
+  if (!data_) return;
+  {
+    const std::lock_guard lock(g_maps_mutex);
+    std::erase(g_maps, std::pair{reinterpret_cast<uintptr_t>(data_), size_});
+  }
+  munmap(const_cast<uint8_t*>(data_), size_);
+}
+
+void release_file_pages(const void* p, uint64_t n) {
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t lo = (a + page - 1) / page * page, hi = (a + n) / page * page;
+  if (hi <= lo) return;
+  const std::lock_guard lock(g_maps_mutex);
+  for (const auto& [start, size] : g_maps)
+    if (lo >= start && hi <= start + size) {
+      madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+      return;
+    }
 }
 
 std::shared_ptr<uint8_t> allocate_large(uint64_t bytes, const std::string& what) {

@@ -25,6 +25,13 @@ class MappedFile {
   uint64_t size_ = 0;
 };
 
+// Drops this process's resident copies of the whole pages of [p, p + n) where the range lies in a
+// file this class mapped: the page cache keeps them and a later read maps them in again, so the
+// bytes never change. Used once a matrix has been copied into its interleaved layout, so that
+// resident memory holds the weights once. Other memory is left alone (anonymous pages would read
+// back as zeros).
+void release_file_pages(const void* p, uint64_t n);
+
 // Anonymous memory for weights made at load time (repacked matrices), in 2 MiB pages where the
 // kernel allows: streaming reads of it run measurably faster than over 4 KiB pages. Fails with an
 // error naming `what` when the memory cannot be had.

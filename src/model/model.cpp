@@ -22,6 +22,7 @@ void repack(Tensor& t, uint8_t* dst, ThreadPool& pool) {
     for (int64_t g = g0; g < g1; ++g)
       repack_group(type, src + g * kInterleave * rb, rb, dst + g * kInterleave * rb, k);
   });
+  release_file_pages(src, t.nbytes);  // the kernels read the copy: hold the weights once
   t.data = dst;
   t.interleaved = true;
 }
