@@ -322,6 +322,27 @@ bool repack_pays_off(DType t) {
   }
 }
 
+namespace {
+
+// 16 columns of the 16 rows at a time, each column BB bytes: contiguous reads and writes through a
+// small tile. (BB a constant: with a run-time size every 2-byte move was a call to memmove, most of
+// a BF16 or F16 model's load.)
+template <int BB>
+void transpose_columns(const uint8_t* src, uint64_t row_bytes, uint8_t* dst, int64_t n_col) {
+  constexpr uint64_t gb = kInterleave * BB;
+  for (int64_t c0 = 0; c0 < n_col; c0 += 16) {
+    const int64_t n = std::min<int64_t>(16, n_col - c0);
+    alignas(64) uint8_t tile[16 * gb];
+    for (int r = 0; r < kInterleave; ++r) {
+      const uint8_t* row = src + r * row_bytes + c0 * BB;
+      for (int64_t q = 0; q < n; ++q) std::memcpy(tile + q * gb + r * BB, row + q * BB, BB);
+    }
+    std::memcpy(dst + c0 * gb, tile, static_cast<size_t>(n) * gb);
+  }
+}
+
+}  // namespace
+
 uint64_t group_block_bytes(DType t) {
   return kInterleave * block_bytes(t);
 }
@@ -331,17 +352,11 @@ void repack_group(DType t, const uint8_t* src, uint64_t row_bytes, uint8_t* dst,
   if (k % bv != 0) fail("repack: row length {} is not a multiple of {}", k, bv);
   const uint64_t bb = block_bytes(t), gb = group_block_bytes(t);
   if (t == DType::BF16 || t == DType::F16 || t == DType::F32) {  // gigabytes of plain moves
-    // 16 columns of the 16 rows at a time: contiguous reads and writes through a small tile.
-    const int64_t n_col = k / bv;
-    for (int64_t c0 = 0; c0 < n_col; c0 += 16) {
-      const int64_t n = std::min<int64_t>(16, n_col - c0);
-      uint8_t tile[16 * 64];
-      for (int r = 0; r < kInterleave; ++r) {
-        const uint8_t* row = src + r * row_bytes + c0 * bb;
-        for (int64_t q = 0; q < n; ++q) std::memcpy(tile + q * gb + r * bb, row + q * bb, bb);
-      }
-      std::memcpy(dst + c0 * gb, tile, static_cast<size_t>(n * gb));
-    }
+    // (BF16's 4-byte columns and F32's move alike; F16's are 2 bytes.)
+    if (bb == 2)
+      transpose_columns<2>(src, row_bytes, dst, k / bv);
+    else
+      transpose_columns<4>(src, row_bytes, dst, k / bv);
     return;
   }
   for (int64_t b = 0; b < k / bv; ++b) {
