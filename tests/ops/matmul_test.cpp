@@ -24,11 +24,64 @@ struct Weights {
   std::vector<uint8_t> data;
 };
 
+// Where a type's super-block keeps its f16 scale (IQ1_M has none: its scale is spread over the top
+// nibbles of the four scale words at byte 48).
+int grid_scale_offset(DType t) {
+  switch (t) {
+    case DType::IQ2_XXS:
+    case DType::IQ2_XS:
+    case DType::IQ2_S:
+    case DType::IQ3_XXS:
+    case DType::IQ3_S:
+    case DType::IQ1_S:
+      return 0;
+    case DType::TQ1_0:
+      return 52;
+    case DType::TQ2_0:
+      return 64;
+    default:
+      return -1;
+  }
+}
+
+// The grid i-quants and the ternary types get random blocks rather than quantized ones: every grid
+// point, sign pattern and scale code turns up, and no quantizer builds its grid tables (seconds
+// under an emulator).
+bool random_blocks(DType t) {
+  return grid_scale_offset(t) >= 0 || t == DType::IQ1_M;
+}
+
+void fill_random_blocks(DType type, uint8_t* data, size_t n_blocks, uint64_t seed) {
+  const size_t bb = dtype_info(type).block_bytes;
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (size_t i = 0; i < n_blocks * bb; ++i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    data[i] = static_cast<uint8_t>(x >> 24);
+  }
+  for (size_t b = 0; b < n_blocks; ++b) {
+    uint8_t* blk = data + b * bb;
+    const uint16_t h = f32_to_f16(0.002f + 0.001f * static_cast<float>(b % 7));
+    if (type == DType::IQ1_M) {
+      for (int k = 0; k < 4; ++k) {
+        uint16_t sc;
+        std::memcpy(&sc, blk + 48 + 2 * k, 2);
+        sc = static_cast<uint16_t>((sc & 0x0FFF) | ((h >> (4 * k)) & 0xF) << 12);
+        std::memcpy(blk + 48 + 2 * k, &sc, 2);
+      }
+    } else {
+      std::memcpy(blk + grid_scale_offset(type), &h, 2);
+    }
+  }
+}
+
 Weights make_weights(DType type, int64_t rows, int64_t cols, uint64_t seed) {
   Weights w;
   const auto v = test::random_floats(static_cast<size_t>(rows * cols), seed);
   const size_t es = dtype_info(type).block_bytes;
-  if (dtype_is_quantized(type)) {
+  if (random_blocks(type)) {
+    w.data.resize(*dtype_row_bytes(type, static_cast<uint64_t>(cols)) * static_cast<size_t>(rows));
+    fill_random_blocks(type, w.data.data(), w.data.size() / es, seed);
+  } else if (dtype_is_quantized(type)) {
     w.data.resize(*dtype_row_bytes(type, static_cast<uint64_t>(cols)) * static_cast<size_t>(rows));
     quantize_row(type, v.data(), w.data.data(), rows * cols);
   } else {
