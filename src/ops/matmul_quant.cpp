@@ -607,10 +607,10 @@ struct Q3_KP {
 template <class Blk, int kOff>
 struct GridP {
   using B = Blk;
-  static constexpr bool kSuper = true;    // scales per 256-value super-block
-  static constexpr int kMaxU = 2 * kOff;  // largest u byte
-  static constexpr int kLaneOffset = kOff;
-  static void pair(const uint8_t* row, int64_t p, int64_t, uint8_t* u, float* a, float* b) {
+  static constexpr bool kSuper = true;      // scales per 256-value super-block
+  static constexpr int kMaxU = 2 * kOff;    // largest u byte
+  static constexpr int kLaneOffset = kOff;  // taken off in the integer sums: no b terms
+  static void pair(const uint8_t* row, int64_t p, int64_t, uint8_t* u, float* a, float*) {
     const B& s = reinterpret_cast<const B*>(row)[p / 4];
     const int c = static_cast<int>(p % 4);
     for (int h = 0; h < 2; ++h) {
@@ -618,16 +618,13 @@ struct GridP {
       iq_decode32(s, 2 * c + h, q, a + 2 * h);
       for (int j = 0; j < 32; ++j) u[32 * h + j] = static_cast<uint8_t>(q[j] + kOff);
     }
-    for (int k = 0; k < 4; ++k) b[k] = -static_cast<float>(kOff) * a[k];
   }
 #if defined(__x86_64__)
   BRISK_INLINE(BRISK_ISA_AVX512VNNI)
-  static __m512 super512(const uint8_t* row, int64_t sb, float* b16) {
+  static __m512 super512(const uint8_t* row, int64_t sb, float*) {
     alignas(64) float a16[16];
     iq_scales16(reinterpret_cast<const B*>(row)[sb], a16);
-    const __m512 a = _mm512_load_ps(a16);
-    _mm512_storeu_ps(b16, _mm512_mul_ps(a, _mm512_set1_ps(-static_cast<float>(kOff))));
-    return a;
+    return _mm512_load_ps(a16);
   }
   BRISK_INLINE(BRISK_ISA_AVX512VNNI) static __m512i bytes512(const uint8_t* row, int64_t p) {
     const __m512i q = iq_q512(reinterpret_cast<const B*>(row)[p / 4], static_cast<int>(p % 4));
