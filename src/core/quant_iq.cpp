@@ -13,16 +13,10 @@ void signed_point(G point, uint8_t signs, int8_t* q, int n = 8) {
   }
 }
 
-uint32_t load32(const void* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-
 }  // namespace
 
 void iq_decode32(const BlockIQ2_XXS& b, int ib, int8_t* q, float* scale) {
-  const uint32_t idx = load32(b.qs + 4 * ib), aux = load32(b.qs + 4 * ib + 2);
+  const uint32_t idx = iq_word(b.qs + 4 * ib), aux = iq_word(b.qs + 4 * ib + 2);
   scale[0] = scale[1] = iq2_scale(f16_to_f32_fast(b.d), static_cast<int>(aux >> 28));
   for (int l = 0; l < 4; ++l)
     signed_point(kIQ2XXSGrid[(idx >> (8 * l)) & 0xFF], kIQEvenSigns[(aux >> (7 * l)) & 127],
@@ -50,7 +44,7 @@ void iq_decode32(const BlockIQ2_S& b, int ib, int8_t* q, float* scale) {
 }
 
 void iq_decode32(const BlockIQ3_XXS& b, int ib, int8_t* q, float* scale) {
-  const uint32_t aux = load32(b.qs + 64 + 4 * ib);
+  const uint32_t aux = iq_word(b.qs + 64 + 4 * ib);
   scale[0] = scale[1] = iq3xxs_scale(b, ib);
   for (int l = 0; l < 4; ++l) {
     const uint8_t signs = kIQEvenSigns[(aux >> (7 * l)) & 127];

@@ -224,42 +224,41 @@ void reround(const MagnitudeGroup& G, const float* x, const float* w, float scal
 }
 
 // Chooses the super-block scale d for group scales stored as codes 0..max_code read back as
-// scale_of(d, code): tries a few d around the one that fits the largest group scale, rounding
-// every group again under each, and keeps the least total error.
-template <class ScaleOf>
-float choose_super_scale(const MagnitudeGroup& G, const float* x, const float* w,
-                         GroupResult* groups, int n_groups, int max_code, ScaleOf scale_of,
-                         int* codes) {
-  float smax = 0;
-  for (int g = 0; g < n_groups; ++g) smax = std::max(smax, groups[g].scale);
-  if (smax == 0) {
+// scale_of(d, code): tries a few d around the one that fits the largest group scale, rounds every
+// group again under each (reround(g, scale, group) rounds group g and returns its error), and keeps
+// the least total error. Shared by the grid types' groups and IQ1's.
+template <class Group, class ScaleOf, class Reround>
+float choose_super_scale(Group* groups, int n_groups, int max_code, ScaleOf scale_of,
+                         Reround reround, int* codes) {
+  // The fitted scales, kept apart: a better trial overwrites groups[] with stored scales.
+  std::vector<float> fitted(static_cast<size_t>(n_groups));
+  for (int g = 0; g < n_groups; ++g) fitted[static_cast<size_t>(g)] = groups[g].scale;
+  const float smax = *std::max_element(fitted.begin(), fitted.end());
+  if (smax <= 0) {
     std::fill(codes, codes + n_groups, 0);
     return 0;
   }
   const float d0 = smax / scale_of(1.0f, max_code);
   float best_d = d0;
   double best_err = INFINITY;
-  std::vector<GroupResult> trial(static_cast<size_t>(n_groups));
+  std::vector<Group> trial(groups, groups + n_groups);
   std::vector<int> trial_codes(static_cast<size_t>(n_groups));
   for (int k = -3; k <= 3; ++k) {
     const float d = f16_to_f32(f32_to_f16(d0 * (1.0f + 0.04f * static_cast<float>(k))));
     double total = 0;
     for (int g = 0; g < n_groups; ++g) {
       // The code whose scale is nearest the group's fitted one.
+      const float want = fitted[static_cast<size_t>(g)];
       int code = 0;
       for (int c = 1; c <= max_code; ++c)
-        if (std::fabs(scale_of(d, c) - groups[g].scale) <
-            std::fabs(scale_of(d, code) - groups[g].scale))
-          code = c;
+        if (std::fabs(scale_of(d, c) - want) < std::fabs(scale_of(d, code) - want)) code = c;
       trial_codes[static_cast<size_t>(g)] = code;
-      trial[static_cast<size_t>(g)] = groups[g];
-      reround(G, x + g * G.n, w + g * G.n, scale_of(d, code), trial[static_cast<size_t>(g)]);
-      total += trial[static_cast<size_t>(g)].err;
+      total += reround(g, scale_of(d, code), trial[static_cast<size_t>(g)]);
     }
     if (total < best_err) {
       best_err = total, best_d = d;
       std::copy(trial_codes.begin(), trial_codes.end(), codes);
-      for (int g = 0; g < n_groups; ++g) groups[g] = trial[static_cast<size_t>(g)];
+      std::copy(trial.begin(), trial.end(), groups);
     }
   }
   return best_d;
@@ -273,11 +272,11 @@ float fit_magnitude_block(const MagnitudeGroup& G, const float* x, const float* 
   block_weights(x, imp, w);
   const int n_groups = 256 / G.n;
   for (int g = 0; g < n_groups; ++g) groups[g] = fit_magnitude_group(G, x + g * G.n, w + g * G.n);
-  return choose_super_scale(G, x, w, groups, n_groups, max_code, scale_of, codes);
-}
-
-float iq2_scale_of(float d, int code) {
-  return d * (0.5f + static_cast<float>(code)) * 0.25f;
+  auto again = [&](int g, float scale, GroupResult& r) {
+    reround(G, x + g * G.n, w + g * G.n, scale, r);
+    return r.err;
+  };
+  return choose_super_scale(groups, n_groups, max_code, scale_of, again, codes);
 }
 
 }  // namespace
@@ -286,7 +285,7 @@ void quantize_iq2_xxs(const float* x, BlockIQ2_XXS* b, const float* imp) {
   const MagnitudeGroup G{32, &grid_iq2xxs(), true};
   GroupResult groups[8];
   int codes[8];
-  const float d = fit_magnitude_block(G, x, imp, groups, 15, iq2_scale_of, codes);
+  const float d = fit_magnitude_block(G, x, imp, groups, 15, iq2_scale, codes);
   b->d = f32_to_f16(d);
   for (int ib = 0; ib < 8; ++ib) {
     uint32_t idx = 0, aux = static_cast<uint32_t>(codes[ib]) << 28;
@@ -303,7 +302,7 @@ void quantize_iq2_xs(const float* x, BlockIQ2_XS* b, const float* imp) {
   const MagnitudeGroup G{16, &grid_iq2xs(), true};
   GroupResult groups[16];
   int codes[16];
-  const float d = fit_magnitude_block(G, x, imp, groups, 15, iq2_scale_of, codes);
+  const float d = fit_magnitude_block(G, x, imp, groups, 15, iq2_scale, codes);
   b->d = f32_to_f16(d);
   for (int g = 0; g < 16; ++g)
     for (int l = 0; l < 2; ++l)
@@ -316,7 +315,7 @@ void quantize_iq2_s(const float* x, BlockIQ2_S* b, const float* imp) {
   const MagnitudeGroup G{16, &grid_iq2s(), false};
   GroupResult groups[16];
   int codes[16];
-  const float d = fit_magnitude_block(G, x, imp, groups, 15, iq2_scale_of, codes);
+  const float d = fit_magnitude_block(G, x, imp, groups, 15, iq2_scale, codes);
   b->d = f32_to_f16(d);
   std::fill(std::begin(b->qh), std::end(b->qh), 0);
   for (int g = 0; g < 16; ++g)
@@ -446,38 +445,14 @@ Iq1Group fit_iq1_group(const float* x, const float* w, int n, int shift_n) {
   return r;
 }
 
-// As choose_super_scale, for the IQ1 groups (scale (2 code + 1) * d, code 0..7).
+// The IQ1 groups' super-block scale: group scales (2 code + 1) * d, code 0..7.
 float iq1_super_scale(const float* x, const float* w, int n, int shift_n, Iq1Group* groups,
                       int* codes) {
-  const int n_groups = 256 / n;
-  float smax = 0;
-  for (int g = 0; g < n_groups; ++g) smax = std::max(smax, groups[g].scale);
-  if (smax == 0) {
-    std::fill(codes, codes + n_groups, 0);
-    return 0;
-  }
-  const float d0 = smax / 15;
-  float best_d = d0;
-  double best_err = INFINITY;
-  std::vector<Iq1Group> trial(static_cast<size_t>(n_groups));
-  std::vector<int> tc(static_cast<size_t>(n_groups));
-  for (int k = -3; k <= 3; ++k) {
-    const float d = f16_to_f32(f32_to_f16(d0 * (1.0f + 0.04f * static_cast<float>(k))));
-    double total = 0;
-    for (int g = 0; g < n_groups; ++g) {
-      const int code = std::clamp(
-          static_cast<int>(std::lrintf((groups[g].scale / (d > 0 ? d : 1) - 1) / 2)), 0, 7);
-      float s = d * static_cast<float>(2 * code + 1);
-      tc[static_cast<size_t>(g)] = code;
-      total += round_iq1(x + g * n, w + g * n, n, shift_n, s, trial[static_cast<size_t>(g)], false);
-    }
-    if (total < best_err) {
-      best_err = total, best_d = d;
-      std::copy(tc.begin(), tc.end(), codes);
-      for (int g = 0; g < n_groups; ++g) groups[g] = trial[static_cast<size_t>(g)];
-    }
-  }
-  return best_d;
+  auto scale_of = [](float d, int code) { return d * static_cast<float>(2 * code + 1); };
+  auto again = [&](int g, float scale, Iq1Group& r) {
+    return round_iq1(x + g * n, w + g * n, n, shift_n, scale, r, false);
+  };
+  return choose_super_scale(groups, 256 / n, 7, scale_of, again, codes);
 }
 
 }  // namespace

@@ -1,30 +1,10 @@
 // The 512-bit kernel's reads of the grid i-quants: the 64 signed values of quarter c of a
 // super-block (its 32-groups 2c and 2c + 1), the same integers iq_decode32 gives. Grid points are
-// looked up 8 bytes (IQ2, IQ1) or 4 bytes (IQ3) at a time into one vector; sign bits become a
+// gathered 8 bytes (IQ2, IQ1) or 4 bytes (IQ3) at a time into one vector, from indices computed in
+// vector registers; sign bits become a
 // 64-bit mask, one bit per value, applied with one masked subtraction. Included by
 // matmul_quant.cpp inside its namespace.
 
-inline uint32_t iq_load32(const void* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-// 8 (16) table entries gathered into one vector in registers: through a stack array the vector
-// load would wait for the 8 (16) narrow stores to retire (no store forwarding across them).
-BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_vec64(const uint64_t* p) {
-  return _mm512_set_epi64(static_cast<int64_t>(p[7]), static_cast<int64_t>(p[6]),
-                          static_cast<int64_t>(p[5]), static_cast<int64_t>(p[4]),
-                          static_cast<int64_t>(p[3]), static_cast<int64_t>(p[2]),
-                          static_cast<int64_t>(p[1]), static_cast<int64_t>(p[0]));
-}
-BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_vec32(const uint32_t* p) {
-  return _mm512_set_epi32(static_cast<int>(p[15]), static_cast<int>(p[14]), static_cast<int>(p[13]),
-                          static_cast<int>(p[12]), static_cast<int>(p[11]), static_cast<int>(p[10]),
-                          static_cast<int>(p[9]), static_cast<int>(p[8]), static_cast<int>(p[7]),
-                          static_cast<int>(p[6]), static_cast<int>(p[5]), static_cast<int>(p[4]),
-                          static_cast<int>(p[3]), static_cast<int>(p[2]), static_cast<int>(p[1]),
-                          static_cast<int>(p[0]));
-}
 inline uint64_t iq_load64(const void* p) {
   uint64_t v;
   std::memcpy(&v, p, 8);
@@ -48,7 +28,7 @@ BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_q512(const BlockIQ2_XXS& b, int c)
   const __m256i idx = _mm256_cvtepu8_epi32(_mm_shuffle_epi8(v, pick));
   uint64_t neg = 0;
   for (int h = 0; h < 2; ++h) {
-    const uint32_t aux = iq_load32(b.qs + 4 * (2 * c + h) + 2);
+    const uint32_t aux = iq_word(b.qs + 4 * (2 * c + h) + 2);
     for (int l = 0; l < 4; ++l)
       neg |= static_cast<uint64_t>(kIQEvenSigns[(aux >> (7 * l)) & 127]) << (8 * (4 * h + l));
   }
@@ -84,7 +64,7 @@ BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_q512(const BlockIQ3_XXS& b, int c)
       _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 16 * c)));
   uint64_t neg = 0;
   for (int h = 0; h < 2; ++h) {
-    const uint32_t aux = iq_load32(b.qs + 64 + 4 * (2 * c + h));
+    const uint32_t aux = iq_word(b.qs + 64 + 4 * (2 * c + h));
     for (int l = 0; l < 4; ++l)
       neg |= static_cast<uint64_t>(kIQEvenSigns[(aux >> (7 * l)) & 127]) << (8 * (4 * h + l));
   }
@@ -103,9 +83,10 @@ BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_q512(const BlockIQ3_S& b, int c) {
   return iq_apply_signs(_mm512_i32gather_epi32(idx, kIQ3SGrid, 4), iq_load64(b.signs + 8 * c));
 }
 
-// IQ1: grid bytes g (-1, 0, 1) to 8g + 1, or 8g - 1 where the point's shift is negative.
-BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq1_q512(const uint64_t* pts, uint64_t minus) {
-  __m512i g = iq_vec64(pts);
+// IQ1: the grid bytes g (-1, 0, 1) of 8 points to 8g + 1, or 8g - 1 where the point's shift is
+// negative.
+BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq1_q512(__m256i idx, uint64_t minus) {
+  __m512i g = iq_gather8(idx, kIQ1SGrid);
   g = _mm512_add_epi8(g, g);
   g = _mm512_add_epi8(g, g);
   g = _mm512_add_epi8(g, g);
@@ -113,27 +94,34 @@ BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq1_q512(const uint64_t* pts, uint64_
                                                    _mm512_set1_epi8(1), _mm512_set1_epi8(-1)));
 }
 
+// Low index bytes of points 8c..8c+7 (both IQ1 types keep them 4 per group of 32, in order).
+BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m256i iq1_low(const uint8_t* qs, int c) {
+  return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(qs + 8 * c)));
+}
+
 BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_q512(const BlockIQ1_S& b, int c) {
-  uint64_t pts[8];
-  uint64_t minus = 0;
-  for (int h = 0; h < 2; ++h) {
-    const int ib = 2 * c + h, qh = b.qh[ib];
-    for (int l = 0; l < 4; ++l)
-      pts[4 * h + l] = kIQ1SGrid[b.qs[4 * ib + l] | ((qh >> (3 * l)) & 7) << 8];
-    if (qh & 0x8000) minus |= 0xFFFFFFFFull << (32 * h);
-  }
-  return iq1_q512(pts, minus);
+  // Point 4h + l's 3 high index bits: bits 3l.. of group 2c + h's qh word.
+  const int qh0 = b.qh[2 * c], qh1 = b.qh[2 * c + 1];
+  const __m256i words = _mm256_setr_epi32(qh0, qh0, qh0, qh0, qh1, qh1, qh1, qh1);
+  const __m256i hi = _mm256_slli_epi32(
+      _mm256_and_si256(_mm256_srlv_epi32(words, _mm256_setr_epi32(0, 3, 6, 9, 0, 3, 6, 9)),
+                       _mm256_set1_epi32(7)),
+      8);
+  const uint64_t minus =
+      (qh0 & 0x8000 ? 0xFFFFFFFFull : 0) | (qh1 & 0x8000 ? 0xFFFFFFFFull << 32 : 0);
+  return iq1_q512(_mm256_or_si256(iq1_low(b.qs, c), hi), minus);
 }
 
 BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_q512(const BlockIQ1_M& b, int c) {
-  uint64_t pts[8];
+  // Point k's nibble (3 high index bits, then the shift's sign) is nibble k of qh[4c..4c + 3].
+  const uint32_t nib = iq_word(b.qh + 4 * c);
+  const __m256i n = _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(nib)),
+                                      _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28));
+  const __m256i hi = _mm256_slli_epi32(_mm256_and_si256(n, _mm256_set1_epi32(7)), 8);
   uint64_t minus = 0;
-  for (int k = 0; k < 8; ++k) {
-    const int qh = b.qh[4 * c + k / 2] >> (4 * (k % 2));  // point k's nibble
-    pts[k] = kIQ1SGrid[b.qs[8 * c + k] | (qh & 7) << 8];
-    if (qh & 8) minus |= 0xFFull << (8 * k);
-  }
-  return iq1_q512(pts, minus);
+  for (int k = 0; k < 8; ++k)
+    if ((nib >> (4 * k)) & 8) minus |= 0xFFull << (8 * k);
+  return iq1_q512(_mm256_or_si256(iq1_low(b.qs, c), hi), minus);
 }
 
 // The ternary types: the portable decoder (rare in Llama-family files).

@@ -74,6 +74,13 @@ void fill_random_blocks(DType type, uint8_t* data, size_t n_blocks, uint64_t see
   }
 }
 
+// Every quantized weight type with a kernel.
+constexpr DType kQuantTypes[] = {
+    DType::Q4_0,    DType::Q4_1,   DType::Q5_0,  DType::Q5_1,    DType::Q8_0,   DType::Q2_K,
+    DType::Q3_K,    DType::Q4_K,   DType::Q5_K,  DType::Q6_K,    DType::IQ4_NL, DType::IQ4_XS,
+    DType::IQ2_XXS, DType::IQ2_XS, DType::IQ2_S, DType::IQ3_XXS, DType::IQ3_S,  DType::IQ1_S,
+    DType::IQ1_M,   DType::TQ1_0,  DType::TQ2_0};
+
 Weights make_weights(DType type, int64_t rows, int64_t cols, uint64_t seed) {
   Weights w;
   const auto v = test::random_floats(static_cast<size_t>(rows * cols), seed);
@@ -225,11 +232,7 @@ TEST_P(QuantMatmul, ResultIndependentOfBatchSizeAndThreads) {
 // steps lane for lane: each tier this CPU runs gives its bits exactly.
 TEST(QuantMatmul, TheAvx2TiersGiveThePortableBits) {
   ThreadPool pool(2);
-  for (DType type :
-       {DType::Q4_0,    DType::Q4_1,   DType::Q5_0,  DType::Q5_1,    DType::Q8_0,   DType::Q2_K,
-        DType::Q3_K,    DType::Q4_K,   DType::Q5_K,  DType::Q6_K,    DType::IQ4_NL, DType::IQ4_XS,
-        DType::IQ2_XXS, DType::IQ2_XS, DType::IQ2_S, DType::IQ3_XXS, DType::IQ3_S,  DType::IQ1_S,
-        DType::IQ1_M,   DType::TQ1_0,  DType::TQ2_0}) {
+  for (DType type : kQuantTypes) {
     const int64_t rows = 19, cols = dtype_info(type).block_elems == 256 ? 512 : 160, n = 7;
     auto w = make_weights(type, rows, cols, 31);
     const auto x = test::random_floats(static_cast<size_t>(n * cols), 3);
@@ -246,11 +249,7 @@ TEST(QuantMatmul, TheAvx2TiersGiveThePortableBits) {
 
 std::vector<Param> quant_params() {
   std::vector<Param> v;
-  for (DType t :
-       {DType::Q4_0,    DType::Q4_1,   DType::Q5_0,  DType::Q5_1,    DType::Q8_0,   DType::Q2_K,
-        DType::Q3_K,    DType::Q4_K,   DType::Q5_K,  DType::Q6_K,    DType::IQ4_NL, DType::IQ4_XS,
-        DType::IQ2_XXS, DType::IQ2_XS, DType::IQ2_S, DType::IQ3_XXS, DType::IQ3_S,  DType::IQ1_S,
-        DType::IQ1_M,   DType::TQ1_0,  DType::TQ2_0})
+  for (DType t : kQuantTypes)
     for (Isa i : test::available_isas()) v.push_back({t, i});
   return v;
 }
