@@ -4,12 +4,16 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "core/download.h"
 #include "core/error.h"
+#include "model/follower.h"
+#include "parallel/communicator.h"
 
 namespace brisk::cli {
 namespace fs = std::filesystem;
@@ -40,7 +44,15 @@ std::string resolve_model(ModelArgs& a) {
 std::unique_ptr<Model> load_model(ModelArgs& a, double* seconds) {
   const std::string path = resolve_model(a);
   const auto t0 = std::chrono::steady_clock::now();
-  auto m = Model::load(path, a.tokenizer, !a.no_repack);
+  Communicator& comm = world();
+  auto m = Model::load(path, a.tokenizer, !a.no_repack, comm.size() > 1 ? &comm : nullptr);
+  check_same_model(*m);
+  if (comm.rank() != 0) {
+    follow_plans(*m);
+    end_plans(comm);
+    finish_world();
+    std::exit(0);
+  }
   if (seconds)
     *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return m;
@@ -81,6 +93,11 @@ void install_interrupt_handler() {
   sa.sa_handler = on_sigint;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
+}
+
+void quiet_follower() {
+  if (!std::freopen("/dev/null", "w", stdout)) std::fclose(stdout);
+  signal(SIGINT, SIG_IGN);
 }
 
 void catch_interrupts(bool graceful) {

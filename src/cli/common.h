@@ -22,6 +22,8 @@ struct ModelArgs {
 // ../shared next to the checkout or the working directory, else downloaded once to the cache).
 std::string resolve_model(ModelArgs& a);
 
+// Under mpirun every rank loads its share of the model; on ranks other than 0 this call never
+// returns: the rank follows rank 0's batches and exits when rank 0 ends the job.
 std::unique_ptr<Model> load_model(ModelArgs& a, double* seconds);
 
 // The middle of the values (the upper one of an even count; 0 when none), and the nearest-rank
@@ -39,5 +41,8 @@ std::string read_text_file(const std::string& path, const char* what);
 extern std::atomic<bool> g_interrupted;
 void install_interrupt_handler();
 void catch_interrupts(bool graceful);
+// A rank other than 0 under mpirun: its standard output goes nowhere (rank 0 prints for the
+// job) and it ignores Ctrl-C (rank 0 handles it and then releases the others).
+void quiet_follower();
 
 }  // namespace brisk::cli

@@ -26,7 +26,7 @@ uint64_t model_salt(const Model& m, const KvGeometry& g) {
 KvGeometry kv_geometry_for(const Model& m, const EngineConfig& c) {
   KvGeometry g;
   g.n_layer = static_cast<int>(m.hp.n_layer);
-  g.n_head_kv = m.hp.n_head_kv;
+  g.n_head_kv = m.split.n_head_kv;  // this rank's heads on a split model
   g.head_dim = m.hp.head_dim;
   g.block_size = c.block_size;
   g.type = c.kv_type;

@@ -1,8 +1,37 @@
 #include "kv/kv_cache.h"
 
+#include <atomic>
+
 #include "core/error.h"
 
 namespace brisk {
+namespace {
+
+std::atomic<uint64_t> g_next_uid{1};
+std::atomic<void (*)(uint64_t)> g_destroy_hook{nullptr};
+
+}  // namespace
+
+KvCache::KvCache() : uid_(g_next_uid++) {}
+
+KvCache::~KvCache() {
+  if (auto hook = g_destroy_hook.load()) hook(uid_);
+}
+
+void KvCache::set_destroy_hook(void (*hook)(uint64_t)) {
+  g_destroy_hook = hook;
+}
+
+KvCacheShape ContiguousKvCache::shape() const {
+  KvCacheShape s;
+  s.n_layer = n_layer_;
+  s.n_head_kv = n_head_kv_;
+  s.head_dim = head_dim_;
+  s.type = static_cast<int32_t>(type_);
+  s.n_seq = n_seq_;
+  s.n_ctx = n_ctx_;
+  return s;
+}
 
 ContiguousKvCache::ContiguousKvCache(int n_layer, int n_head_kv, int head_dim, int64_t n_ctx,
                                      int n_seq, KvType type)

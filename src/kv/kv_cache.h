@@ -3,15 +3,30 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <vector>
 
 #include "core/kv_types.h"
 
 namespace brisk {
 
+// What another rank needs to build a cache of the same shape (tensor parallelism: each rank keeps
+// the KV of its own heads in a cache with the same positions and block numbering).
+struct KvCacheShape {
+  int32_t paged = 0;  // 1: PagedKvCache (n_ctx counts blocks), 0: ContiguousKvCache
+  int32_t n_layer = 0, n_head_kv = 0, head_dim = 0;
+  int32_t type = 0;  // KvType
+  int32_t block_size = 0, n_seq = 0;
+  int64_t n_ctx = 0;
+};
+
 class KvCache {
  public:
-  virtual ~KvCache() = default;
+  KvCache();
+  virtual ~KvCache();
+  KvCache(const KvCache&) = delete;
+  KvCache& operator=(const KvCache&) = delete;
   // Stores the K and V rows (kv_dim floats each, all KV heads) of a sequence's position in a
   // layer. A sequence's positions are stored in increasing order, one thread per sequence.
   virtual void store(int layer, int32_t seq, int64_t pos, const float* k, const float* v) = 0;
@@ -21,7 +36,28 @@ class KvCache {
   virtual KvType type() const = 0;
   // Positions [0, n) of seq must be storable; throws if the cache cannot hold them.
   virtual void reserve(int32_t seq, int64_t n) = 0;
+
+  // Mirrors on other ranks. uid: unique in this process, so a mirror is found by it.
+  uint64_t uid() const { return uid_; }
+  virtual KvCacheShape shape() const = 0;
+  // Appends what a mirror needs before a batch over `seqs` runs: the block copies since the last
+  // export and the sequences' block tables (as changes since the last export); import_layout
+  // applies it to the mirror. The contiguous cache has no layout.
+  virtual void export_layout(std::span<const int32_t> seqs, std::vector<int32_t>& out) {
+    (void)seqs, (void)out;
+  }
+  virtual void import_layout(std::span<const int32_t> in) { (void)in; }
+  // Runs with each cache's uid as it is destroyed (one hook per process; null: none), so mirrors
+  // can be freed too.
+  static void set_destroy_hook(void (*hook)(uint64_t uid));
+
+ private:
+  uint64_t uid_;
 };
+
+// An empty cache of the given shape, for a rank that mirrors another's (its paged tables come
+// from import_layout). Throws on a shape no cache could have.
+std::unique_ptr<KvCache> make_kv_mirror(const KvCacheShape& s);
 
 // One [n_ctx x kv_dim] K and V array per layer and sequence slot, allocated up front.
 class ContiguousKvCache : public KvCache {
@@ -33,6 +69,7 @@ class ContiguousKvCache : public KvCache {
   int64_t row_stride() const override { return kv_dim_; }
   KvType type() const override { return type_; }
   void reserve(int32_t seq, int64_t n) override;
+  KvCacheShape shape() const override;
   int64_t n_ctx() const { return n_ctx_; }
   uint64_t bytes() const {
     return k_.size() + v_.size() + (k_scale_.size() + v_scale_.size()) * sizeof(float);

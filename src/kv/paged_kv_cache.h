@@ -9,6 +9,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "kv/block_manager.h"
@@ -28,12 +30,17 @@ struct KvGeometry {
 class PagedKvCache : public KvCache {
  public:
   PagedKvCache(const KvGeometry& g, const BlockManager& tables);
+  // A mirror: n_blocks blocks whose tables come from import_layout (another rank's export).
+  PagedKvCache(const KvGeometry& g, int32_t n_blocks);
 
   void store(int layer, int32_t seq, int64_t pos, const float* k, const float* v) override;
   void spans(int layer, int32_t seq, int64_t n, std::vector<KvSpan>& out) const override;
   int64_t row_stride() const override { return g_.kv_dim(); }
   KvType type() const override { return g_.type; }
   void reserve(int32_t seq, int64_t n) override;
+  KvCacheShape shape() const override;
+  void export_layout(std::span<const int32_t> seqs, std::vector<int32_t>& out) override;
+  void import_layout(std::span<const int32_t> in) override;
 
   // Copies block src's rows (every layer, K and V, scales) into dst.
   void copy_block(BlockId src, BlockId dst);
@@ -42,10 +49,17 @@ class PagedKvCache : public KvCache {
  private:
   uint8_t* row(const std::unique_ptr<uint8_t[]>& a, int layer, BlockId b, int64_t r) const;
   float* scales(const std::unique_ptr<float[]>& a, int layer, BlockId b, int64_t r) const;
+  void allocate();
+  const std::vector<BlockId>& table(int32_t seq) const;
 
   KvGeometry g_;
-  const BlockManager& tables_;
+  const BlockManager* tables_;  // null in a mirror
   int32_t n_blocks_;
+  // Exporting (once export_layout was called): copies not yet exported, and each sequence's table
+  // as last exported. Mirroring: the tables imported.
+  bool exported_ = false;
+  std::vector<BlockCopy> pending_copies_;
+  std::unordered_map<int32_t, std::vector<BlockId>> sent_, mirror_tables_;
   uint64_t bytes_;
   size_t row_bytes_;
   // Left uninitialized: a row is written before it is ever read, and a large pool is only

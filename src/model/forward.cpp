@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "core/error.h"
 #include "core/quant.h"
+#include "model/follower.h"
 #include "ops/activation.h"
 #include "ops/matmul.h"
 #include "ops/norm.h"
@@ -12,34 +14,76 @@
 
 namespace brisk {
 
+void Forward::set_observer(Observer o) {
+  if (s_.active()) fail("activations can be observed only in one process (not under mpirun)");
+  observer_ = std::move(o);
+}
+
 void Forward::ensure(int64_t n) {
   if (n <= cap_) return;
   const auto& h = m_.hp;
   auto sz = [n](int64_t d) { return static_cast<size_t>(n * d); };
   x_.resize(sz(h.n_embd));
   xn_.resize(sz(h.n_embd));
-  tmp_.resize(sz(h.n_embd));
-  q_.resize(sz(h.q_dim()));
-  att_.resize(sz(h.q_dim()));
-  k_.resize(sz(h.kv_dim()));
-  v_.resize(sz(h.kv_dim()));
-  gate_.resize(sz(h.n_ff));
-  up_.resize(sz(h.n_ff));
+  tmp_.resize(sz(s_.embd.count));
+  q_.resize(sz(s_.q_rows.count));
+  att_.resize(sz(s_.q.count));
+  k_.resize(sz(s_.kv_rows.count));
+  v_.resize(sz(s_.kv_rows.count));
+  gate_.resize(sz(s_.ff.count));
+  up_.resize(sz(s_.ff.count));
   cap_ = n;
 }
 
 const float* Forward::run(const Batch& b, KvCache& cache, int n_layers) {
-  const auto& h = m_.hp;
-  const auto& W = m_.w;
-  const int64_t n = b.size();
-  if (n == 0) return nullptr;
-  for (int64_t i = 0; i < n; ++i) {
-    if (b.token[i] < 0 || b.token[i] >= h.n_vocab)
+  // A batch the model cannot run is refused before the other ranks are told to run it.
+  check(b, cache);
+  if (!s_.active() || b.size() == 0) return compute(b, cache, n_layers);
+  if (s_.rank == 0) send_plan(*s_.comm, b, cache, n_layers, pool_.size());
+  try {
+    return compute(b, cache, n_layers);
+  } catch (const std::exception& e) {
+    // The other ranks are inside this batch's collectives: none of them can go on.
+    s_.comm->abort(fmt::format("the forward pass failed: {}", e.what()));
+  }
+}
+
+void Forward::check(const Batch& b, KvCache& cache) const {
+  for (int64_t i = 0; i < b.size(); ++i) {
+    if (b.token[i] < 0 || b.token[i] >= m_.hp.n_vocab)
       fail("token id {} is outside the vocabulary", b.token[i]);
     if (b.pos[i] < 0) fail("negative position {}", b.pos[i]);
     cache.reserve(b.seq[i], b.pos[i] + 1);
   }
-  ensure(n);
+}
+
+float* Forward::gather(std::vector<float>& local, int64_t n, const RowShare& share,
+                       std::vector<float>& full, bool to_all) {
+  if (!s_.active()) return local.data();
+  const int64_t total = std::accumulate(share.counts.begin(), share.counts.end(), int64_t{0});
+  std::vector<int64_t> counts(share.counts);
+  for (auto& c : counts) c *= n;
+  gathered_.resize(static_cast<size_t>(n * total));
+  full.resize(gathered_.size());
+  if (!to_all) {
+    s_.comm->gather(local.data(), counts, gathered_.data());
+    if (s_.rank != 0) return nullptr;
+  } else {
+    s_.comm->allgather(local.data(), counts, gathered_.data());
+  }
+  // Rank-major ([rank][token][its rows]) to token-major ([token][all rows]).
+  const float* src = gathered_.data();
+  for (int64_t r0 = 0, r = 0; r < static_cast<int64_t>(counts.size()); ++r) {
+    const int64_t c = share.counts[static_cast<size_t>(r)];
+    for (int64_t i = 0; i < n; ++i, src += c)
+      std::copy(src, src + c, &full[static_cast<size_t>(i * total + r0)]);
+    r0 += c;
+  }
+  return full.data();
+}
+
+void Forward::index_batch(const Batch& b) {
+  const int64_t n = b.size();
   seqs_.clear();
   tok_seq_.resize(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
@@ -50,7 +94,7 @@ const float* Forward::run(const Batch& b, KvCache& cache, int n_layers) {
     seqs_[k].second = std::max(seqs_[k].second, b.pos[i] + 1);
     tok_seq_[i] = static_cast<int32_t>(k);
   }
-  // Token indices grouped by sequence (batch order within each): seq_first_[k] .. seq_first_[k+1].
+  // Token indices grouped by sequence (batch order within each): seq_first_[k] .. [k+1].
   seq_first_.assign(seqs_.size() + 1, 0);
   for (int64_t i = 0; i < n; ++i) ++seq_first_[static_cast<size_t>(tok_seq_[i]) + 1];
   for (size_t k = 0; k < seqs_.size(); ++k) seq_first_[k + 1] += seq_first_[k];
@@ -59,7 +103,24 @@ const float* Forward::run(const Batch& b, KvCache& cache, int n_layers) {
     std::vector<int32_t> fill(seq_first_.begin(), seq_first_.end() - 1);
     for (int64_t i = 0; i < n; ++i) by_seq_[static_cast<size_t>(fill[tok_seq_[i]]++)] = i;
   }
-  const int64_t E = h.n_embd, Q = h.q_dim(), KV = h.kv_dim(), F = h.n_ff;
+}
+
+const float* Forward::compute(const Batch& b, KvCache& cache, int n_layers) {
+  const auto& h = m_.hp;
+  const auto& W = m_.w;
+  const int64_t n = b.size();
+  if (n == 0) return nullptr;
+  check(b, cache);
+  ensure(n);
+  index_batch(b);
+  const int64_t E = h.n_embd, F = h.n_ff;
+  // This rank's rows (all of them in one process): the rows of q, k and v it computes (its heads
+  // from qo and ko on), its heads' attention output, and its rows of the attention output
+  // projection, the FFN's gate and up, and the classifier.
+  const int64_t Q = s_.q_rows.count, KV = s_.kv_rows.count, A = s_.q.count;
+  const int64_t qo = s_.q_rows.offset, ko = s_.kv_rows.offset;
+  const int64_t El = s_.embd.count, Fl = s_.ff.count;
+  const int n_head = s_.n_head, n_head_kv = s_.n_head_kv;
 
   for (int64_t i = 0; i < n; ++i)
     dequantize_row(W.token_embd.type, W.token_embd.row(b.token[i]), &x_[i * E], E);
@@ -81,17 +142,17 @@ const float* Forward::run(const Batch& b, KvCache& cache, int n_layers) {
           for (int64_t j = 0; j < Q; ++j) q[j] += L.bq[j];
           for (int64_t j = 0; j < KV; ++j) k[j] += L.bk[j], v[j] += L.bv[j];
         }
+        q += qo, k += ko;
         if (h.qk_norm) {
-          for (int hh = 0; hh < h.n_head; ++hh)
+          for (int hh = 0; hh < n_head; ++hh)
             rmsnorm(q + hh * h.head_dim, L.q_norm.data(), q + hh * h.head_dim, h.head_dim,
                     h.rms_eps);
-          for (int hh = 0; hh < h.n_head_kv; ++hh)
+          for (int hh = 0; hh < n_head_kv; ++hh)
             rmsnorm(k + hh * h.head_dim, L.k_norm.data(), k + hh * h.head_dim, h.head_dim,
                     h.rms_eps);
         }
-        rope(q, h.n_head, h.head_dim, h.rope_dim, b.pos[i], h.rope_type, m_.rope_inv_freq.data());
-        rope(k, h.n_head_kv, h.head_dim, h.rope_dim, b.pos[i], h.rope_type,
-             m_.rope_inv_freq.data());
+        rope(q, n_head, h.head_dim, h.rope_dim, b.pos[i], h.rope_type, m_.rope_inv_freq.data());
+        rope(k, n_head_kv, h.head_dim, h.rope_dim, b.pos[i], h.rope_type, m_.rope_inv_freq.data());
       }
     });
     // Each sequence's rows are stored in batch order by one thread: a cache may rescale a block
@@ -101,7 +162,7 @@ const float* Forward::run(const Batch& b, KvCache& cache, int n_layers) {
         for (int32_t j = seq_first_[static_cast<size_t>(s)];
              j < seq_first_[static_cast<size_t>(s) + 1]; ++j) {
           const int64_t i = by_seq_[static_cast<size_t>(j)];
-          cache.store(l, b.seq[i], b.pos[i], &k_[i * KV], &v_[i * KV]);
+          cache.store(l, b.seq[i], b.pos[i], &k_[i * KV + ko], &v_[i * KV + ko]);
         }
     };
     const int64_t n_seqs = static_cast<int64_t>(seqs_.size());
@@ -110,31 +171,36 @@ const float* Forward::run(const Batch& b, KvCache& cache, int n_layers) {
     else
       pool_.parallel_for(n_seqs, 1, store);
     attention(l, b, cache);
-    observe(l, Site::AttnOut, att_, n, Q);
-    matmul(L.wo, att_.data(), Q, n, tmp_.data(), E, pool_);
-    residual_norm(n, tmp_.data(), L.ffn_norm.data());
+    observe(l, Site::AttnOut, att_, n, A);
+    const float* att = gather(att_, n, s_.q, att_all_);
+    if (El > 0) matmul(L.wo, att, h.q_dim(), n, tmp_.data(), El, pool_);
+    residual_norm(n, gather(tmp_, n, s_.embd, tmp_all_), L.ffn_norm.data());
 
     // Feed-forward block (SwiGLU).
     observe(l, Site::FfnIn, xn_, n, E);
-    const MatmulOut gate_up[] = {{&L.ffn_gate, gate_.data(), F}, {&L.ffn_up, up_.data(), F}};
-    matmul_shared(gate_up, xn_.data(), E, n, pool_);
+    const MatmulOut gate_up[] = {{&L.ffn_gate, gate_.data(), Fl}, {&L.ffn_up, up_.data(), Fl}};
+    if (Fl > 0) matmul_shared(gate_up, xn_.data(), E, n, pool_);
     pool_.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
-      silu_mul(&gate_[t0 * F], &up_[t0 * F], &gate_[t0 * F], (t1 - t0) * F);
+      silu_mul(&gate_[t0 * Fl], &up_[t0 * Fl], &gate_[t0 * Fl], (t1 - t0) * Fl);
     });
     observe(l, Site::DownIn, gate_, n, F);
-    matmul(L.ffn_down, gate_.data(), F, n, tmp_.data(), E, pool_);
-    residual_norm(n, tmp_.data(), l + 1 < layers ? W.layers[l + 1].attn_norm.data() : nullptr);
+    const float* hidden = gather(gate_, n, s_.ff, gate_all_);
+    if (El > 0) matmul(L.ffn_down, hidden, F, n, tmp_.data(), El, pool_);
+    residual_norm(n, gather(tmp_, n, s_.embd, tmp_all_),
+                  l + 1 < layers ? W.layers[l + 1].attn_norm.data() : nullptr);
   }
 
   // Final norm and classifier, only for the rows whose logits are wanted.
   int64_t n_out = 0;
   for (int64_t i = 0; i < n; ++i)
     if (b.logits[i]) rmsnorm(&x_[i * E], W.output_norm.data(), &xn_[n_out++ * E], E, h.rms_eps);
-  logits_.resize(static_cast<size_t>(n_out * h.n_vocab));
+  const int64_t Vl = s_.vocab.count;
+  logits_.resize(static_cast<size_t>(n_out * Vl));
   if (n_out == 0) return logits_.data();  // only the cache was wanted (a draft catching up)
   observe(static_cast<int>(h.n_layer), Site::Output, xn_, n_out, E);
-  matmul(W.output, xn_.data(), E, n_out, logits_.data(), h.n_vocab, pool_);
-  return logits_.data();
+  if (Vl > 0) matmul(W.output, xn_.data(), E, n_out, logits_.data(), Vl, pool_);
+  // Only rank 0 samples: the classifier's rows are gathered there alone.
+  return gather(logits_, n_out, s_.vocab, logits_all_, /*to_all=*/false);
 }
 
 void Forward::residual_norm(int64_t n, const float* add, const float* norm) {
@@ -162,8 +228,8 @@ void Forward::attention(int layer, const Batch& b, KvCache& cache) {
     cache.spans(layer, s, len, spans_);
     seq_spans_.push_back({first, spans_.size() - first});
   }
-  const AttnShape shape{h.n_head,
-                        h.n_head_kv,
+  const AttnShape shape{s_.n_head,
+                        s_.n_head_kv,
                         h.head_dim,
                         cache.row_stride(),
                         1.0f / std::sqrt(static_cast<float>(h.head_dim)),
@@ -180,19 +246,20 @@ void Forward::attention(int layer, const Batch& b, KvCache& cache) {
       int64_t cost = 0;
       for (int32_t j = j0; j < j1; ++j) {
         const int64_t i = by_seq_[static_cast<size_t>(j)];
-        queries_[static_cast<size_t>(j)] = {&q_[i * h.q_dim()], &att_[i * h.q_dim()], b.pos[i] + 1};
+        queries_[static_cast<size_t>(j)] = {&q_[i * s_.q_rows.count + s_.q_rows.offset],
+                                            &att_[i * s_.q.count], b.pos[i] + 1};
         cost += b.pos[i] + 1;
       }
       groups_.push_back({cost, static_cast<int32_t>(k), j0, j1 - j0});
     }
   std::stable_sort(groups_.begin(), groups_.end(),
                    [](const Group& x, const Group& y) { return x.cost > y.cost; });
-  const int64_t items = static_cast<int64_t>(groups_.size()) * h.n_head_kv;
+  const int64_t items = static_cast<int64_t>(groups_.size()) * s_.n_head_kv;
   pool_.parallel_chunks(items, 1, [&](int64_t i0, int64_t i1) {
     for (int64_t it = i0; it < i1; ++it) {
-      const Group& gr = groups_[static_cast<size_t>(it / h.n_head_kv)];
+      const Group& gr = groups_[static_cast<size_t>(it / s_.n_head_kv)];
       const auto [first, count] = seq_spans_[static_cast<size_t>(gr.seq)];
-      attention_group(shape, static_cast<int>(it % h.n_head_kv),
+      attention_group(shape, static_cast<int>(it % s_.n_head_kv),
                       &queries_[static_cast<size_t>(gr.first)], gr.count, spans_.data() + first,
                       count);
     }

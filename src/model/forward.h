@@ -2,6 +2,9 @@
 // embed → per layer [rmsnorm → q,k,v → rope → cache → attention → output proj → residual →
 // rmsnorm → SwiGLU FFN → residual] → final norm → classifier. Every weight is applied to all the
 // batch's tokens in one matrix product; attention runs per token over its own sequence's cache.
+// On a model split over ranks (model/split.h) each product computes this rank's rows and the
+// ranks gather them; rank 0's run() first sends the batch to the other ranks, which run it from
+// follow_plans (model/follower.h).
 #pragma once
 
 #include <functional>
@@ -17,7 +20,7 @@ namespace brisk {
 
 class Forward {
  public:
-  Forward(const Model& m, ThreadPool& pool) : m_(m), pool_(pool) {}
+  Forward(const Model& m, ThreadPool& pool) : m_(m), pool_(pool), s_(m.split) {}
 
   // The inputs of the linear layers, for calibration (AWQ): the attention block's normed input
   // (q/k/v), the attention output (o), the FFN's normed input (gate/up), the SwiGLU product (down).
@@ -26,16 +29,30 @@ class Forward {
   enum class Site { AttnIn, AttnOut, FfnIn, DownIn, Output };
   using Observer =
       std::function<void(int layer, Site site, const float* x, int64_t n_tokens, int64_t dim)>;
-  void set_observer(Observer o) { observer_ = std::move(o); }
+  // One process only: a rank sees only its rows of some of these.
+  void set_observer(Observer o);
 
   // Runs the batch, storing its keys and values in `cache`. Returns n_out rows of n_vocab logits
   // (the tokens marked in batch.logits, in batch order; none marked: only the cache is filled);
   // valid until the next call.
   // n_layers < n_layer runs only the first n_layers blocks before the final norm and classifier:
   // the model's own cheap draft (self-speculation by layer skipping).
+  // On a split model, rank 0 calls this and the other ranks run the same batch (and only rank 0
+  // receives logits).
   const float* run(const Batch& batch, KvCache& cache, int n_layers = -1);
+  // The batch on this rank alone (the other ranks run it at the same time): for follow_plans.
+  const float* compute(const Batch& batch, KvCache& cache, int n_layers);
 
  private:
+  // Every rank's rows of a product (`local`: n tokens x this rank's share.count) as n tokens x
+  // all rows, in `full`; in one process, `local` itself. !to_all: only rank 0 receives them (the
+  // others get null).
+  float* gather(std::vector<float>& local, int64_t n, const RowShare& share,
+                std::vector<float>& full, bool to_all = true);
+  // Finds the batch's sequences and groups its tokens by them (seqs_, tok_seq_, by_seq_).
+  void index_batch(const Batch& b);
+  // Throws unless every token, position and cache row of the batch is valid.
+  void check(const Batch& b, KvCache& cache) const;
   void attention(int layer, const Batch& b, KvCache& cache);
   // x += add (if given), then xn = rmsnorm(x) with weights `norm` (if given), token by token in
   // one pass: one hand-off to the pool where a block's residual meets the next block's norm.
@@ -50,7 +67,11 @@ class Forward {
   ThreadPool& pool_;
   Observer observer_;
   int64_t cap_ = 0;
+  const Split& s_;
+  // q_, k_, v_, att_, tmp_, gate_, up_ hold this rank's rows; the *_all_ buffers every rank's
+  // (split models only), gathered_ the rank-major rows as they arrive.
   std::vector<float> x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, logits_;
+  std::vector<float> att_all_, tmp_all_, gate_all_, logits_all_, gathered_;
   // The batch's sequences (id, positions they attend over) and each token's index into them,
   // found once per run; spans_ holds each sequence's KV spans for the current layer.
   std::vector<std::pair<int32_t, int64_t>> seqs_;

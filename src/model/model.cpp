@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "core/error.h"
 #include "core/mapped_file.h"
 #include "core/thread_pool.h"
 #include "formats/loader.h"
@@ -29,14 +30,15 @@ void repack(Tensor& t, uint8_t* dst, ThreadPool& pool) {
 
 }  // namespace
 
-std::unique_ptr<Model> Model::from_file(ModelFile mf, bool repack_weights) {
+std::unique_ptr<Model> Model::from_file(ModelFile mf, bool repack_weights, Communicator* comm) {
   auto m = std::make_unique<Model>();
   m->file = std::move(mf);
   m->hp = HParams::from_model(m->file);
   m->w = Weights::bind(m->file, m->hp);
+  // Which matrices to repack is decided on the whole matrices, so a rank's share is read by the
+  // same kernels as in one process.
+  std::vector<Tensor*> todo;
   if (repack_weights) {
-    const auto t0 = std::chrono::steady_clock::now();
-    std::vector<Tensor*> todo;
     for (auto& L : m->w.layers)
       for (Tensor* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_gate, &L.ffn_up, &L.ffn_down})
         if (repackable(*t) && repack_pays_off(t->type)) todo.push_back(t);
@@ -44,6 +46,14 @@ std::unique_ptr<Model> Model::from_file(ModelFile mf, bool repack_weights) {
     if (m->w.output.data != m->w.token_embd.data && repackable(m->w.output) &&
         repack_pays_off(m->w.output.type))
       todo.push_back(&m->w.output);
+  }
+  m->split = comm ? Split::make(m->hp, *comm) : Split::whole(m->hp);
+  m->w.take_share(m->split);
+  for (const Tensor* t : todo)  // shares are whole row groups (model/split.h)
+    if (!repackable(*t))
+      fail("{}: this rank's rows of {} cannot be interleaved", m->file.path, t->name);
+  {
+    const auto t0 = std::chrono::steady_clock::now();
     // One buffer for all, each matrix on a cache-line boundary.
     uint64_t total = 0;
     for (const Tensor* t : todo) total += (t->nbytes + 63) / 64 * 64;
@@ -70,8 +80,8 @@ std::unique_ptr<Model> Model::from_file(ModelFile mf, bool repack_weights) {
 }
 
 std::unique_ptr<Model> Model::load(const std::string& path, const std::string& tokenizer_path,
-                                   bool repack_weights) {
-  return from_file(load_model_file(path, tokenizer_path), repack_weights);
+                                   bool repack_weights, Communicator* comm) {
+  return from_file(load_model_file(path, tokenizer_path), repack_weights, comm);
 }
 
 }  // namespace brisk

@@ -7,6 +7,7 @@
 
 #include "core/metadata.h"
 #include "model/hparams.h"
+#include "model/split.h"
 #include "model/weights.h"
 #include "tokenizer/tokenizer.h"
 
@@ -18,12 +19,16 @@ struct Model {
   Weights w;
   std::unique_ptr<Tokenizer> tokenizer;
   std::vector<float> rope_inv_freq;
+  Split split;  // this rank's share of the model (the whole model in one process)
 
   // repack: Q4_0/Q8_0 matrices are regrouped for the int8 kernels where the CPU has them (see
   // ops/repack.h); tools that read the weights themselves (AWQ) keep the file's layout.
+  // comm: the ranks to split the model over (null: one process holds it all).
   static std::unique_ptr<Model> load(const std::string& path,
-                                     const std::string& tokenizer_path = "", bool repack = true);
-  static std::unique_ptr<Model> from_file(ModelFile mf, bool repack = true);
+                                     const std::string& tokenizer_path = "", bool repack = true,
+                                     Communicator* comm = nullptr);
+  static std::unique_ptr<Model> from_file(ModelFile mf, bool repack = true,
+                                          Communicator* comm = nullptr);
   double repack_seconds = 0;  // time spent repacking at load
 };
 

@@ -21,7 +21,7 @@ PerplexityResult perplexity(const Model& m, ThreadPool& pool, const std::vector<
          tokens.size(), n_ctx);
   const auto& h = m.hp;
   const auto& vocab = m.tokenizer->vocab();
-  ContiguousKvCache cache(static_cast<int>(h.n_layer), h.n_head_kv, h.head_dim, n_ctx);
+  ContiguousKvCache cache(static_cast<int>(h.n_layer), m.split.n_head_kv, h.head_dim, n_ctx);
   Forward fwd(m, pool);
   Batch b;
   const int64_t first = n_ctx / 2;

@@ -73,6 +73,40 @@ Weights Weights::bind(const ModelFile& mf, const HParams& hp) {
   return w;
 }
 
+namespace {
+
+void keep_rows(Tensor& t, int64_t first, int64_t count) {
+  t.data = t.row(first);
+  t.ne[1] = count;
+  t.nbytes = static_cast<uint64_t>(count) * t.row_bytes();
+}
+
+void keep_values(std::vector<float>& v, int64_t first, int64_t count) {
+  if (v.empty()) return;
+  v.erase(v.begin() + first + count, v.end());
+  v.erase(v.begin(), v.begin() + first);
+}
+
+}  // namespace
+
+void Weights::take_share(const Split& s) {
+  if (!s.active()) return;
+  const int64_t kv0 = s.kv_rows.first, kvn = s.kv_rows.count;
+  for (auto& L : layers) {
+    keep_rows(L.wq, s.q_rows.first, s.q_rows.count);
+    keep_rows(L.wk, kv0, kvn);
+    keep_rows(L.wv, kv0, kvn);
+    keep_rows(L.wo, s.embd.first, s.embd.count);
+    keep_rows(L.ffn_gate, s.ff.first, s.ff.count);
+    keep_rows(L.ffn_up, s.ff.first, s.ff.count);
+    keep_rows(L.ffn_down, s.embd.first, s.embd.count);
+    keep_values(L.bq, s.q_rows.first, s.q_rows.count);
+    keep_values(L.bk, kv0, kvn);
+    keep_values(L.bv, kv0, kvn);
+  }
+  keep_rows(output, s.vocab.first, s.vocab.count);
+}
+
 uint64_t Weights::matrix_bytes() const {
   uint64_t b = output.nbytes;
   for (const auto& L : layers)

@@ -6,6 +6,7 @@
 
 #include "core/metadata.h"
 #include "model/hparams.h"
+#include "model/split.h"
 
 namespace brisk {
 
@@ -25,6 +26,8 @@ struct Weights {
   std::vector<float> rope_freqs;  // GGUF rope_freqs (Llama 3.1), empty if absent
 
   static Weights bind(const ModelFile& mf, const HParams& hp);
+  // Keeps this rank's rows of every matrix and bias (views into the same file; see model/split.h).
+  void take_share(const Split& s);
   uint64_t matrix_bytes() const;     // bytes of all weight matrices read for one token
   uint64_t matrix_elements() const;  // their weights
 };
