@@ -76,7 +76,13 @@ Workload workload(const Model& m, int n_prompt) {
 // and the run's fraction of that.
 struct Runs {
   std::vector<double> rate, roof, ratio, weights_read;
+  std::vector<double> collective;  // split over ranks: fraction of the run in collectives
 };
+
+// Rank 0's seconds in collectives so far (0 in one process).
+double collective_seconds(const Model& m) {
+  return m.split.active() ? m.split.comm->collective_seconds() : 0.0;
+}
 
 // Both tests run through the engine, as every command does: the prompt as one batch, then one
 // sequence decoding token by token from an empty context.
@@ -113,12 +119,16 @@ struct Bench {
     Runs out;
     for (int r = 0; r < a.reps + 1; ++r) {
       const double peak_now = measure_peak();
-      double t_tok = 0;
-      const double t0 = now_seconds();
-      engine.submit(request(a.n_prompt, 1), [&](const Output&) { t_tok = now_seconds(); });
+      double t_tok = 0, c_tok = 0;
+      const double t0 = now_seconds(), c0 = collective_seconds(engine.model());
+      engine.submit(request(a.n_prompt, 1), [&](const Output&) {
+        t_tok = now_seconds();
+        c_tok = collective_seconds(engine.model());
+      });
       engine.run_until_idle();
       if (r == 0) continue;  // the first run warms up
       out.rate.push_back(a.n_prompt / (t_tok - t0));
+      out.collective.push_back((c_tok - c0) / (t_tok - t0));
       if (peak_now <= 0) continue;
       out.roof.push_back(peak_now);
       out.ratio.push_back(out.rate.back() * w.pp_flops_per_token / peak_now);
@@ -134,16 +144,18 @@ struct Bench {
     for (int r = 0; r < a.reps + 1; ++r) {
       const double bw_now = measure_read_bandwidth(pool, size_t{512} << 20, 3);
       const double wbw_now = measure_span_bandwidth(pool, w.spans);
-      double t_first = 0, t_last = 0;
+      double t_first = 0, t_last = 0, c_first = 0, c_last = 0;
       int got = 0;
       engine.submit(request(1, a.n_gen + 1), [&](const Output&) {
         t_last = now_seconds();
-        if (got++ == 0) t_first = t_last;
+        c_last = collective_seconds(engine.model());
+        if (got++ == 0) t_first = t_last, c_first = c_last;
       });
       engine.run_until_idle();
       const double tps = a.n_gen / (t_last - t_first);
       if (r == 0) continue;  // warm-up
       out.rate.push_back(tps);
+      out.collective.push_back((c_last - c_first) / (t_last - t_first));
       out.roof.push_back(std::max(bw, bw_now));
       out.weights_read.push_back(wbw_now);
       out.ratio.push_back(tps * static_cast<double>(w.weight_bytes) / std::max(bw, bw_now));
@@ -165,6 +177,12 @@ void print_rows(const BenchArgs& a, const Workload& w, int nt, const Runs& pp, c
   std::printf("| %7d | tg%-3d | %8.2f | %6.1f GB/s of %5.1f     | %10.1f%% | %10.1f GB/s |\n", nt,
               a.n_gen, tgs, tgs * static_cast<double>(w.weight_bytes) / 1e9, median(tg.roof) / 1e9,
               100.0 * median(tg.ratio), median(tg.weights_read) / 1e9);
+  if (median(tg.collective) > 0)
+    std::printf(
+        "|         | ranks' collectives: pp%d %.1f%% of the time (%.2f ms per prompt), tg%d "
+        "%.1f%% (%.3f ms per token); the rest is compute |\n",
+        a.n_prompt, 100 * median(pp.collective), 1e3 * median(pp.collective) * a.n_prompt / pps,
+        a.n_gen, 100 * median(tg.collective), 1e3 * median(tg.collective) / tgs);
   std::fflush(stdout);
 }
 
@@ -183,6 +201,11 @@ int bench(BenchArgs& a) {
                         .c_str()
                   : "",
               resident_bytes() / 1048576.0, peak_resident_bytes() / 1048576.0);
+  if (m->split.active())
+    std::printf(
+        "split over %d ranks: the table is rank 0's (its %.1f MiB of matrices, its threads, "
+        "its bandwidth)\n",
+        m->split.size, w.weight_bytes / 1048576.0);
   std::printf(
       "| threads | test  | tokens/s | machine                 | vs roofline | weights read at |\n");
   std::printf(

@@ -403,6 +403,10 @@ EngineStats Engine::stats() const {
   st.waiting = sched_->n_waiting();
   st.peak_running = peak_running_;
   st.forward_seconds = forward_seconds_ + spec_->drafter_seconds();  // a draft model's passes too
+  if (m_.split.active()) {
+    st.ranks = m_.split.size;
+    st.collective_seconds = m_.split.comm->collective_seconds();
+  }
   const SpecStats& sp = spec_->stats();
   st.spec_drafts = sp.drafts;
   st.spec_draft_tokens = sp.draft_tokens;

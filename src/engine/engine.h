@@ -62,6 +62,10 @@ struct EngineStats {
   int32_t blocks_total = 0, blocks_in_use = 0, blocks_cached = 0, peak_blocks_in_use = 0;
   size_t running = 0, waiting = 0, peak_running = 0;
   double forward_seconds = 0;
+  // A model split over ranks: how many, and rank 0's time in their collectives (inside
+  // forward_seconds, waiting for the slowest rank included).
+  int ranks = 1;
+  double collective_seconds = 0;
   // Speculative decoding: verification passes, tokens proposed and accepted, and how often the
   // draft's i-th token was accepted (vLLM's spec_decode metrics).
   int64_t spec_drafts = 0, spec_draft_tokens = 0, spec_accepted_tokens = 0;

@@ -8,6 +8,7 @@
 // the build found Open MPI and the program was started by mpirun).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -42,16 +43,20 @@ class Communicator {
 
   // Seconds this rank has spent inside allgather and gather (waiting for the slowest rank
   // included), and how many it ran.
-  double collective_seconds() const { return collective_seconds_; }
-  int64_t collectives() const { return collectives_; }
+  // Readable from any thread (the server's /metrics) while the step thread runs collectives.
+  double collective_seconds() const { return collective_seconds_.load(std::memory_order_relaxed); }
+  int64_t collectives() const { return collectives_.load(std::memory_order_relaxed); }
 
  protected:
   virtual void abort_job(const std::string& why) = 0;
-  void count_collective(double seconds) { collective_seconds_ += seconds, ++collectives_; }
+  void count_collective(double seconds) {
+    collective_seconds_.fetch_add(seconds, std::memory_order_relaxed);
+    collectives_.fetch_add(1, std::memory_order_relaxed);
+  }
 
  private:
-  double collective_seconds_ = 0;
-  int64_t collectives_ = 0;
+  std::atomic<double> collective_seconds_{0};
+  std::atomic<int64_t> collectives_{0};
 };
 
 // One process: rank 0 of 1.

@@ -118,6 +118,15 @@ std::string Metrics::render(const std::string& model, const EngineStats& st) con
   metric("brisk:kv_blocks_in_use", "gauge", "KV cache blocks held by sequences.", st.blocks_in_use);
   metric("brisk:kv_blocks_cached", "gauge", "KV cache blocks held only by the prefix cache.",
          st.blocks_cached);
+  // Where a step's time goes; split over ranks (mpirun), the part spent gathering rows.
+  metric("brisk:engine_steps", "counter", "Engine steps (batches) run.", st.steps);
+  metric("brisk:forward_seconds", "counter", "Seconds in the model's forward passes.",
+         st.forward_seconds);
+  metric("brisk:ranks", "gauge", "Ranks the model is split over (1: one process).", st.ranks);
+  metric("brisk:collective_seconds", "counter",
+         "Seconds of the forward passes rank 0 spent in collectives with the other ranks, waiting "
+         "for the slowest included.",
+         st.collective_seconds);
   return o;
 }
 
