@@ -12,6 +12,8 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev \
   libcurl4-openssl-dev libpcre2-dev libutf8proc-dev libboost-dev ca-certificates curl \
   json-schema-test-suite python3-jsonschema >/dev/null
+# Open MPI: the multi-process engine (mpirun brisk ...; a model split over ranks).
+$SUDO apt-get install -y -qq --no-install-recommends libopenmpi-dev openmpi-bin >/dev/null
 # The chat page's libraries (embedded at build time from their Debian paths) and the browser its
 # tests drive.
 $SUDO apt-get install -y -qq --no-install-recommends \

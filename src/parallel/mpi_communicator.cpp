@@ -3,10 +3,13 @@
 #ifdef BRISK_MPI
 #include <mpi.h>
 
+#include <fmt/format.h>
 #include <algorithm>
+
 #include <chrono>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 #endif
 
@@ -26,6 +29,12 @@ class MpiCommunicator final : public Communicator {
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
     if (provided < MPI_THREAD_SERIALIZED)
       abort("this Open MPI does not allow calls from more than one thread (MPI_THREAD_SERIALIZED)");
+    if (const char* t = std::getenv("BRISK_MPI_TIMEOUT")) {
+      const long v = std::strtol(t, nullptr, 10);
+      if (v < 1 || v > 86400)
+        abort("BRISK_MPI_TIMEOUT must be a number of seconds from 1 to 86400");
+      timeout_ = std::chrono::seconds(v);
+    }
   }
   ~MpiCommunicator() override { MPI_Finalize(); }
 
@@ -39,12 +48,10 @@ class MpiCommunicator final : public Communicator {
     // ones, and the idle wait needs it.
     MPI_Request req;
     MPI_Ibcast(data, n, MPI_BYTE, 0, MPI_COMM_WORLD, &req);
-    if (!idle) {
-      MPI_Wait(&req, MPI_STATUS_IGNORE);
-      return;
-    }
+    if (!idle) return wait(req, "a broadcast from rank 0");
     // Open MPI's waits poll without pause; a rank waiting for the next step polls for a
-    // millisecond (a step usually follows at once), then sleeps between polls, up to 1 ms.
+    // millisecond (a step usually follows at once), then sleeps between polls, up to 1 ms. No
+    // time limit: a server may stay idle for days.
     const auto t0 = Clock::now();
     auto pause = std::chrono::microseconds(20);
     for (int done = 0;;) {
@@ -60,16 +67,20 @@ class MpiCommunicator final : public Communicator {
   void allgather(const float* mine, std::span<const int64_t> counts, float* all) override {
     const auto t0 = Clock::now();
     layout(counts);
-    MPI_Allgatherv(mine, counts_[static_cast<size_t>(rank_)], MPI_FLOAT, all, counts_.data(),
-                   displs_.data(), MPI_FLOAT, MPI_COMM_WORLD);
+    MPI_Request req;
+    MPI_Iallgatherv(mine, counts_[static_cast<size_t>(rank_)], MPI_FLOAT, all, counts_.data(),
+                    displs_.data(), MPI_FLOAT, MPI_COMM_WORLD, &req);
+    wait(req, "a gather of every rank's rows");
     count_collective(std::chrono::duration<double>(Clock::now() - t0).count());
   }
 
   void gather(const float* mine, std::span<const int64_t> counts, float* all) override {
     const auto t0 = Clock::now();
     layout(counts);
-    MPI_Gatherv(mine, counts_[static_cast<size_t>(rank_)], MPI_FLOAT, all, counts_.data(),
-                displs_.data(), MPI_FLOAT, 0, MPI_COMM_WORLD);
+    MPI_Request req;
+    MPI_Igatherv(mine, counts_[static_cast<size_t>(rank_)], MPI_FLOAT, all, counts_.data(),
+                 displs_.data(), MPI_FLOAT, 0, MPI_COMM_WORLD, &req);
+    wait(req, "a gather of the classifier's rows");
     count_collective(std::chrono::duration<double>(Clock::now() - t0).count());
   }
 
@@ -81,6 +92,21 @@ class MpiCommunicator final : public Communicator {
   }
 
  private:
+  // Within a step every rank reaches each collective within a layer's compute of the others; a
+  // rank that does not has hung (or its machine has), and the job ends rather than hang with it.
+  void wait(MPI_Request& req, const char* what) {
+    const auto t0 = Clock::now();
+    for (int done = 0, polls = 0;; ++polls) {
+      MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+      if (done) return;
+      if (polls % 4096 == 0 && Clock::now() - t0 > timeout_)
+        abort(
+            fmt::format("{} has waited {} s for the other ranks: one of them has stopped "
+                        "(BRISK_MPI_TIMEOUT sets the limit)",
+                        what, timeout_.count()));
+    }
+  }
+
   int to_int(int64_t n, const char* what) {
     if (n < 0 || n > INT_MAX) abort(std::string(what) + ": message over 2^31 elements");
     return static_cast<int>(n);
@@ -98,6 +124,7 @@ class MpiCommunicator final : public Communicator {
   }
 
   int rank_ = 0, size_ = 1;
+  std::chrono::seconds timeout_{30};
   std::vector<int> counts_, displs_;
 };
 
