@@ -1,9 +1,12 @@
 #include "core/download.h"
 
 #include <curl/curl.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -111,12 +114,34 @@ long perform(const std::string& url, Transfer& t, uint64_t resume_from) {
 
 }  // namespace
 
+namespace {
+void fetch(const std::string& url, const std::string& dest, bool progress);
+}  // namespace
+
 void download_file(const std::string& url, const std::string& dest, bool progress) {
   if (fs::exists(dest)) return;
   std::error_code ec;
   fs::create_directories(fs::path(dest).parent_path(), ec);
   if (ec)
     fail("{}: cannot create directory: {}", fs::path(dest).parent_path().string(), ec.message());
+  // One downloader per file at a time (the ranks of an mpirun job on one machine, two commands
+  // started together): the others wait, then find the file there.
+  const std::string lock_path = dest + ".lock";
+  const int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock < 0) fail("{}: cannot create the download lock", lock_path);
+  struct Unlock {
+    int fd;
+    ~Unlock() { ::close(fd); }  // closing releases the lock
+  } unlock{lock};
+  while (::flock(lock, LOCK_EX) != 0)
+    if (errno != EINTR) fail("{}: cannot lock", lock_path);
+  if (!fs::exists(dest)) fetch(url, dest, progress);
+}
+
+namespace {
+
+void fetch(const std::string& url, const std::string& dest, bool progress) {
+  std::error_code ec;
   const std::string part = dest + ".part";
   uint64_t have = fs::exists(part) ? fs::file_size(part) : 0;
   std::FILE* f = std::fopen(part.c_str(), have ? "ab" : "wb");
@@ -137,12 +162,12 @@ void download_file(const std::string& url, const std::string& dest, bool progres
   if (status == 416 && have > 0) {
     // Range not satisfiable: the partial file is already complete (or stale); start over once.
     fs::remove(part);
-    return download_file(url, dest, progress);
+    return fetch(url, dest, progress);
   }
   if (status == 200 && have > 0) {
     // The server ignored the range and sent the whole file after our partial bytes: redo cleanly.
     fs::remove(part);
-    return download_file(url, dest, progress);
+    return fetch(url, dest, progress);
   }
   if (status != 200 && status != 206) {
     fs::remove(part);
@@ -152,6 +177,8 @@ void download_file(const std::string& url, const std::string& dest, bool progres
   fs::rename(part, dest, ec);
   if (ec) fail("{}: cannot rename to {}: {}", part, dest, ec.message());
 }
+
+}  // namespace
 
 std::vector<std::string> hub_list_files(const std::string& repo) {
   std::string body;
