@@ -44,6 +44,17 @@ def prompt_seconds(model, nodes, node_ops, link_bw, latency, batch=512):
     return compute + gather_seconds(model, nodes, link_bw, latency, batch)
 
 
+def table(rate):
+    """Prints rate(nodes, link bytes/s) for every link and 1-8 nodes, with the speed-up."""
+    print("| link | 1 node | 2 nodes | 4 nodes | 8 nodes |")
+    print("|--|--:|--:|--:|--:|")
+    for link, bw in LINKS.items():
+        one = rate(1, bw)
+        cells = [f"{rate(n, bw):.1f}" + ("" if n == 1 else f" ({rate(n, bw)/one:.2f}x)")
+                 for n in (1, 2, 4, 8)]
+        print(f"| {link} | " + " | ".join(cells) + " |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--node-bw", type=float, default=33e9,
@@ -58,27 +69,10 @@ def main():
     for model in MODELS:
         print(f"\n{model} (Q4_K_M), generation tokens/s, node read rate {a.node_bw/1e9:.0f} GB/s, "
               f"gather step {a.latency*1e6:.0f} us")
-        print("| link | 1 node | 2 nodes | 4 nodes | 8 nodes |")
-        print("|--|--:|--:|--:|--:|")
-        for link, bw in LINKS.items():
-            one = 1 / token_seconds(model, 1, a.node_bw, bw, a.latency)
-            cells = []
-            for n in (1, 2, 4, 8):
-                tps = 1 / token_seconds(model, n, a.node_bw, bw, a.latency)
-                cells.append(f"{tps:.1f}" + ("" if n == 1 else f" ({tps/one:.2f}x)"))
-            print(f"| {link} | " + " | ".join(cells) + " |")
+        table(lambda n, bw: 1 / token_seconds(model, n, a.node_bw, bw, a.latency))
         print(f"\n{model}, prompt processing tokens/s (512-token prompts, "
               f"{a.node_ops/1e9:.0f} GOP/s per node)")
-        print("| link | 1 node | 2 nodes | 4 nodes | 8 nodes |")
-        print("|--|--:|--:|--:|--:|")
-        for link, bw in LINKS.items():
-            one = 512 / prompt_seconds(model, 1, a.node_ops, bw, a.latency)
-            cells = []
-            for n in (1, 2, 4, 8):
-                tps = 512 / prompt_seconds(model, n, a.node_ops, bw, a.latency)
-                cells.append(f"{tps:.1f}" + ("" if n == 1 else f" ({tps/one:.2f}x)"))
-            print(f"| {link} | " + " | ".join(cells) + " |")
-
+        table(lambda n, bw: 512 / prompt_seconds(model, n, a.node_ops, bw, a.latency))
 
 if __name__ == "__main__":
     main()

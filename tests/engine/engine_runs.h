@@ -19,6 +19,16 @@ struct Result {
 };
 using Results = std::map<std::pair<RequestId, int>, Result>;
 
+// A greedy request for `max_tokens` tokens (n completions of the prompt).
+inline Request greedy(std::vector<int32_t> prompt, int64_t max_tokens, int n = 1) {
+  Request r;
+  r.prompt = std::move(prompt);
+  r.sampling.temperature = 0;
+  r.max_tokens = max_tokens;
+  r.n = n;
+  return r;
+}
+
 // Submits every request, runs the engine until idle and returns each completion, checking the
 // block accounting after every step and that nothing is left in use at the end.
 inline std::vector<std::vector<Result>> run_all(Engine& e, const std::vector<Request>& reqs) {

@@ -17,14 +17,6 @@
 namespace brisk {
 namespace {
 
-Request greedy(std::vector<int32_t> prompt, int64_t max_tokens) {
-  Request r;
-  r.prompt = std::move(prompt);
-  r.sampling.temperature = 0;
-  r.max_tokens = max_tokens;
-  return r;
-}
-
 // 64 requests of mixed lengths; a third of them share a long common prefix (a "system prompt"),
 // some repeat another's prompt exactly.
 std::vector<Request> mixed_requests(const Model& m, int count, int max_prompt) {

@@ -154,15 +154,6 @@ TEST(Split, RefusesHeadsThatDoNotDivide) {
   EXPECT_THROW(Split::make(h, *comms[1]), Error);
 }
 
-Request greedy(std::vector<int32_t> prompt, int64_t max_tokens, int n = 1) {
-  Request r;
-  r.prompt = std::move(prompt);
-  r.sampling.temperature = 0;
-  r.max_tokens = max_tokens;
-  r.n = n;
-  return r;
-}
-
 // The engine over the split model: paged blocks mirrored by table changes, a shared prefix from
 // the prefix cache, n = 2 completions sharing a prompt (copy-on-write), a second engine (a new
 // mirror cache), 8-bit KV.
