@@ -1,5 +1,6 @@
 #include "model/model.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/error.h"
@@ -59,7 +60,8 @@ std::unique_ptr<Model> Model::from_file(ModelFile mf, bool repack_weights, Commu
     for (const Tensor* t : todo) total += (t->nbytes + 63) / 64 * 64;
     if (!todo.empty()) {
       auto buf = allocate_large(total, m->file.path + ": repacked weights");
-      ThreadPool pool(ThreadPool::default_threads());
+      // The ranks on this machine share its cores.
+      ThreadPool pool(std::max(1, ThreadPool::default_threads() / (comm ? comm->local_size() : 1)));
       uint64_t off = 0;
       for (Tensor* t : todo) {
         const uint64_t n = t->nbytes;

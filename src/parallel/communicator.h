@@ -24,6 +24,8 @@ class Communicator {
   virtual ~Communicator() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  // Ranks on this machine (this one included): they share its cores.
+  virtual int local_size() const { return size(); }
 
   // Rank 0's `bytes` bytes at `data` reach every rank. idle: the caller may wait long (a rank
   // waiting for the next step while the server has no work), so it waits without keeping a core

@@ -27,6 +27,10 @@ class MpiCommunicator final : public Communicator {
     MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &local_size_);
+    MPI_Comm_free(&node);
     if (provided < MPI_THREAD_SERIALIZED)
       abort("this Open MPI does not allow calls from more than one thread (MPI_THREAD_SERIALIZED)");
     if (const char* t = std::getenv("BRISK_MPI_TIMEOUT")) {
@@ -40,6 +44,7 @@ class MpiCommunicator final : public Communicator {
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  int local_size() const override { return local_size_; }
 
   void broadcast(void* data, size_t bytes, bool idle) override {
     if (size_ == 1) return;
@@ -123,7 +128,7 @@ class MpiCommunicator final : public Communicator {
     }
   }
 
-  int rank_ = 0, size_ = 1;
+  int rank_ = 0, size_ = 1, local_size_ = 1;
   std::chrono::seconds timeout_{30};
   std::vector<int> counts_, displs_;
 };
