@@ -43,12 +43,14 @@ void on_cache_destroyed(uint64_t uid) {
 
 template <class T>
 void put(std::vector<uint8_t>& out, const T* p, size_t n) {
+  if (n == 0) return;  // p may be null
   const auto* b = reinterpret_cast<const uint8_t*>(p);
   out.insert(out.end(), b, b + n * sizeof(T));
 }
 
 template <class T>
 void take(const std::vector<uint8_t>& in, size_t& at, T* p, size_t n) {
+  if (n == 0) return;  // p may be null
   std::memcpy(p, in.data() + at, n * sizeof(T));
   at += n * sizeof(T);
 }

@@ -26,8 +26,13 @@ BRISK_TARGET(BRISK_ISA_AVX512) float sum_avx512(const float* p, size_t n) {
     a2 = _mm512_add_epi32(a2, _mm512_loadu_si512(p + i + 32));
     a3 = _mm512_add_epi32(a3, _mm512_loadu_si512(p + i + 48));
   }
-  return static_cast<float>(_mm512_reduce_add_epi32(
-      _mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3))));
+  // Folded with xor, as the AVX2 loop does: _mm512_reduce_add_epi32 adds as signed ints, which
+  // overflow on arbitrary bytes (undefined behaviour the sanitizer build reports).
+  alignas(64) int32_t l[16];
+  _mm512_store_si512(l, _mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3)));
+  int32_t x = 0;
+  for (int32_t v : l) x ^= v;
+  return static_cast<float>(x);
 }
 
 BRISK_TARGET(BRISK_ISA_AVX2) float sum_avx2(const float* p, size_t n) {
@@ -98,7 +103,7 @@ BRISK_TARGET(BRISK_ISA_AVX512VNNI) double int8_loop_avx512(int64_t iters) {
     for (int i = 0; i < 12; ++i) a[i] = _mm512_dpbusd_epi32(a[i], x, y);
   __m512i s = a[0];
   for (int i = 1; i < 12; ++i) s = _mm512_add_epi32(s, a[i]);
-  return static_cast<double>(_mm512_reduce_add_epi32(s));
+  return static_cast<double>(_mm_cvtsi128_si32(_mm512_castsi512_si128(s)));
 }
 
 BRISK_TARGET(BRISK_ISA_AVX2) double fma_loop_avx2(int64_t iters) {

@@ -21,7 +21,8 @@ class LocalCommunicator final : public Communicator {
   int size() const override { return 1; }
   void broadcast(void*, size_t, bool) override {}
   void allgather(const float* mine, std::span<const int64_t> counts, float* all) override {
-    if (all != mine) std::memcpy(all, mine, static_cast<size_t>(counts[0]) * sizeof(float));
+    if (all != mine && counts[0] > 0)
+      std::memcpy(all, mine, static_cast<size_t>(counts[0]) * sizeof(float));
   }
   void gather(const float* mine, std::span<const int64_t> counts, float* all) override {
     allgather(mine, counts, all);
@@ -48,7 +49,7 @@ class ThreadCommunicator final : public Communicator {
   void broadcast(void* data, size_t bytes, bool) override {
     if (rank_ == 0) g_->ptrs[0] = data;
     g_->bar.arrive_and_wait();
-    if (rank_ != 0) std::memcpy(data, g_->ptrs[0], bytes);
+    if (rank_ != 0 && bytes > 0) std::memcpy(data, g_->ptrs[0], bytes);
     g_->bar.arrive_and_wait();
   }
   void allgather(const float* mine, std::span<const int64_t> counts, float* all) override {
@@ -70,7 +71,8 @@ class ThreadCommunicator final : public Communicator {
     if (receive) {
       int64_t off = 0;
       for (size_t r = 0; r < counts.size(); ++r) {
-        std::memcpy(all + off, g_->ptrs[r], static_cast<size_t>(counts[r]) * sizeof(float));
+        if (counts[r] > 0)
+          std::memcpy(all + off, g_->ptrs[r], static_cast<size_t>(counts[r]) * sizeof(float));
         off += counts[r];
       }
     }
