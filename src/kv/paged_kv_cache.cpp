@@ -146,8 +146,10 @@ void PagedKvCache::export_layout(std::span<const int32_t> seqs, std::vector<int3
     out.push_back(seq);
     out.push_back(static_cast<int32_t>(keep));
     out.push_back(static_cast<int32_t>(t.size() - keep));
-    out.insert(out.end(), t.begin() + static_cast<std::ptrdiff_t>(keep), t.end());
-    sent = t;
+    const auto changed = t.begin() + static_cast<std::ptrdiff_t>(keep);
+    out.insert(out.end(), changed, t.end());
+    sent.resize(keep);
+    sent.insert(sent.end(), changed, t.end());
   }
 }
 

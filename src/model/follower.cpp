@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "core/error.h"
+#include "core/hash.h"
 #include "core/thread_pool.h"
 #include "model/forward.h"
 #include "model/model.h"
@@ -60,12 +61,10 @@ size_t payload_bytes(const PlanHeader& h) {
          static_cast<size_t>(h.layout_ints) * 4;
 }
 
-// FNV-1a over the bytes of the model's identity.
+// A hash of the model's identity.
 struct Digest {
-  uint64_t h = 1469598103934665603ull;
-  void add(const void* p, size_t n) {
-    for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<const uint8_t*>(p)[i]) * 1099511628211ull;
-  }
+  uint64_t h = kFnv1aOffset;
+  void add(const void* p, size_t n) { h = fnv1a(p, n, h); }
   void add(std::string_view s) { add(s.data(), s.size()), add(s.size()); }
   template <class T>
   requires std::is_trivially_copyable_v<T>
@@ -151,7 +150,7 @@ void follow_plans(const Model& m) {
     auto& cache = caches[h.cache];
     if (!cache) cache = make_kv_mirror(h.shape);
     cache->import_layout(layout);
-    fwd->compute(b, *cache, h.n_layers);
+    fwd->run(b, *cache, h.n_layers);
   }
   g_plans_ended = true;
 }

@@ -61,16 +61,17 @@ float* Forward::gather(std::vector<float>& local, int64_t n, const RowShare& sha
                        std::vector<float>& full, bool to_all) {
   if (!s_.active()) return local.data();
   const int64_t total = std::accumulate(share.counts.begin(), share.counts.end(), int64_t{0});
-  std::vector<int64_t> counts(share.counts);
+  std::vector<int64_t>& counts = gather_counts_;
+  counts.assign(share.counts.begin(), share.counts.end());
   for (auto& c : counts) c *= n;
   gathered_.resize(static_cast<size_t>(n * total));
-  full.resize(gathered_.size());
   if (!to_all) {
     s_.comm->gather(local.data(), counts, gathered_.data());
     if (s_.rank != 0) return nullptr;
   } else {
     s_.comm->allgather(local.data(), counts, gathered_.data());
   }
+  full.resize(gathered_.size());
   // Rank-major ([rank][token][its rows]) to token-major ([token][all rows]).
   const float* src = gathered_.data();
   for (int64_t r0 = 0, r = 0; r < static_cast<int64_t>(counts.size()); ++r) {
@@ -110,7 +111,6 @@ const float* Forward::compute(const Batch& b, KvCache& cache, int n_layers) {
   const auto& W = m_.w;
   const int64_t n = b.size();
   if (n == 0) return nullptr;
-  check(b, cache);
   ensure(n);
   index_batch(b);
   const int64_t E = h.n_embd, F = h.n_ff;

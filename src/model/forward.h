@@ -37,13 +37,13 @@ class Forward {
   // valid until the next call.
   // n_layers < n_layer runs only the first n_layers blocks before the final norm and classifier:
   // the model's own cheap draft (self-speculation by layer skipping).
-  // On a split model, rank 0 calls this and the other ranks run the same batch (and only rank 0
-  // receives logits).
+  // On a split model every rank calls this for the same batch, rank 0 first sending it to the
+  // others (follow_plans receives it there); only rank 0 receives logits (the others get null).
   const float* run(const Batch& batch, KvCache& cache, int n_layers = -1);
-  // The batch on this rank alone (the other ranks run it at the same time): for follow_plans.
-  const float* compute(const Batch& batch, KvCache& cache, int n_layers);
 
  private:
+  // The forward pass itself, on a batch run() has checked.
+  const float* compute(const Batch& batch, KvCache& cache, int n_layers);
   // Every rank's rows of a product (`local`: n tokens x this rank's share.count) as n tokens x
   // all rows, in `full`; in one process, `local` itself. !to_all: only rank 0 receives them (the
   // others get null).
@@ -72,6 +72,7 @@ class Forward {
   // (split models only), gathered_ the rank-major rows as they arrive.
   std::vector<float> x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, logits_;
   std::vector<float> att_all_, tmp_all_, gate_all_, logits_all_, gathered_;
+  std::vector<int64_t> gather_counts_;  // floats per rank of the current gather
   // The batch's sequences (id, positions they attend over) and each token's index into them,
   // found once per run; spans_ holds each sequence's KV spans for the current layer.
   std::vector<std::pair<int32_t, int64_t>> seqs_;

@@ -85,21 +85,21 @@ inline void prefetch_ahead(const T* row, int64_t k0, int64_t n) {
 // Decode over rows interleaved in groups of 16 (ops/repack.h) reads each thread's rows as one
 // sequential stream; a step that reads the bytes [p, p + n) of it also requests, into L1, the lines
 // that begin in [p + kStreamAhead, p + kStreamAhead + n), so over consecutive steps every line is
-// requested once, kStreamAhead ahead, across column and group boundaries alike. The hardware prefetchers
-// alone kept too few lines in flight: one thread, 5632x2048 from memory (brisk_kernels_bench,
-// alternating, three rounds), Q4_0 21-30 -> 33-38 GB/s, Q4_K 22-28 -> 30-36, Q6_K 21-25 -> 29-32,
-// F16 16-30 -> 25-33, BF16 (VDPBF16PS) 16-30 -> 25-33; on AVX2 Q8_0 19 -> 27-29. 4 KiB ahead gained
-// less, 16 KiB no more. (The k-quants prefetched 3 columns ahead into L2 before, ~7 KiB: slower.)
-// Every kernel does the same for up to kStreamTokens tokens a call (a few sequences decoding, a
-// verification pass: the group still comes from memory), the 256-bit ones in their first half's
-// pass: 5632x2048 x 4 tokens, Q4_K 14-16 -> 25-29 GB/s on AVX-512, 6.4-6.9 -> 11-13 on AVX2, Q8_0
-// 25-31 -> 36-42 and 7-8 -> 13-14 (Q4_0 about level on AVX-512, 10 -> 16-18 on AVX2), F16 20-22 ->
-// 27-32 and 14-15 -> 18-19, BF16 level (VDPBF16PS) and 13.5-14.6 -> 18.7-19.4 (AVX2); 128-token
-// prompt blocks were level. A prefetch never faults, so the lines past a matrix's end are harmless.
-// 2026-12-05, end to end (`brisk bench -p 1 -n 64 -t 2`, TinyLlama-shaped, alternating): 8 KiB
-// ahead had become too far. Q4_K_M at 1 KiB beat 8 KiB in each of 6 pairs: 57-69 against 46-55
-// tokens/s on AVX-512, 40-46 against 38-40 on AVX2 (without the prefetch AVX2 reached 55-58). F16
-// 20-23 against 15-22; Q4_0 about level.
+// requested once, kStreamAhead ahead, across column and group boundaries alike. The hardware
+// prefetchers alone kept too few lines in flight: one thread, 5632x2048 from memory
+// (brisk_kernels_bench, alternating, three rounds), Q4_0 21-30 -> 33-38 GB/s, Q4_K 22-28 -> 30-36,
+// Q6_K 21-25 -> 29-32, F16 16-30 -> 25-33, BF16 (VDPBF16PS) 16-30 -> 25-33; on AVX2 Q8_0 19 ->
+// 27-29. 4 KiB ahead gained less, 16 KiB no more. (The k-quants prefetched 3 columns ahead into L2
+// before, ~7 KiB: slower.) Every kernel does the same for up to kStreamTokens tokens a call (a few
+// sequences decoding, a verification pass: the group still comes from memory), the 256-bit ones in
+// their first half's pass: 5632x2048 x 4 tokens, Q4_K 14-16 -> 25-29 GB/s on AVX-512, 6.4-6.9 ->
+// 11-13 on AVX2, Q8_0 25-31 -> 36-42 and 7-8 -> 13-14 (Q4_0 about level on AVX-512, 10 -> 16-18 on
+// AVX2), F16 20-22 -> 27-32 and 14-15 -> 18-19, BF16 level (VDPBF16PS) and 13.5-14.6 -> 18.7-19.4
+// (AVX2); 128-token prompt blocks were level. A prefetch never faults, so the lines past a matrix's
+// end are harmless. 2026-12-05, end to end (`brisk bench -p 1 -n 64 -t 2`, TinyLlama-shaped,
+// alternating): 8 KiB ahead had become too far. Q4_K_M at 1 KiB beat 8 KiB in each of 6 pairs:
+// 57-69 against 46-55 tokens/s on AVX-512, 40-46 against 38-40 on AVX2 (no prefetch at all was
+// level with 1 KiB on a second sitting). F16 20-23 against 15-22; Q4_0 about level.
 constexpr uintptr_t kStreamAhead = 1024;
 constexpr int kStreamTokens = 4;
 inline void prefetch_stream(const void* p, uint64_t n) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/hash.h"
 #include "server/http.h"
 
 namespace brisk::server {
@@ -31,8 +32,7 @@ const std::string& etag(const WebAsset& a) {
   static const std::vector<std::string> tags = [] {
     std::vector<std::string> t;
     for (size_t i = 0; i < kWebAssetCount; ++i) {
-      uint64_t h = 1469598103934665603ull;
-      for (unsigned char c : kWebAssets[i].body) h = (h ^ c) * 1099511628211ull;
+      const uint64_t h = fnv1a(kWebAssets[i].body.data(), kWebAssets[i].body.size());
       char buf[24];
       std::snprintf(buf, sizeof buf, "\"%016llx\"", static_cast<unsigned long long>(h));
       t.emplace_back(buf);

@@ -7,8 +7,7 @@ SHARED=$(cd ../shared && pwd) || { echo "FAIL: ../shared is missing"; exit 1; }
 M="$SHARED/models/stories260K"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-pass=0; fail=0
-check() { if eval "$2"; then pass=$((pass+1)); else echo "FAIL: $1"; fail=$((fail+1)); fi; }
+. "$(dirname "$0")/check.sh"
 
 "$BRISK" run -m "$M/stories260K.gguf" -p "Once upon a time" -n 60 --temp 0 >"$T/o" 2>"$T/e"
 check "greedy run reproduces the reference" 'cmp -s "$T/o" "$M/expected_greedy_once_upon_a_time_n64.txt"'
@@ -237,5 +236,4 @@ bad "template without a context" "--context" "$BRISK" template --chat-template "
 printf '[1,' >"$T/broken.json"
 bad "template with broken JSON" "broken.json" "$BRISK" template --chat-template "$T/t.jinja" --messages "$T/broken.json"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+report

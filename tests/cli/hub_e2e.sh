@@ -11,8 +11,7 @@ T=$(mktemp -d)
 SERVER=""
 cleanup() { [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null; rm -rf "$T"; }
 trap cleanup EXIT
-pass=0; fail=0
-check() { if eval "$2"; then pass=$((pass+1)); else echo "FAIL: $1"; fail=$((fail+1)); fi; }
+. "$(dirname "$0")/check.sh"
 
 mkdir -p "$T/root/test/stories" "$T/root/karpathy/tinyllamas/stories260K"
 cp "$SHARED/models/stories260K/stories260K.gguf" "$T/root/test/stories/stories260K-f32.gguf"
@@ -80,5 +79,4 @@ set -e
 check "offline error" '[ $rc8 -ne 0 ] && grep -q "offline" "$T/err8"'
 check "offline leaves no model file" '[ ! -f "$BRISK_CACHE/hub/test/stories/stories260K-f32.gguf" ]'
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+report

@@ -11,8 +11,7 @@ M="$SHARED/models/stories260K"
 T=$(mktemp -d)
 pids=()
 trap 'kill -9 "${pids[@]}" 2>/dev/null; rm -rf "$T"' EXIT
-pass=0; fail=0
-check() { if eval "$2"; then pass=$((pass+1)); else echo "FAIL: $1"; fail=$((fail+1)); fi; }
+. "$(dirname "$0")/check.sh"
 # Sanitizer builds: Open MPI's own allocations outlive MPI_Finalize.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0
 MPI="mpirun --allow-run-as-root --oversubscribe"
@@ -101,5 +100,4 @@ for _ in $(seq 200); do kill -0 "$MPIRUN" 2>/dev/null || break; sleep 0.1; done
 check "a hung rank ends the job" '! kill -0 "$MPIRUN" 2>/dev/null && grep -q "waited 3 s for the other ranks" "$T/he"'
 pkill -9 -f "port $P4" 2>/dev/null
 
-echo "mpi e2e: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+report

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "engine/engine.h"
+#include "engine_runs.h"
 #include "support/test_util.h"
 
 namespace brisk {
@@ -18,10 +19,7 @@ struct Turn {
 
 // One request run to its end; `abort` ends it right after submission, before any step.
 Turn greedy_turn(Engine& e, std::vector<int32_t> prompt, int64_t max_tokens, bool abort = false) {
-  Request r;
-  r.prompt = std::move(prompt);
-  r.sampling.temperature = 0;
-  r.max_tokens = max_tokens;
+  Request r = greedy(std::move(prompt), max_tokens);
   r.ignore_eos = true;
   Turn t;
   const RequestId id = e.submit(std::move(r), [&](const Output& o) {
