@@ -291,8 +291,12 @@ void column(const uint8_t* col, int64_t b0, const TileBlocks<T>& x, __m512 (&acc
       const __m512 ws = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(sc));
       const __m512 wm = _mm512_mul_ps(mv, _mm512_cvtepi32_ps(mn));
       __m512i u[8];
-      nibbles(col + 256 + 256 * jb, u);
-      if constexpr (kT == DType::Q5_K) add_fifth_bits(col + 2304 + 64 * jb, u);
+      if constexpr (kT == DType::Q5_K) {
+        nibbles(col + q5k_nibbles(jb), u);
+        add_fifth_bits(col + q5k_fifth(jb), u);
+      } else {
+        nibbles(col + 256 + 256 * jb, u);
+      }
       const uint8_t* blk = x.block(b0 + jb);
 #pragma GCC unroll 16
       for (int j = 0; j < T; ++j) {

@@ -198,8 +198,12 @@ BRISK_I256 void column256(const uint8_t* col, int64_t b0, int h, const Tokens<T>
       const __m256 ws = _mm256_mul_ps(dv, u8x8(scb + 16 * jb + 8 * h));
       const __m256 wm = _mm256_mul_ps(mv, u8x8(mnb + 16 * jb + 8 * h));
       __m256i u[8];
-      nibbles256(col + 256 + 256 * jb, h, u);
-      if constexpr (kT == DType::Q5_K) add_fifth_bits256(col + 2304 + 64 * jb + 32 * h, u);
+      if constexpr (kT == DType::Q5_K) {
+        nibbles256(col + q5k_nibbles(jb), h, u);
+        add_fifth_bits256(col + q5k_fifth(jb) + 32 * h, u);
+      } else {
+        nibbles256(col + 256 + 256 * jb, h, u);
+      }
       for (int j = 0; j < T; ++j) {
         const int8_t* xb = x.qx[j] + b * 32;
         __m256i s;

@@ -108,8 +108,12 @@ void pack_k4(const B& b, int r, uint8_t* col) {
       v[l] = j % 2 ? q >> 4 : q & 0xF;
       if constexpr (kFifth) v[l] |= static_cast<uint8_t>(((b.qh[l] >> j) & 1) << 4);
     }
-    put32(v, r, col + 256 + j * 256, nullptr);
-    if constexpr (kFifth) put_fifth(v, r, col + 2304 + j * 64);
+    if constexpr (kFifth) {
+      put32(v, r, col + q5k_nibbles(j), nullptr);
+      put_fifth(v, r, col + q5k_fifth(j));
+    } else {
+      put32(v, r, col + 256 + j * 256, nullptr);
+    }
   }
 }
 
@@ -126,8 +130,12 @@ void unpack_k4(const uint8_t* col, int r, B& b) {
     const uint8_t hi = (col[192 + (j / 2) * 16 + r] >> (4 * (j % 2))) & 0xF;
     sc[j] = static_cast<uint8_t>((lo & 0xF) | (hi & 3) << 4);
     m[j] = static_cast<uint8_t>((lo >> 4) | (hi >> 2) << 4);
-    get32(col + 256 + j * 256, nullptr, r, v);
-    if constexpr (kFifth) get_fifth(col + 2304 + j * 64, r, v);
+    if constexpr (kFifth) {
+      get32(col + q5k_nibbles(j), nullptr, r, v);
+      get_fifth(col + q5k_fifth(j), r, v);
+    } else {
+      get32(col + 256 + j * 256, nullptr, r, v);
+    }
     for (int l = 0; l < 32; ++l) {
       uint8_t& q = b.qs[(j / 2) * 32 + l];
       q = j % 2 ? static_cast<uint8_t>((q & 0xF) | (v[l] & 0xF) << 4) : (v[l] & 0xF);
@@ -277,8 +285,8 @@ void column_values(DType t, const uint8_t* col, int r, uint8_t* v) {
       break;
     case DType::Q5_K:
       for (int j = 0; j < 8; ++j) {
-        get32(col + 256 + j * 256, nullptr, r, v + 32 * j);
-        get_fifth(col + 2304 + j * 64, r, v + 32 * j);
+        get32(col + q5k_nibbles(j), nullptr, r, v + 32 * j);
+        get_fifth(col + q5k_fifth(j), r, v + 32 * j);
       }
       break;
     case DType::IQ4_XS:

@@ -14,8 +14,11 @@
 //   Q4_K: [0] f16 d[r16] [32] f16 dmin[r16] [64] for sub-block j: (sc & 15) | (min & 15) << 4,
 //         16 bytes each [192] per pair of sub-blocks, 16 bytes: nibble j%2 = (sc >> 4) | (min >> 4)
 //         << 2 [256] per sub-block of 32: nibble vectors (256 bytes)
-//   Q5_K: as Q4_K (its low 4 bits in the nibble vectors) [2304] per sub-block of 32: a vector of
-//         fifth bits, lane r byte m bit i = bit 4 of value 8(i/2) + 4(i%2) + m (64 bytes)
+//   Q5_K: as Q4_K up to [256], then per sub-block of 32: nibble vectors of the low 4 bits (256
+//         bytes), then a vector of fifth bits, lane r byte m bit i = bit 4 of value
+//         8(i/2) + 4(i%2) + m (64 bytes). (Each sub-block's bytes together, in the order a kernel
+//         reads them: with the fifth bits after all 8 sub-blocks, every column's first read of
+//         them waited on memory, and Q5_K decoded at a third of the read rate.)
 //   Q6_K: [0] f16 d[r16] [32] int8 scale of each 16 values, 16 bytes per scale [288] per 32
 //         values: nibble vectors then high vectors (384 bytes)
 //   IQ4_XS: [0] f16 d[r16] [32] per pair of groups of 32, 16 bytes: nibble g%2 = low 4 bits of
@@ -48,5 +51,12 @@ void unpack_group_row(DType t, const uint8_t* group, int i, uint8_t* dst, int64_
 void column_values(DType t, const uint8_t* col, int r, uint8_t* v);
 // Bytes of one block column of a group (16 blocks or super-blocks).
 uint64_t group_block_bytes(DType t);
+// Q5_K: the byte offsets in a column of sub-block j's nibble vectors and its fifth-bits vector.
+constexpr uint64_t q5k_nibbles(int j) {
+  return 256 + 320 * static_cast<uint64_t>(j);
+}
+constexpr uint64_t q5k_fifth(int j) {
+  return q5k_nibbles(j) + 256;
+}
 
 }  // namespace brisk
