@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <string_view>
@@ -31,14 +32,21 @@ inline std::vector<std::string> split_parts(const uint8_t* data, size_t size, si
   return parts;
 }
 
-// A private scratch folder (one per process; libFuzzer's workers are processes).
+// A private scratch folder (one per process; libFuzzer's workers are processes), removed when the
+// process exits normally so repeated test runs do not fill /tmp.
 inline const std::string& scratch_dir() {
-  static const std::string dir = [] {
-    std::string t = "/tmp/brisk-fuzz-XXXXXX";
-    if (!mkdtemp(t.data())) std::abort();
-    return t;
-  }();
-  return dir;
+  struct Scratch {
+    std::string path = "/tmp/brisk-fuzz-XXXXXX";
+    Scratch() {
+      if (!mkdtemp(path.data())) std::abort();
+    }
+    ~Scratch() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  };
+  static const Scratch dir;
+  return dir.path;
 }
 
 inline std::string write_file(const std::string& name, std::string_view bytes) {
