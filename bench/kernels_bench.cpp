@@ -138,6 +138,16 @@ BENCHMARK_CAPTURE(BM_Matmul, q4_0_interleaved_avx2vnni, DType::Q4_0, Isa::Avx2Vn
     ->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q4_0_avx2, DType::Q4_0, Isa::Avx2)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, bf16_interleaved_avx2, DType::BF16, Isa::Avx2, true)->Apply(Shapes);
+// The grid i-quants (compute-bound in decode: table lookups per 8 values).
+BENCHMARK_CAPTURE(BM_Matmul, iq2_xxs_avx512, DType::IQ2_XXS, Isa::Avx512)->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, iq2_xs_avx512, DType::IQ2_XS, Isa::Avx512)->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, iq2_s_avx512, DType::IQ2_S, Isa::Avx512)->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, iq3_xxs_avx512, DType::IQ3_XXS, Isa::Avx512)->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, iq3_s_avx512, DType::IQ3_S, Isa::Avx512)->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, iq1_s_avx512, DType::IQ1_S, Isa::Avx512)->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, iq2_xxs_avx2, DType::IQ2_XXS, Isa::Avx2)->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, iq2_s_avx2, DType::IQ2_S, Isa::Avx2)->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, iq3_s_avx2, DType::IQ3_S, Isa::Avx2)->Apply(Shapes);
 
 // Attention over an f32 cache of `keys` positions: `n` tokens at the last positions (n == keys: a
 // causal prompt), in groups of 8 tokens per KV head as the forward pass runs them. Heads:

@@ -622,6 +622,8 @@ struct GridP {
 #if defined(__x86_64__)
   BRISK_INLINE(BRISK_ISA_AVX512VNNI)
   static __m512 super512(const uint8_t* row, int64_t sb, float*) {
+    if constexpr (requires(const B& b) { iq_scales512(b); })
+      return iq_scales512(reinterpret_cast<const B*>(row)[sb]);
     alignas(64) float a16[16];
     iq_scales16(reinterpret_cast<const B*>(row)[sb], a16);
     return _mm512_load_ps(a16);
@@ -629,6 +631,14 @@ struct GridP {
   BRISK_INLINE(BRISK_ISA_AVX512VNNI) static __m512i bytes512(const uint8_t* row, int64_t p) {
     const __m512i q = iq_q512(reinterpret_cast<const B*>(row)[p / 4], static_cast<int>(p % 4));
     return _mm512_add_epi8(q, _mm512_set1_epi8(kOff));
+  }
+  // IQ2 and IQ3: magnitudes, and the signs to apply to the activations (matmul_quant_iq-inl.h).
+  static constexpr bool kSignsOnX = requires(const B& b, __mmask64& m) {
+    iq_mag512(b, 0, m);
+  };
+  BRISK_INLINE(BRISK_ISA_AVX512VNNI)
+  static __m512i mag512(const uint8_t* row, int64_t p, __mmask64& negative) {
+    return iq_mag512(reinterpret_cast<const B*>(row)[p / 4], static_cast<int>(p % 4), negative);
   }
 #endif
 };
@@ -645,6 +655,15 @@ constexpr int lane_offset() {
     return P::kLaneOffset;
   else
     return 0;
+}
+
+// Whether the 512-bit kernel applies the weights' signs to the activation bytes (GridP).
+template <class P>
+constexpr bool signs_on_x() {
+  if constexpr (requires { P::kSignsOnX; })
+    return P::kSignsOnX;
+  else
+    return false;
 }
 
 // Portable: the 256-bit kernel's arithmetic in scalar code, lane for lane. Lane l of 16 holds the
@@ -710,13 +729,17 @@ void micro_vnni(const Args& a, int64_t r, int64_t t) {
   for (int64_t p = 0; p < L.np; ++p) {
     __m512i u[R];
     __m512 av[R];
+    [[maybe_unused]] __mmask64 neg[R];
     if constexpr (P::kSuper) {
       if (p % 4 == 0)
         for (int i = 0; i < R; ++i)
           aslot[i] = P::super512(a.w + (r + i) * a.w_stride, p / 4, bbuf + i * nbb + p * 4);
       const __m512i idx = _mm512_add_epi32(quad, _mm512_set1_epi32(static_cast<int>(4 * (p % 4))));
       for (int i = 0; i < R; ++i) {
-        u[i] = P::bytes512(a.w + (r + i) * a.w_stride, p);
+        if constexpr (signs_on_x<P>())
+          u[i] = P::mag512(a.w + (r + i) * a.w_stride, p, neg[i]);
+        else
+          u[i] = P::bytes512(a.w + (r + i) * a.w_stride, p);
         av[i] = _mm512_permutexvar_ps(idx, aslot[i]);
       }
     } else {
@@ -727,11 +750,14 @@ void micro_vnni(const Args& a, int64_t r, int64_t t) {
       const __m512i qx = _mm512_loadu_si512(xr[j] + p * 64);
       const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float*>(xr[j] + L.dxv_off) + p * 16);
       const __m512i start =
-          lane_offset<P>()
+          lane_offset<P>() && !signs_on_x<P>()
               ? _mm512_loadu_si512(reinterpret_cast<const int32_t*>(xr[j] + L.ls_off) + p * 16)
               : _mm512_setzero_si512();
       for (int i = 0; i < R; ++i) {
-        const __m512i dot = _mm512_dpbusd_epi32(start, u[i], qx);
+        __m512i xi = qx;
+        if constexpr (signs_on_x<P>())
+          xi = _mm512_mask_sub_epi8(qx, neg[i], _mm512_setzero_si512(), qx);
+        const __m512i dot = _mm512_dpbusd_epi32(start, u[i], xi);
         acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(av[i], dx), acc[i][j]);
       }
     }

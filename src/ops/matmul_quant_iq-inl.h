@@ -1,86 +1,147 @@
-// The 512-bit kernel's reads of the grid i-quants: the 64 signed values of quarter c of a
-// super-block (its 32-groups 2c and 2c + 1), the same integers iq_decode32 gives. Grid points are
-// gathered 8 bytes (IQ2, IQ1) or 4 bytes (IQ3) at a time into one vector, from indices computed in
-// vector registers; sign bits become a
-// 64-bit mask, one bit per value, applied with one masked subtraction. Included by
-// matmul_quant.cpp inside its namespace.
+// The 512-bit kernel's reads of the grid i-quants: the 64 values of quarter c of a super-block
+// (its 32-groups 2c and 2c + 1), the same integers iq_decode32 gives. IQ2 and IQ3 give their grid
+// points' magnitudes (all positive) and a 64-bit mask of the negative values, one bit per value,
+// which the kernel applies to the activation bytes instead (the integer sums are the same, and no
+// offset needs taking off); IQ1's values, negative in the grid itself, come signed. Grid points are
+// loaded one by one into a vector (a gather instruction took as long as the rest of a 64-value
+// step), and the seven stored sign bits of 8 values get their eighth in vector lanes rather than
+// by table lookups. Included by matmul_quant.cpp inside its namespace.
 
-inline uint64_t iq_load64(const void* p) {
+// The 8 grid points grid[i[0..7]] in one vector.
+BRISK_INLINE(BRISK_ISA_AVX512VNNI)
+__m512i iq_points8(const uint64_t* grid, const unsigned (&i)[8]) {
+  __m128i q[4];
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k)
+    q[k] = _mm_insert_epi64(_mm_cvtsi64_si128(static_cast<int64_t>(grid[i[2 * k]])),
+                            static_cast<int64_t>(grid[i[2 * k + 1]]), 1);
+  const __m256i lo = _mm256_inserti128_si256(_mm256_castsi128_si256(q[0]), q[1], 1);
+  const __m256i hi = _mm256_inserti128_si256(_mm256_castsi128_si256(q[2]), q[3], 1);
+  return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+
+// The 16 grid points grid[i[0..15]] (4 bytes each) in one vector.
+BRISK_INLINE(BRISK_ISA_AVX512VNNI)
+__m512i iq_points16(const uint32_t* grid, const unsigned (&i)[16]) {
+  __m128i q[4];
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    __m128i v = _mm_cvtsi32_si128(static_cast<int>(grid[i[4 * k]]));
+    v = _mm_insert_epi32(v, static_cast<int>(grid[i[4 * k + 1]]), 1);
+    v = _mm_insert_epi32(v, static_cast<int>(grid[i[4 * k + 2]]), 2);
+    q[k] = _mm_insert_epi32(v, static_cast<int>(grid[i[4 * k + 3]]), 3);
+  }
+  const __m256i lo = _mm256_inserti128_si256(_mm256_castsi128_si256(q[0]), q[1], 1);
+  const __m256i hi = _mm256_inserti128_si256(_mm256_castsi128_si256(q[2]), q[3], 1);
+  return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+
+// 8 sign bytes, byte 0 of each 32-bit lane of s, to the mask of 64 values: bit 8k + i = bit i of
+// lane k's byte.
+BRISK_INLINE(BRISK_ISA_AVX512VNNI) __mmask64 iq_sign_mask(__m256i s) {
+  const __m512i q = _mm512_cvtepu32_epi64(s);  // byte k in byte 0 of 64-bit lane k
+  const __m512i spread = _mm512_shuffle_epi8(
+      q, _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 8, 8, 8, 8, 8, 8, 8, 8)));
+  return _mm512_test_epi8_mask(spread, _mm512_set1_epi64(0x8040201008040201));
+}
+
+// 7 stored sign bits per lane (bits 0..6 of f's 32-bit lanes) to 8: the eighth is their parity
+// (kIQEvenSigns).
+BRISK_INLINE(BRISK_ISA_AVX512VNNI) __mmask64 iq_even_sign_mask(__m256i f) {
+  __m256i p = _mm256_xor_si256(f, _mm256_srli_epi32(f, 4));
+  p = _mm256_xor_si256(p, _mm256_srli_epi32(p, 2));
+  p = _mm256_xor_si256(p, _mm256_srli_epi32(p, 1));
+  return iq_sign_mask(
+      _mm256_or_si256(f, _mm256_slli_epi32(_mm256_and_si256(p, _mm256_set1_epi32(1)), 7)));
+}
+
+// 64 sign bits stored in order (IQ2_S, IQ3_S).
+BRISK_INLINE(BRISK_ISA_AVX512VNNI) __mmask64 iq_stored_signs(const uint8_t* p) {
   uint64_t v;
   std::memcpy(&v, p, 8);
-  return v;
+  return _cvtu64_mask64(v);
 }
 
-// Magnitudes m with the values whose mask bit is set negated.
-BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_apply_signs(__m512i m, uint64_t negative) {
-  return _mm512_mask_sub_epi8(m, static_cast<__mmask64>(negative), _mm512_setzero_si512(), m);
+// The 7-bit sign fields 0..3 of the words w0 (points 0..3) and w1 (points 4..7).
+BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m256i iq_sign_fields(uint32_t w0, uint32_t w1) {
+  const __m256i w = _mm256_blend_epi32(_mm256_set1_epi32(static_cast<int>(w0)),
+                                       _mm256_set1_epi32(static_cast<int>(w1)), 0xF0);
+  return _mm256_and_si256(_mm256_srlv_epi32(w, _mm256_setr_epi32(0, 7, 14, 21, 0, 7, 14, 21)),
+                          _mm256_set1_epi32(127));
 }
 
-// The 8 grid points of 8 indices (32-bit lanes), one gather.
-BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_gather8(__m256i idx, const uint64_t* grid) {
-  return _mm512_i32gather_epi64(idx, grid, 8);
-}
-
-BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_q512(const BlockIQ2_XXS& b, int c) {
+BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_mag512(const BlockIQ2_XXS& b, int c, __mmask64& neg) {
   // Groups 2c and 2c + 1: 8 bytes each, 4 index bytes then the signs-and-scale word.
-  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 8 * c));
-  const __m128i pick = _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, -1, -1, -1, -1, -1, -1, -1, -1);
-  const __m256i idx = _mm256_cvtepu8_epi32(_mm_shuffle_epi8(v, pick));
-  uint64_t neg = 0;
-  for (int h = 0; h < 2; ++h) {
-    const uint32_t aux = iq_word(b.qs + 4 * (2 * c + h) + 2);
-    for (int l = 0; l < 4; ++l)
-      neg |= static_cast<uint64_t>(kIQEvenSigns[(aux >> (7 * l)) & 127]) << (8 * (4 * h + l));
-  }
-  return iq_apply_signs(iq_gather8(idx, kIQ2XXSGrid), neg);
+  const auto* q = reinterpret_cast<const uint8_t*>(b.qs + 8 * c);
+  neg = iq_even_sign_mask(iq_sign_fields(iq_word(q + 4), iq_word(q + 12)));
+  const unsigned i[8] = {q[0], q[1], q[2], q[3], q[8], q[9], q[10], q[11]};
+  return iq_points8(kIQ2XXSGrid, i);
 }
 
-BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_q512(const BlockIQ2_XS& b, int c) {
-  const __m256i w =
-      _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 8 * c)));
-  uint64_t neg = 0;
-  for (int k = 0; k < 8; ++k)
-    neg |= static_cast<uint64_t>(kIQEvenSigns[b.qs[8 * c + k] >> 9]) << (8 * k);
-  return iq_apply_signs(iq_gather8(_mm256_and_si256(w, _mm256_set1_epi32(511)), kIQ2XSGrid), neg);
+BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_mag512(const BlockIQ2_XS& b, int c, __mmask64& neg) {
+  const uint16_t* q = b.qs + 8 * c;
+  neg = iq_even_sign_mask(_mm256_srli_epi32(
+      _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q))), 9));
+  unsigned i[8];
+  for (int k = 0; k < 8; ++k) i[k] = q[k] & 511u;
+  return iq_points8(kIQ2XSGrid, i);
 }
 
-BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_q512(const BlockIQ2_S& b, int c) {
+BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_mag512(const BlockIQ2_S& b, int c, __mmask64& neg) {
   // Point k's two high index bits are bits 2k, 2k + 1 of the 16-bit word of qh[2c], qh[2c + 1].
   uint16_t qh;
   std::memcpy(&qh, b.qh + 2 * c, 2);
-  const __m256i hi = _mm256_slli_epi32(
-      _mm256_and_si256(
-          _mm256_srlv_epi32(_mm256_set1_epi32(qh), _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)),
-          _mm256_set1_epi32(3)),
-      8);
-  const __m256i lo =
-      _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.qs + 8 * c)));
-  return iq_apply_signs(iq_gather8(_mm256_or_si256(lo, hi), kIQ2SGrid),
-                        iq_load64(b.qs + 32 + 8 * c));
+  neg = iq_stored_signs(b.qs + 32 + 8 * c);
+  unsigned i[8];
+  for (int k = 0; k < 8; ++k) i[k] = b.qs[8 * c + k] | ((qh >> (2 * k)) & 3u) << 8;
+  return iq_points8(kIQ2SGrid, i);
 }
 
-BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_q512(const BlockIQ3_XXS& b, int c) {
-  const __m512i idx =
-      _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 16 * c)));
-  uint64_t neg = 0;
-  for (int h = 0; h < 2; ++h) {
-    const uint32_t aux = iq_word(b.qs + 64 + 4 * (2 * c + h));
-    for (int l = 0; l < 4; ++l)
-      neg |= static_cast<uint64_t>(kIQEvenSigns[(aux >> (7 * l)) & 127]) << (8 * (4 * h + l));
-  }
-  return iq_apply_signs(_mm512_i32gather_epi32(idx, kIQ3XXSGrid, 4), neg);
+BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_mag512(const BlockIQ3_XXS& b, int c, __mmask64& neg) {
+  neg = iq_even_sign_mask(iq_sign_fields(iq_word(b.qs + 64 + 8 * c), iq_word(b.qs + 68 + 8 * c)));
+  unsigned i[16];
+  for (int k = 0; k < 16; ++k) i[k] = b.qs[16 * c + k];
+  return iq_points16(kIQ3XXSGrid, i);
 }
 
-BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_q512(const BlockIQ3_S& b, int c) {
-  // Point k's ninth index bit is bit k of the 16-bit word of qh[2c], qh[2c + 1].
+BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_mag512(const BlockIQ3_S& b, int c, __mmask64& neg) {
+  // Point k's ninth index bit is bit k of the 16-bit word of qh[2c], qh[2c + 1]. The 16 indices
+  // are put together in vector lanes and read back from memory (in scalar code their shifts and
+  // masks took longer than the rest of the step).
   uint16_t qh;
   std::memcpy(&qh, b.qh + 2 * c, 2);
+  neg = iq_stored_signs(b.signs + 8 * c);
   const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const __m512i hi = _mm512_slli_epi32(
       _mm512_and_si512(_mm512_srlv_epi32(_mm512_set1_epi32(qh), lane), _mm512_set1_epi32(1)), 8);
-  const __m512i idx = _mm512_or_si512(
-      _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 16 * c))), hi);
-  return iq_apply_signs(_mm512_i32gather_epi32(idx, kIQ3SGrid, 4), iq_load64(b.signs + 8 * c));
+  alignas(64) unsigned i[16];
+  _mm512_store_si512(
+      i, _mm512_or_si512(
+             _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 16 * c))),
+             hi));
+  return iq_points16(kIQ3SGrid, i);
+}
+
+// IQ2_XS and IQ2_S: the 16 scales of a super-block, iq2_scale's float steps in vector lanes (the
+// scalar loop was a call, and every vector register was saved around it).
+template <class B>
+requires std::is_same_v<B, BlockIQ2_XS> || std::is_same_v<B, BlockIQ2_S> BRISK_INLINE(
+    BRISK_ISA_AVX512VNNI)
+__m512 iq_scales512(const B& b) {
+  const __m128i v = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.scales)));
+  // 16-bit lane ib: scale 2 ib in its low byte, scale 2 ib + 1 in its high byte.
+  const __m128i nib =
+      _mm_or_si128(_mm_and_si128(v, _mm_set1_epi16(15)), _mm_slli_epi16(_mm_srli_epi16(v, 4), 8));
+  const __m512 s = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(nib));
+  const __m512 d = _mm512_set1_ps(f16_to_f32_fast(b.d));
+  return _mm512_mul_ps(_mm512_mul_ps(d, _mm512_add_ps(_mm512_set1_ps(0.5f), s)),
+                       _mm512_set1_ps(0.25f));
+}
+
+// The 8 grid points of 8 indices (32-bit lanes), one gather (IQ1: its values are not all of one
+// sign, so they come signed and offset as the other tiers read them).
+BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_gather8(__m256i idx, const uint64_t* grid) {
+  return _mm512_i32gather_epi64(idx, grid, 8);
 }
 
 // IQ1: the grid bytes g (-1, 0, 1) of 8 points to 8g + 1, or 8g - 1 where the point's shift is
