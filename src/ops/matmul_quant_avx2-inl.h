@@ -25,6 +25,152 @@ __m256i dot_u8s8(__m256i u, __m256i x) {
 #endif
 }
 
+// The grid i-quants IQ2 and IQ3, as the 512-bit kernel reads them (matmul_quant_iq-inl.h): the
+// magnitudes of the 64 values of quarter c of a super-block in u[0] (values 0..31) and u[1], and
+// for each value +1 or -1 in sg, which VPSIGNB applies to the activation bytes.
+
+// 64 sign bits (bit i of byte k: value 8k + i negative) to sg.
+BRISK_INLINE(BRISK_AVX2_TARGET) void grid_signs256(uint64_t bits, __m256i (&sg)[2]) {
+  const __m256i b = _mm256_set1_epi64x(static_cast<int64_t>(bits));
+  const __m256i sel = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull));
+  const __m256i one = _mm256_set1_epi8(1);
+  for (int h = 0; h < 2; ++h) {
+    // Bytes 8j..8j+7 of vector h take sign byte 4h + j.
+    const char k = static_cast<char>(4 * h);
+    const __m256i spread = _mm256_shuffle_epi8(
+        b, _mm256_setr_epi8(k, k, k, k, k, k, k, k, k + 1, k + 1, k + 1, k + 1, k + 1, k + 1, k + 1,
+                            k + 1, k + 2, k + 2, k + 2, k + 2, k + 2, k + 2, k + 2, k + 2, k + 3,
+                            k + 3, k + 3, k + 3, k + 3, k + 3, k + 3, k + 3));
+    sg[h] = _mm256_or_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, sel), sel), one);
+  }
+}
+
+// Four 7-bit sign fields (bits 7l.. of w) to four sign bytes, each with its parity in bit 7
+// (kIQEvenSigns), in scalar code.
+inline uint32_t grid_even_signs4(uint32_t w) {
+  const uint32_t f =
+      (w & 0x7Fu) | ((w << 1) & 0x7F00u) | ((w << 2) & 0x7F0000u) | ((w << 3) & 0x7F000000u);
+  // Bit 0 of each byte becomes the parity of its byte (the shifts bring in only its own bits).
+  uint32_t p = f ^ (f >> 4);
+  p ^= p >> 2;
+  p ^= p >> 1;
+  return f | (p & 0x01010101u) << 7;
+}
+
+BRISK_INLINE(BRISK_AVX2_TARGET)
+void grid_points256(const uint64_t* grid, const unsigned (&i)[8], __m256i (&u)[2]) {
+  for (int h = 0; h < 2; ++h)
+    u[h] = _mm256_setr_epi64x(
+        static_cast<int64_t>(grid[i[4 * h]]), static_cast<int64_t>(grid[i[4 * h + 1]]),
+        static_cast<int64_t>(grid[i[4 * h + 2]]), static_cast<int64_t>(grid[i[4 * h + 3]]));
+}
+
+BRISK_INLINE(BRISK_AVX2_TARGET)
+void grid_points256(const uint32_t* grid, const unsigned (&i)[16], __m256i (&u)[2]) {
+  for (int h = 0; h < 2; ++h) {
+    const unsigned* j = i + 8 * h;
+    u[h] = _mm256_setr_epi32(static_cast<int>(grid[j[0]]), static_cast<int>(grid[j[1]]),
+                             static_cast<int>(grid[j[2]]), static_cast<int>(grid[j[3]]),
+                             static_cast<int>(grid[j[4]]), static_cast<int>(grid[j[5]]),
+                             static_cast<int>(grid[j[6]]), static_cast<int>(grid[j[7]]));
+  }
+}
+
+BRISK_INLINE(BRISK_AVX2_TARGET)
+void grid256(const BlockIQ2_XXS& b, int c, __m256i (&u)[2], __m256i (&sg)[2]) {
+  const auto* q = reinterpret_cast<const uint8_t*>(b.qs + 8 * c);
+  grid_signs256(grid_even_signs4(iq_word(q + 4)) |
+                    static_cast<uint64_t>(grid_even_signs4(iq_word(q + 12))) << 32,
+                sg);
+  const unsigned i[8] = {q[0], q[1], q[2], q[3], q[8], q[9], q[10], q[11]};
+  grid_points256(kIQ2XXSGrid, i, u);
+}
+
+BRISK_INLINE(BRISK_AVX2_TARGET)
+void grid256(const BlockIQ2_XS& b, int c, __m256i (&u)[2], __m256i (&sg)[2]) {
+  const uint16_t* q = b.qs + 8 * c;
+  // The 8 points' 7-bit sign fields (bits 9..15 of their words) as bytes, then each byte's
+  // parity into its bit 7 as grid_even_signs4 does.
+  const __m128i w = _mm_srli_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)), 9);
+  const auto f = static_cast<uint64_t>(_mm_cvtsi128_si64(_mm_packus_epi16(w, w)));
+  uint64_t par = f ^ (f >> 4);
+  par ^= par >> 2;
+  par ^= par >> 1;
+  grid_signs256(f | (par & 0x0101010101010101ull) << 7, sg);
+  unsigned i[8];
+  for (int k = 0; k < 8; ++k) i[k] = q[k] & 511u;
+  grid_points256(kIQ2XSGrid, i, u);
+}
+
+BRISK_INLINE(BRISK_AVX2_TARGET)
+void grid256(const BlockIQ2_S& b, int c, __m256i (&u)[2], __m256i (&sg)[2]) {
+  uint16_t qh;
+  std::memcpy(&qh, b.qh + 2 * c, 2);
+  uint64_t bits;
+  std::memcpy(&bits, b.qs + 32 + 8 * c, 8);
+  grid_signs256(bits, sg);
+  unsigned i[8];
+  for (int k = 0; k < 8; ++k) i[k] = b.qs[8 * c + k] | ((qh >> (2 * k)) & 3u) << 8;
+  grid_points256(kIQ2SGrid, i, u);
+}
+
+BRISK_INLINE(BRISK_AVX2_TARGET)
+void grid256(const BlockIQ3_XXS& b, int c, __m256i (&u)[2], __m256i (&sg)[2]) {
+  grid_signs256(grid_even_signs4(iq_word(b.qs + 64 + 8 * c)) |
+                    static_cast<uint64_t>(grid_even_signs4(iq_word(b.qs + 68 + 8 * c))) << 32,
+                sg);
+  unsigned i[16];
+  for (int k = 0; k < 16; ++k) i[k] = b.qs[16 * c + k];
+  grid_points256(kIQ3XXSGrid, i, u);
+}
+
+BRISK_INLINE(BRISK_AVX2_TARGET)
+void grid256(const BlockIQ3_S& b, int c, __m256i (&u)[2], __m256i (&sg)[2]) {
+  uint16_t qh;
+  std::memcpy(&qh, b.qh + 2 * c, 2);
+  uint64_t bits;
+  std::memcpy(&bits, b.signs + 8 * c, 8);
+  grid_signs256(bits, sg);
+  unsigned i[16];
+  for (int k = 0; k < 16; ++k) i[k] = b.qs[16 * c + k] | ((qh >> k) & 1u) << 8;
+  grid_points256(kIQ3SGrid, i, u);
+}
+
+// The signed-grid path of micro_avx2: one pair of 32-groups of R rows, the scales of their
+// super-block in a16 (16 per row, computed at its first pair).
+template <class P, int R, int T>
+BRISK_INLINE(BRISK_AVX2_TARGET)
+void grid_pair256(const Args& a, int64_t r, int64_t p, const uint8_t* const (&xr)[T],
+                  const Q8Layout& L, float (&a16)[R][16], __m256 (&acc)[R][T][2]) {
+  using B = typename P::B;
+  __m256i u[R][2], sg[R][2];
+  __m256 a0[R], a1[R];
+  const int c = static_cast<int>(p % 4);
+  for (int i = 0; i < R; ++i) {
+    const B& blk = reinterpret_cast<const B*>(a.w + (r + i) * a.w_stride)[p / 4];
+    if (c == 0) iq_scales16(blk, a16[i]);
+    grid256(blk, c, u[i], sg[i]);
+    const float* s = a16[i] + 4 * c;
+    a0[i] = _mm256_set_m128(_mm_set1_ps(s[1]), _mm_set1_ps(s[0]));
+    a1[i] = _mm256_set_m128(_mm_set1_ps(s[3]), _mm_set1_ps(s[2]));
+  }
+  for (int j = 0; j < T; ++j) {
+    const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xr[j] + p * 64));
+    const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xr[j] + p * 64 + 32));
+    const float* dxv = reinterpret_cast<const float*>(xr[j] + L.dxv_off) + p * 16;
+    const __m256 dx0 = _mm256_loadu_ps(dxv), dx1 = _mm256_loadu_ps(dxv + 8);
+    for (int i = 0; i < R; ++i) {
+      // Magnitudes of at most 62 (IQ3): VPMADDUBSW's pair sums stay below 2^15.
+      const __m256i d0 = dot_u8s8<63>(u[i][0], _mm256_sign_epi8(x0, sg[i][0]));
+      const __m256i d1 = dot_u8s8<63>(u[i][1], _mm256_sign_epi8(x1, sg[i][1]));
+      acc[i][j][0] =
+          _mm256_fmadd_ps(_mm256_cvtepi32_ps(d0), _mm256_mul_ps(a0[i], dx0), acc[i][j][0]);
+      acc[i][j][1] =
+          _mm256_fmadd_ps(_mm256_cvtepi32_ps(d1), _mm256_mul_ps(a1[i], dx1), acc[i][j][1]);
+    }
+  }
+}
+
 template <class P, int R, int T>
 BRISK_TARGET(BRISK_AVX2_TARGET)
 void micro_avx2(const Args& a, int64_t r, int64_t t) {
@@ -39,7 +185,12 @@ void micro_avx2(const Args& a, int64_t r, int64_t t) {
   float* const bbuf = bbuf_tls.data();
   const uint8_t* xr[T];
   for (int j = 0; j < T; ++j) xr[j] = a.x + (t + j) * a.x_stride;
+  [[maybe_unused]] float a16[R][16];
   for (int64_t p = 0; p < L.np; ++p) {
+    if constexpr (signs_on_x<P>()) {
+      grid_pair256<P, R, T>(a, r, p, xr, L, a16, acc);
+      continue;
+    }
     alignas(32) uint8_t u[R][64];
     float av[R][4];
     __m256i u0[R], u1[R];
