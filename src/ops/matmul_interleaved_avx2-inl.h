@@ -308,6 +308,70 @@ BRISK_I256 void q4k_column_1(const uint8_t* col, int64_t b0, const Tokens<1>& x,
   }
 }
 
+// One token, one Q6_K column, both halves in one pass: each activation broadcast serves the 16
+// rows, and each half's 6-bit values are put together once. The same integer sums and float
+// steps as column256.
+BRISK_I256 void q6k_column_1(const uint8_t* col, int64_t b0, const Tokens<1>& x, __m256& acc0,
+                             __m256& acc1) {
+  const __m256 dv[2] = {f16x8(col), f16x8(col + 16)};
+  const __m256i m4 = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30);
+  __m256 acc[2] = {acc0, acc1};
+  for (int jb = 0; jb < 8; ++jb) {
+    const int64_t b = b0 + jb;
+    const int8_t* xb = x.qx[0] + b * 32;
+    const uint8_t* vals = col + 288 + 384 * jb;
+    __m256i xm[8];
+    for (int m = 0; m < 8; ++m) xm[m] = bcast4(xb + 4 * m);
+    const __m256 dx = _mm256_set1_ps(*block_scale(x.dx[0], b));
+    for (int h = 0; h < 2; ++h) {
+      const __m256i sa = _mm256_cvtepi8_epi32(
+          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(col + 32 + 32 * jb + 8 * h)));
+      const __m256i sb = _mm256_cvtepi8_epi32(
+          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(col + 48 + 32 * jb + 8 * h)));
+      __m256i sum[2];
+      for (int hh = 0; hh < 2; ++hh) {  // values 16 hh .. 16 hh + 15: u[4 hh .. 4 hh + 3]
+        const __m256i hv =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vals + 256 + 64 * hh + 32 * h));
+        const __m256i v0 =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vals + 64 * (2 * hh) + 32 * h));
+        const __m256i v1 =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vals + 64 * (2 * hh + 1) + 32 * h));
+        const __m256i u0 = _mm256_or_si256(_mm256_and_si256(v0, m4),
+                                           _mm256_and_si256(_mm256_slli_epi16(hv, 4), m30));
+        const __m256i u1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v0, 4), m4),
+                                           _mm256_and_si256(_mm256_slli_epi16(hv, 2), m30));
+        const __m256i u2 = _mm256_or_si256(_mm256_and_si256(v1, m4), _mm256_and_si256(hv, m30));
+        const __m256i u3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v1, 4), m4),
+                                           _mm256_and_si256(_mm256_srli_epi16(hv, 2), m30));
+        const __m256i* xs = xm + 4 * hh;
+        __m256i p = _mm256_set1_epi32(x.hs[0][2 * b + hh]);
+#if BRISK_I256_DOT == 1
+        p = _mm256_dpbusd_avx_epi32(p, u0, xs[0]);
+        p = _mm256_dpbusd_avx_epi32(p, u1, xs[1]);
+        p = _mm256_dpbusd_avx_epi32(p, u2, xs[2]);
+        p = _mm256_dpbusd_avx_epi32(p, u3, xs[3]);
+#else
+        // Values at most 63: two VPMADDUBSW pair sums add up in int16 (dot4_6bit).
+        const __m256i ones = _mm256_set1_epi16(1);
+        p = _mm256_add_epi32(
+            p, _mm256_add_epi32(_mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(u0, xs[0]),
+                                                                   _mm256_maddubs_epi16(u1, xs[1])),
+                                                  ones),
+                                _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(u2, xs[2]),
+                                                                   _mm256_maddubs_epi16(u3, xs[3])),
+                                                  ones)));
+#endif
+        sum[hh] = p;
+      }
+      const __m256i isum =
+          _mm256_add_epi32(_mm256_mullo_epi32(sum[0], sa), _mm256_mullo_epi32(sum[1], sb));
+      acc[h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dv[h], dx), acc[h]);
+    }
+  }
+  acc0 = acc[0];
+  acc1 = acc[1];
+}
+
 template <class P, int T>
 BRISK_TARGET(BRISK_I256_TARGET)
 void interleaved_256(const Args& a, int64_t r, int64_t t) {
@@ -323,6 +387,10 @@ void interleaved_256(const Args& a, int64_t r, int64_t t) {
       prefetch_stream(g + static_cast<uint64_t>(c) * gb, gb);
       if constexpr (P::kType == DType::Q4_K) {
         q4k_column_1(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), x, acc0[0], acc1[0]);
+        continue;
+      }
+      if constexpr (P::kType == DType::Q6_K) {
+        q6k_column_1(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), x, acc0[0], acc1[0]);
         continue;
       }
       column256<P, T>(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), 0, x, acc0);
