@@ -52,6 +52,9 @@ after(async () => {
 async function open(url, viewport = DESKTOP) {
   const context = await browser.createBrowserContext();
   const page = await context.newPage();
+  // Waits get three times puppeteer's default: ctest runs this beside the heavy suites on two
+  // cores, where the browser alone once took longer than 30 s for a step.
+  page.setDefaultTimeout(90000);
   page.on('close', () => context.close().catch(() => {}));
   const problems = [];
   page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
@@ -330,7 +333,7 @@ test('the dashboard draws live charts from /metrics', async () => {
   await page.waitForFunction((names) => names.every((n) => {
     const c = document.querySelector(`[data-testid=chart-${n}]`);
     return c && Number(c.dataset.points) >= 3 && !c.querySelector('.legend').textContent.startsWith('p50: –');
-  }), { timeout: 20000 }, charts);
+  }), { timeout: 60000 }, charts);
   const legends = await page.$$eval('.chart .legend', (ls) => ls.map((l) => l.textContent));
   assert.match(legends[3], /p50: [\d.]+ (µs|ms|s)/, legends[3]);
   // The canvas has been drawn on (not blank).
