@@ -145,6 +145,7 @@ BENCHMARK_CAPTURE(BM_Matmul, iq2_s_avx512, DType::IQ2_S, Isa::Avx512)->Apply(Sha
 BENCHMARK_CAPTURE(BM_Matmul, iq3_xxs_avx512, DType::IQ3_XXS, Isa::Avx512)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, iq3_s_avx512, DType::IQ3_S, Isa::Avx512)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, iq1_s_avx512, DType::IQ1_S, Isa::Avx512)->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, iq1_m_avx512, DType::IQ1_M, Isa::Avx512)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, iq2_xxs_avx2, DType::IQ2_XXS, Isa::Avx2)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, iq2_xs_avx2, DType::IQ2_XS, Isa::Avx2)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, iq2_s_avx2, DType::IQ2_S, Isa::Avx2)->Apply(Shapes);

@@ -138,16 +138,26 @@ __m512 iq_scales512(const B& b) {
                        _mm512_set1_ps(0.25f));
 }
 
-// The 8 grid points of 8 indices (32-bit lanes), one gather (IQ1: its values are not all of one
-// sign, so they come signed and offset as the other tiers read them).
-BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_gather8(__m256i idx, const uint64_t* grid) {
-  return _mm512_i32gather_epi64(idx, grid, 8);
+// IQ1_M: the 16 scales of a super-block, iq1m_scales32's float steps in vector lanes. Lane
+// 2 ib + h takes bits 6 (ib % 2) + 3 h .. of scale word ib / 2.
+BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512 iq_scales512(const BlockIQ1_M& b) {
+  const __m512i words = _mm512_permutexvar_epi32(
+      _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
+      _mm512_castsi128_si512(
+          _mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.scales)))));
+  const __m512i s = _mm512_and_si512(
+      _mm512_srlv_epi32(words, _mm512_setr_epi32(0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9)),
+      _mm512_set1_epi32(7));
+  const __m512 odd =
+      _mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_add_epi32(s, s), _mm512_set1_epi32(1)));
+  return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(iq1m_scale(b)), odd), _mm512_set1_ps(0.125f));
 }
 
 // IQ1: the grid bytes g (-1, 0, 1) of 8 points to 8g + 1, or 8g - 1 where the point's shift is
-// negative.
-BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq1_q512(__m256i idx, uint64_t minus) {
-  __m512i g = iq_gather8(idx, kIQ1SGrid);
+// negative (its values are not all of one sign, so they come signed, and offset as the other tiers
+// read them).
+BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq1_q512(const unsigned (&i)[8], uint64_t minus) {
+  __m512i g = iq_points8(kIQ1SGrid, i);
   g = _mm512_add_epi8(g, g);
   g = _mm512_add_epi8(g, g);
   g = _mm512_add_epi8(g, g);
@@ -155,34 +165,31 @@ BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq1_q512(__m256i idx, uint64_t minus)
                                                    _mm512_set1_epi8(1), _mm512_set1_epi8(-1)));
 }
 
-// Low index bytes of points 8c..8c+7 (both IQ1 types keep them 4 per group of 32, in order).
-BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m256i iq1_low(const uint8_t* qs, int c) {
-  return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(qs + 8 * c)));
-}
-
 BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_q512(const BlockIQ1_S& b, int c) {
-  // Point 4h + l's 3 high index bits: bits 3l.. of group 2c + h's qh word.
-  const int qh0 = b.qh[2 * c], qh1 = b.qh[2 * c + 1];
-  const __m256i words = _mm256_setr_epi32(qh0, qh0, qh0, qh0, qh1, qh1, qh1, qh1);
-  const __m256i hi = _mm256_slli_epi32(
-      _mm256_and_si256(_mm256_srlv_epi32(words, _mm256_setr_epi32(0, 3, 6, 9, 0, 3, 6, 9)),
-                       _mm256_set1_epi32(7)),
-      8);
+  // Point 4h + l's 3 high index bits: bits 3l.. of group 2c + h's qh word; the low 8 bits: qs.
+  const unsigned qh0 = b.qh[2 * c], qh1 = b.qh[2 * c + 1];
+  unsigned i[8];
+  for (int l = 0; l < 4; ++l) {
+    i[l] = b.qs[8 * c + l] | ((qh0 >> (3 * l)) & 7u) << 8;
+    i[4 + l] = b.qs[8 * c + 4 + l] | ((qh1 >> (3 * l)) & 7u) << 8;
+  }
   const uint64_t minus =
       (qh0 & 0x8000 ? 0xFFFFFFFFull : 0) | (qh1 & 0x8000 ? 0xFFFFFFFFull << 32 : 0);
-  return iq1_q512(_mm256_or_si256(iq1_low(b.qs, c), hi), minus);
+  return iq1_q512(i, minus);
 }
 
 BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_q512(const BlockIQ1_M& b, int c) {
   // Point k's nibble (3 high index bits, then the shift's sign) is nibble k of qh[4c..4c + 3].
   const uint32_t nib = iq_word(b.qh + 4 * c);
-  const __m256i n = _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(nib)),
-                                      _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28));
-  const __m256i hi = _mm256_slli_epi32(_mm256_and_si256(n, _mm256_set1_epi32(7)), 8);
+  unsigned i[8];
   uint64_t minus = 0;
-  for (int k = 0; k < 8; ++k)
-    if ((nib >> (4 * k)) & 8) minus |= 0xFFull << (8 * k);
-  return iq1_q512(_mm256_or_si256(iq1_low(b.qs, c), hi), minus);
+  for (int k = 0; k < 8; ++k) {
+    i[k] = b.qs[8 * c + k] | ((nib >> (4 * k)) & 7u) << 8;
+    // (Without a branch: the shifts' signs are data, and mispredicting them made the kernel 6x
+    // slower.)
+    minus |= (0 - static_cast<uint64_t>((nib >> (4 * k + 3)) & 1)) & (0xFFull << (8 * k));
+  }
+  return iq1_q512(i, minus);
 }
 
 // The ternary types: the portable decoder (rare in Llama-family files).
