@@ -43,18 +43,34 @@ BRISK_I256 void nibbles256(const uint8_t* p, int h, __m256i (&u)[8]) {
 // s + the lane sums of u[m] . (activation bytes 4m..4m+3) for m in [m0, m0 + 4), u bytes at most
 // 63. VPMADDUBSW's int16 pair sums stay exact for MaxU <= 63 (|x| <= 127), and two of them add
 // up in int16 without overflow.
-BRISK_I256 __m256i dot4_6bit(const __m256i (&u)[8], int m0, const int8_t* xb, __m256i s) {
+// The same with the 4 activation words already broadcast (x[m] for u[m]).
+BRISK_I256 __m256i dot4_6bit(const __m256i* u, const __m256i* x, __m256i s) {
 #if BRISK_I256_DOT == 1
-  for (int m = m0; m < m0 + 4; ++m) s = _mm256_dpbusd_avx_epi32(s, u[m], bcast4(xb + 4 * m));
+  for (int m = 0; m < 4; ++m) s = _mm256_dpbusd_avx_epi32(s, u[m], x[m]);
   return s;
 #else
   const __m256i ones = _mm256_set1_epi16(1);
   __m256i p[4];
-  for (int m = 0; m < 4; ++m) p[m] = _mm256_maddubs_epi16(u[m0 + m], bcast4(xb + 4 * (m0 + m)));
+  for (int m = 0; m < 4; ++m) p[m] = _mm256_maddubs_epi16(u[m], x[m]);
   return _mm256_add_epi32(s,
                           _mm256_add_epi32(_mm256_madd_epi16(_mm256_add_epi16(p[0], p[1]), ones),
                                            _mm256_madd_epi16(_mm256_add_epi16(p[2], p[3]), ones)));
 #endif
+}
+BRISK_I256 __m256i dot4_6bit(const __m256i (&u)[8], int m0, const int8_t* xb, __m256i s) {
+  __m256i x[4];
+  for (int m = 0; m < 4; ++m) x[m] = bcast4(xb + 4 * (m0 + m));
+  return dot4_6bit(u + m0, x, s);
+}
+
+// Q6_K: a high vector's bits 4-5 of 16 values merged into the 4 nibble vectors u[0..3] that hold
+// their low bits.
+BRISK_I256 void add_q6k_high(__m256i hv, __m256i* u) {
+  const __m256i m30 = _mm256_set1_epi8(0x30);
+  u[0] = _mm256_or_si256(u[0], _mm256_and_si256(_mm256_slli_epi16(hv, 4), m30));
+  u[1] = _mm256_or_si256(u[1], _mm256_and_si256(_mm256_slli_epi16(hv, 2), m30));
+  u[2] = _mm256_or_si256(u[2], _mm256_and_si256(hv, m30));
+  u[3] = _mm256_or_si256(u[3], _mm256_and_si256(_mm256_srli_epi16(hv, 2), m30));
 }
 
 // Accumulates u . x into p: int16 pair sums (AVX2; at most 8 per lane before a widening, for u
@@ -242,7 +258,6 @@ BRISK_I256 void column256(const uint8_t* col, int64_t b0, int h, const Tokens<T>
       }
     }
   } else {  // Q6_K
-    const __m256i m30 = _mm256_set1_epi8(0x30);
     for (int jb = 0; jb < 8; ++jb) {
       const int64_t b = b0 + jb;
       const __m256i sa = _mm256_cvtepi8_epi32(
@@ -252,16 +267,10 @@ BRISK_I256 void column256(const uint8_t* col, int64_t b0, int h, const Tokens<T>
       const uint8_t* vals = col + 288 + 384 * jb;
       __m256i u[8];
       nibbles256(vals, h, u);
-      for (int hh = 0; hh < 2; ++hh) {
-        const __m256i hv =
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vals + 256 + 64 * hh + 32 * h));
-        u[4 * hh] = _mm256_or_si256(u[4 * hh], _mm256_and_si256(_mm256_slli_epi16(hv, 4), m30));
-        u[4 * hh + 1] =
-            _mm256_or_si256(u[4 * hh + 1], _mm256_and_si256(_mm256_slli_epi16(hv, 2), m30));
-        u[4 * hh + 2] = _mm256_or_si256(u[4 * hh + 2], _mm256_and_si256(hv, m30));
-        u[4 * hh + 3] =
-            _mm256_or_si256(u[4 * hh + 3], _mm256_and_si256(_mm256_srli_epi16(hv, 2), m30));
-      }
+      for (int hh = 0; hh < 2; ++hh)
+        add_q6k_high(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vals + 256 + 64 * hh + 32 * h)),
+            u + 4 * hh);
       for (int j = 0; j < T; ++j) {
         const int8_t* xb = x.qx[j] + b * 32;
         const __m256i s0 = dot4_6bit(u, 0, xb, _mm256_set1_epi32(x.hs[j][2 * b]));
@@ -314,7 +323,6 @@ BRISK_I256 void q4k_column_1(const uint8_t* col, int64_t b0, const Tokens<1>& x,
 BRISK_I256 void q6k_column_1(const uint8_t* col, int64_t b0, const Tokens<1>& x, __m256& acc0,
                              __m256& acc1) {
   const __m256 dv[2] = {f16x8(col), f16x8(col + 16)};
-  const __m256i m4 = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30);
   __m256 acc[2] = {acc0, acc1};
   for (int jb = 0; jb < 8; ++jb) {
     const int64_t b = b0 + jb;
@@ -328,40 +336,13 @@ BRISK_I256 void q6k_column_1(const uint8_t* col, int64_t b0, const Tokens<1>& x,
           _mm_loadl_epi64(reinterpret_cast<const __m128i*>(col + 32 + 32 * jb + 8 * h)));
       const __m256i sb = _mm256_cvtepi8_epi32(
           _mm_loadl_epi64(reinterpret_cast<const __m128i*>(col + 48 + 32 * jb + 8 * h)));
-      __m256i sum[2];
+      __m256i u[8], sum[2];
+      nibbles256(vals, h, u);
       for (int hh = 0; hh < 2; ++hh) {  // values 16 hh .. 16 hh + 15: u[4 hh .. 4 hh + 3]
-        const __m256i hv =
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vals + 256 + 64 * hh + 32 * h));
-        const __m256i v0 =
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vals + 64 * (2 * hh) + 32 * h));
-        const __m256i v1 =
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vals + 64 * (2 * hh + 1) + 32 * h));
-        const __m256i u0 = _mm256_or_si256(_mm256_and_si256(v0, m4),
-                                           _mm256_and_si256(_mm256_slli_epi16(hv, 4), m30));
-        const __m256i u1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v0, 4), m4),
-                                           _mm256_and_si256(_mm256_slli_epi16(hv, 2), m30));
-        const __m256i u2 = _mm256_or_si256(_mm256_and_si256(v1, m4), _mm256_and_si256(hv, m30));
-        const __m256i u3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v1, 4), m4),
-                                           _mm256_and_si256(_mm256_srli_epi16(hv, 2), m30));
-        const __m256i* xs = xm + 4 * hh;
-        __m256i p = _mm256_set1_epi32(x.hs[0][2 * b + hh]);
-#if BRISK_I256_DOT == 1
-        p = _mm256_dpbusd_avx_epi32(p, u0, xs[0]);
-        p = _mm256_dpbusd_avx_epi32(p, u1, xs[1]);
-        p = _mm256_dpbusd_avx_epi32(p, u2, xs[2]);
-        p = _mm256_dpbusd_avx_epi32(p, u3, xs[3]);
-#else
-        // Values at most 63: two VPMADDUBSW pair sums add up in int16 (dot4_6bit).
-        const __m256i ones = _mm256_set1_epi16(1);
-        p = _mm256_add_epi32(
-            p, _mm256_add_epi32(_mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(u0, xs[0]),
-                                                                   _mm256_maddubs_epi16(u1, xs[1])),
-                                                  ones),
-                                _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(u2, xs[2]),
-                                                                   _mm256_maddubs_epi16(u3, xs[3])),
-                                                  ones)));
-#endif
-        sum[hh] = p;
+        add_q6k_high(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vals + 256 + 64 * hh + 32 * h)),
+            u + 4 * hh);
+        sum[hh] = dot4_6bit(u + 4 * hh, xm + 4 * hh, _mm256_set1_epi32(x.hs[0][2 * b + hh]));
       }
       const __m256i isum =
           _mm256_add_epi32(_mm256_mullo_epi32(sum[0], sa), _mm256_mullo_epi32(sum[1], sb));

@@ -45,16 +45,20 @@ BRISK_INLINE(BRISK_AVX2_TARGET) void grid_signs256(uint64_t bits, __m256i (&sg)[
   }
 }
 
-// Four 7-bit sign fields (bits 7l.. of w) to four sign bytes, each with its parity in bit 7
+// 7-bit sign fields, one per byte of f, to sign bytes with each field's parity in bit 7
 // (kIQEvenSigns), in scalar code.
-inline uint32_t grid_even_signs4(uint32_t w) {
-  const uint32_t f =
-      (w & 0x7Fu) | ((w << 1) & 0x7F00u) | ((w << 2) & 0x7F0000u) | ((w << 3) & 0x7F000000u);
+inline uint64_t grid_even_sign_bytes(uint64_t f) {
   // Bit 0 of each byte becomes the parity of its byte (the shifts bring in only its own bits).
-  uint32_t p = f ^ (f >> 4);
+  uint64_t p = f ^ (f >> 4);
   p ^= p >> 2;
   p ^= p >> 1;
-  return f | (p & 0x01010101u) << 7;
+  return f | (p & 0x0101010101010101ull) << 7;
+}
+
+// The sign bytes of four 7-bit sign fields (bits 7l.. of w).
+inline uint64_t grid_even_signs4(uint32_t w) {
+  return grid_even_sign_bytes((w & 0x7Fu) | ((w << 1) & 0x7F00u) | ((w << 2) & 0x7F0000u) |
+                              ((w << 3) & 0x7F000000u));
 }
 
 BRISK_INLINE(BRISK_AVX2_TARGET)
@@ -79,9 +83,7 @@ void grid_points256(const uint32_t* grid, const unsigned (&i)[16], __m256i (&u)[
 BRISK_INLINE(BRISK_AVX2_TARGET)
 void grid256(const BlockIQ2_XXS& b, int c, __m256i (&u)[2], __m256i (&sg)[2]) {
   const auto* q = reinterpret_cast<const uint8_t*>(b.qs + 8 * c);
-  grid_signs256(grid_even_signs4(iq_word(q + 4)) |
-                    static_cast<uint64_t>(grid_even_signs4(iq_word(q + 12))) << 32,
-                sg);
+  grid_signs256(grid_even_signs4(iq_word(q + 4)) | grid_even_signs4(iq_word(q + 12)) << 32, sg);
   const unsigned i[8] = {q[0], q[1], q[2], q[3], q[8], q[9], q[10], q[11]};
   grid_points256(kIQ2XXSGrid, i, u);
 }
@@ -89,14 +91,10 @@ void grid256(const BlockIQ2_XXS& b, int c, __m256i (&u)[2], __m256i (&sg)[2]) {
 BRISK_INLINE(BRISK_AVX2_TARGET)
 void grid256(const BlockIQ2_XS& b, int c, __m256i (&u)[2], __m256i (&sg)[2]) {
   const uint16_t* q = b.qs + 8 * c;
-  // The 8 points' 7-bit sign fields (bits 9..15 of their words) as bytes, then each byte's
-  // parity into its bit 7 as grid_even_signs4 does.
+  // The 8 points' 7-bit sign fields (bits 9..15 of their words) as bytes.
   const __m128i w = _mm_srli_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)), 9);
-  const auto f = static_cast<uint64_t>(_mm_cvtsi128_si64(_mm_packus_epi16(w, w)));
-  uint64_t par = f ^ (f >> 4);
-  par ^= par >> 2;
-  par ^= par >> 1;
-  grid_signs256(f | (par & 0x0101010101010101ull) << 7, sg);
+  grid_signs256(
+      grid_even_sign_bytes(static_cast<uint64_t>(_mm_cvtsi128_si64(_mm_packus_epi16(w, w)))), sg);
   unsigned i[8];
   for (int k = 0; k < 8; ++k) i[k] = q[k] & 511u;
   grid_points256(kIQ2XSGrid, i, u);
@@ -106,9 +104,7 @@ BRISK_INLINE(BRISK_AVX2_TARGET)
 void grid256(const BlockIQ2_S& b, int c, __m256i (&u)[2], __m256i (&sg)[2]) {
   uint16_t qh;
   std::memcpy(&qh, b.qh + 2 * c, 2);
-  uint64_t bits;
-  std::memcpy(&bits, b.qs + 32 + 8 * c, 8);
-  grid_signs256(bits, sg);
+  grid_signs256(iq_load64(b.qs + 32 + 8 * c), sg);
   unsigned i[8];
   for (int k = 0; k < 8; ++k) i[k] = b.qs[8 * c + k] | ((qh >> (2 * k)) & 3u) << 8;
   grid_points256(kIQ2SGrid, i, u);
@@ -117,7 +113,7 @@ void grid256(const BlockIQ2_S& b, int c, __m256i (&u)[2], __m256i (&sg)[2]) {
 BRISK_INLINE(BRISK_AVX2_TARGET)
 void grid256(const BlockIQ3_XXS& b, int c, __m256i (&u)[2], __m256i (&sg)[2]) {
   grid_signs256(grid_even_signs4(iq_word(b.qs + 64 + 8 * c)) |
-                    static_cast<uint64_t>(grid_even_signs4(iq_word(b.qs + 68 + 8 * c))) << 32,
+                    grid_even_signs4(iq_word(b.qs + 68 + 8 * c)) << 32,
                 sg);
   unsigned i[16];
   for (int k = 0; k < 16; ++k) i[k] = b.qs[16 * c + k];
@@ -128,9 +124,7 @@ BRISK_INLINE(BRISK_AVX2_TARGET)
 void grid256(const BlockIQ3_S& b, int c, __m256i (&u)[2], __m256i (&sg)[2]) {
   uint16_t qh;
   std::memcpy(&qh, b.qh + 2 * c, 2);
-  uint64_t bits;
-  std::memcpy(&bits, b.signs + 8 * c, 8);
-  grid_signs256(bits, sg);
+  grid_signs256(iq_load64(b.signs + 8 * c), sg);
   unsigned i[16];
   for (int k = 0; k < 16; ++k) i[k] = b.qs[16 * c + k] | ((qh >> k) & 1u) << 8;
   grid_points256(kIQ3SGrid, i, u);

@@ -7,6 +7,13 @@
 // step), and the seven stored sign bits of 8 values get their eighth in vector lanes rather than
 // by table lookups. Included by matmul_quant.cpp inside its namespace.
 
+// 8 bytes as stored (sign bits: bit i of byte k for value 8k + i), for both tiers' kernels.
+inline uint64_t iq_load64(const void* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
 // The 8 grid points grid[i[0..7]] in one vector.
 BRISK_INLINE(BRISK_ISA_AVX512VNNI)
 __m512i iq_points8(const uint64_t* grid, const unsigned (&i)[8]) {
@@ -57,9 +64,7 @@ BRISK_INLINE(BRISK_ISA_AVX512VNNI) __mmask64 iq_even_sign_mask(__m256i f) {
 
 // 64 sign bits stored in order (IQ2_S, IQ3_S).
 BRISK_INLINE(BRISK_ISA_AVX512VNNI) __mmask64 iq_stored_signs(const uint8_t* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return _cvtu64_mask64(v);
+  return _cvtu64_mask64(iq_load64(p));
 }
 
 // The 7-bit sign fields 0..3 of the words w0 (points 0..3) and w1 (points 4..7).
