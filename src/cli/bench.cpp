@@ -195,12 +195,8 @@ int bench(BenchArgs& a) {
               m->file.path.c_str(), m->hp.arch.c_str(), w.wtype.c_str(), w.weight_bytes / 1048576.0,
               isa_name(best_isa()));
   std::printf("load: %.0f ms%s, resident %.1f MiB (peak %.1f MiB)\n", load_s * 1e3,
-              m->repack_seconds > 0
-                  ? fmt::format(" (of which {:.0f} ms interleaving rows for the kernels)",
-                                m->repack_seconds * 1e3)
-                        .c_str()
-                  : "",
-              resident_bytes() / 1048576.0, peak_resident_bytes() / 1048576.0);
+              repack_summary(*m).c_str(), resident_bytes() / 1048576.0,
+              peak_resident_bytes() / 1048576.0);
   if (m->split.active())
     std::printf(
         "split over %d ranks: the table is rank 0's (its %.1f MiB of matrices, its threads, "

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "core/download.h"
 #include "core/error.h"
 #include "model/follower.h"
@@ -45,7 +47,15 @@ std::unique_ptr<Model> load_model(ModelArgs& a, double* seconds) {
   const std::string path = resolve_model(a);
   const auto t0 = std::chrono::steady_clock::now();
   Communicator& comm = world();
-  auto m = Model::load(path, a.tokenizer, !a.no_repack, comm.size() > 1 ? &comm : nullptr);
+  LoadOptions opt;
+  opt.repack = !a.no_repack;
+  if (!a.no_repack_cache) opt.repack_cache.dir = (fs::path(cache_dir()) / "repacked").string();
+  // A cache that cannot be written costs the next start time, not this one's output: a note.
+  opt.repack_cache.on_error = [](const std::string& why) {
+    std::fprintf(stderr, "note: interleaved weights not kept for the next start: %s\n",
+                 why.c_str());
+  };
+  auto m = Model::load(path, a.tokenizer, opt, comm.size() > 1 ? &comm : nullptr);
   check_same_model(*m);
   if (comm.rank() != 0) {
     follow_plans(*m);
@@ -56,6 +66,16 @@ std::unique_ptr<Model> load_model(ModelArgs& a, double* seconds) {
   if (seconds)
     *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return m;
+}
+
+std::string repack_summary(const Model& m) {
+  if (m.repack_seconds <= 0) return "";
+  if (m.repack_mapped)
+    return fmt::format(" (of which {:.0f} ms mapping the interleaved rows kept in {})",
+                       m.repack_seconds * 1e3, m.repack_cache);
+  return fmt::format(" (of which {:.0f} ms interleaving rows for the kernels{})",
+                     m.repack_seconds * 1e3,
+                     m.repack_cache.empty() ? "" : ", and keeping them in " + m.repack_cache);
 }
 
 double median(std::vector<double> v) {

@@ -12,10 +12,11 @@
 namespace brisk::cli {
 
 struct ModelArgs {
-  std::string path;        // -m
-  std::string tokenizer;   // -z
-  std::string hf;          // -hf OWNER/REPO[:FILE]
-  bool no_repack = false;  // --no-repack: weights used as the file stores them
+  std::string path;              // -m
+  std::string tokenizer;         // -z
+  std::string hf;                // -hf OWNER/REPO[:FILE]
+  bool no_repack = false;        // --no-repack: weights used as the file stores them
+  bool no_repack_cache = false;  // --no-repack-cache: interleave at every start
 };
 
 // The file to open: -m, else -hf (downloaded), else the default model (stories260K from
@@ -25,6 +26,10 @@ std::string resolve_model(ModelArgs& a);
 // Under mpirun every rank loads its share of the model; on ranks other than 0 this call never
 // returns: the rank follows rank 0's batches and exits when rank 0 ends the job.
 std::unique_ptr<Model> load_model(ModelArgs& a, double* seconds);
+
+// " (of which N ms interleaving rows for the kernels)", or mapping them from the cache file, or
+// "" when nothing was interleaved: the load line of `run` and `bench`.
+std::string repack_summary(const Model& m);
 
 // The middle of the values (the upper one of an even count; 0 when none), and the nearest-rank
 // percentile p in (0, 1]: what every benchmark and `brisk grammar` report.

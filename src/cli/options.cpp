@@ -58,10 +58,16 @@ void add_model_options(CLI::App& app, ModelArgs& a) {
                  "-hf); cached in $BRISK_CACHE, $XDG_CACHE_HOME/brisk or ~/.cache/brisk");
   app.add_flag(
       "--no-repack", a.no_repack,
-      "Use the weights as the file stores them, mapped from it: faster loading and no "
-      "copy in memory, but slower kernels (by default Q4_0, Q8_0, Q4_K, Q6_K, BF16 and F16 "
-      "matrices are interleaved 16 rows at a time on CPUs with AVX2, F32 ones on CPUs with "
-      "AVX-512)");
+      "Use the weights as the file stores them, mapped from it: no copy, but slower kernels "
+      "(by default Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, BF16 and F16 matrices are "
+      "interleaved 16 rows at a time on CPUs with AVX2, F32 ones on CPUs with AVX-512)");
+  app.add_flag("--no-repack-cache", a.no_repack_cache,
+               "Interleave the weights at every start. By default, when the interleaved "
+               "matrices come to 256 MiB or more, the first start also writes them to "
+               "$BRISK_CACHE/repacked (the cache directory of --hf-repo) and later starts map "
+               "that file instead of interleaving again: a fast start, for the disk space of a "
+               "second copy of the model. The file is tied to the model's size, time and header "
+               "and to this program's layouts, and replaced when either changes");
 }
 
 void add_engine_options(CLI::App& app, EngineArgs& a) {

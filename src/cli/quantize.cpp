@@ -41,7 +41,7 @@ int quantize(QuantizeArgs& a) {
   if (a.awq) {
     if (a.calib.empty()) fail("--awq needs calibration text: --calib FILE");
     const std::string calib = read_text_file(a.calib, "calibration text");
-    model = Model::load(a.in, "", /*repack=*/false);  // AWQ reads the weights as stored
+    model = Model::load(a.in, "", LoadOptions::as_stored());  // AWQ reads the weights as stored
     const auto toks = model->tokenizer->encode(calib, true);
     awq = awq_search(*model, pool, toks, target, a.awq_opt);
     job.in = &model->file;

@@ -79,9 +79,7 @@ int run(RunArgs& a) {
 
   if (g.interrupted) std::fprintf(stderr, "\n[interrupted]\n");
   std::fprintf(stderr, "\nload time:    %10.2f ms", load_s * 1e3);
-  if (model->repack_seconds > 0)
-    std::fprintf(stderr, " (%.2f ms interleaving weight rows)", model->repack_seconds * 1e3);
-  std::fputc('\n', stderr);
+  std::fprintf(stderr, "%s\n", repack_summary(*model).c_str());
   std::fprintf(stderr, "prompt:       %10.2f ms / %5lld tokens (%9.2f tokens/s)\n",
                g.prompt_seconds * 1e3, static_cast<long long>(g.prompt_tokens),
                g.prompt_seconds > 0 ? g.prompt_tokens / g.prompt_seconds : 0.0);

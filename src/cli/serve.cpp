@@ -38,9 +38,9 @@ int serve(ServeArgs& a) {
   if (a.tool_parser != "auto") c.tool_parser = tool_family_named(a.tool_parser);
   if (a.reasoning_parser != "auto") c.reasoning_parser = reasoning_family_named(a.reasoning_parser);
   server::Server srv(engine, fmt, c);
-  std::fprintf(stderr, "model: %s (%s), %d threads, kernels: %s, load %.0f ms\n",
+  std::fprintf(stderr, "model: %s (%s), %d threads, kernels: %s, load %.0f ms%s\n",
                m->file.path.c_str(), c.model_name.c_str(), threads, isa_name(best_isa()),
-               load_s * 1e3);
+               load_s * 1e3, repack_summary(*m).c_str());
   std::fprintf(stderr, "%s\n", describe_kv(engine).c_str());
   if (fmt.uses_fallback_template())
     std::fprintf(stderr, "note: the model has no chat template; chat requests use ChatML\n");

@@ -22,7 +22,7 @@ std::vector<std::pair<uintptr_t, uint64_t>> g_maps;
 
 }  // namespace
 
-std::shared_ptr<MappedFile> MappedFile::open(const std::string& path) {
+std::shared_ptr<MappedFile> MappedFile::open(const std::string& path, bool populate) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail("{}: cannot open: {}", path, std::strerror(errno));
   struct stat st {};
@@ -34,7 +34,8 @@ std::shared_ptr<MappedFile> MappedFile::open(const std::string& path) {
   f->path_ = path;
   f->size_ = static_cast<uint64_t>(st.st_size);
   if (f->size_ > 0) {
-    void* p = mmap(nullptr, f->size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    void* p =
+        mmap(nullptr, f->size_, PROT_READ, MAP_PRIVATE | (populate ? MAP_POPULATE : 0), fd, 0);
     if (p == MAP_FAILED) {
       ::close(fd);
       fail("{}: cannot map: {}", path, std::strerror(errno));

@@ -9,7 +9,9 @@ namespace brisk {
 
 class MappedFile {
  public:
-  static std::shared_ptr<MappedFile> open(const std::string& path);
+  // populate: read the whole file in and map every page now (for data read whole soon after, where
+  // a fault per page would cost more than the reading).
+  static std::shared_ptr<MappedFile> open(const std::string& path, bool populate = false);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;

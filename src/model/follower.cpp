@@ -61,16 +61,6 @@ size_t payload_bytes(const PlanHeader& h) {
          static_cast<size_t>(h.layout_ints) * 4;
 }
 
-// A hash of the model's identity.
-struct Digest {
-  uint64_t h = kFnv1aOffset;
-  void add(const void* p, size_t n) { h = fnv1a(p, n, h); }
-  void add(std::string_view s) { add(s.data(), s.size()), add(s.size()); }
-  template <class T>
-  requires std::is_trivially_copyable_v<T>
-  void add(const T& v) { add(&v, sizeof v); }
-};
-
 }  // namespace
 
 void send_plan(Communicator& comm, const Batch& b, KvCache& cache, int n_layers, int threads) {

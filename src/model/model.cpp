@@ -29,51 +29,66 @@ void repack(Tensor& t, uint8_t* dst, ThreadPool& pool) {
   t.interleaved = true;
 }
 
+// The matrices to regroup, decided on the whole matrices, so that a rank's share is read by the
+// same kernels as in one process.
+std::vector<Tensor*> matrices_to_repack(Weights& w) {
+  std::vector<Tensor*> todo;
+  for (auto& L : w.layers)
+    for (Tensor* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_gate, &L.ffn_up, &L.ffn_down})
+      if (repackable(*t) && repack_pays_off(t->type)) todo.push_back(t);
+  // A classifier tied to the embeddings stays as it is: the embedding lookup reads it too.
+  if (w.output.data != w.token_embd.data && repackable(w.output) && repack_pays_off(w.output.type))
+    todo.push_back(&w.output);
+  return todo;
+}
+
+// Regroups the matrices into one copy (each on a cache-line boundary), or maps the copy an
+// earlier run kept.
+void repack_all(Model& m, const std::vector<Tensor*>& todo, const LoadOptions& opt,
+                Communicator* comm) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<uint64_t> offsets;
+  uint64_t total = 0;
+  for (const Tensor* t : todo) offsets.push_back(total), total += (t->nbytes + 63) / 64 * 64;
+  const RepackCache cache(m.file, m.split, todo, offsets, total, opt.repack_cache);
+  m.repack_cache = cache.path();
+  uint64_t at = 0;
+  if (auto kept = cache.open(&at)) {
+    for (size_t i = 0; i < todo.size(); ++i) {
+      todo[i]->data = kept->data() + at + offsets[i];
+      todo[i]->interleaved = true;
+    }
+    m.file.storage.push_back(std::move(kept));
+    m.repack_mapped = true;
+  } else {
+    auto buf = allocate_large(total, m.file.path + ": repacked weights");
+    {
+      // The ranks on this machine share its cores.
+      ThreadPool pool(std::max(1, ThreadPool::default_threads() / (comm ? comm->local_size() : 1)));
+      for (size_t i = 0; i < todo.size(); ++i) repack(*todo[i], buf.get() + offsets[i], pool);
+    }
+    m.file.storage.push_back(std::shared_ptr<const void>(buf, buf.get()));
+    if (auto writer = cache.write_in_background(buf, opt.repack_cache.on_error))
+      m.file.storage.push_back(std::move(writer));
+  }
+  m.repack_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 }  // namespace
 
-std::unique_ptr<Model> Model::from_file(ModelFile mf, bool repack_weights, Communicator* comm) {
+std::unique_ptr<Model> Model::from_file(ModelFile mf, const LoadOptions& opt, Communicator* comm) {
   auto m = std::make_unique<Model>();
   m->file = std::move(mf);
   m->hp = HParams::from_model(m->file);
   m->w = Weights::bind(m->file, m->hp);
-  // Which matrices to repack is decided on the whole matrices, so a rank's share is read by the
-  // same kernels as in one process.
   std::vector<Tensor*> todo;
-  if (repack_weights) {
-    for (auto& L : m->w.layers)
-      for (Tensor* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_gate, &L.ffn_up, &L.ffn_down})
-        if (repackable(*t) && repack_pays_off(t->type)) todo.push_back(t);
-    // A classifier tied to the embeddings stays as it is: the embedding lookup reads it too.
-    if (m->w.output.data != m->w.token_embd.data && repackable(m->w.output) &&
-        repack_pays_off(m->w.output.type))
-      todo.push_back(&m->w.output);
-  }
+  if (opt.repack) todo = matrices_to_repack(m->w);
   m->split = comm ? Split::make(m->hp, *comm) : Split::whole(m->hp);
   m->w.take_share(m->split);
   for (const Tensor* t : todo)  // shares are whole row groups (model/split.h)
     if (!repackable(*t))
       fail("{}: this rank's rows of {} cannot be interleaved", m->file.path, t->name);
-  {
-    const auto t0 = std::chrono::steady_clock::now();
-    // One buffer for all, each matrix on a cache-line boundary.
-    uint64_t total = 0;
-    for (const Tensor* t : todo) total += (t->nbytes + 63) / 64 * 64;
-    if (!todo.empty()) {
-      auto buf = allocate_large(total, m->file.path + ": repacked weights");
-      // The ranks on this machine share its cores.
-      ThreadPool pool(std::max(1, ThreadPool::default_threads() / (comm ? comm->local_size() : 1)));
-      uint64_t off = 0;
-      for (Tensor* t : todo) {
-        const uint64_t n = t->nbytes;
-        repack(*t, buf.get() + off, pool);
-        off += (n + 63) / 64 * 64;
-      }
-      m->file.storage.push_back(std::shared_ptr<const void>(buf, buf.get()));
-    }
-    if (!todo.empty())
-      m->repack_seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  }
+  if (!todo.empty()) repack_all(*m, todo, opt, comm);
   m->tokenizer = Tokenizer::create(m->file);
   m->rope_inv_freq =
       brisk::rope_inv_freq(m->hp.rope_dim, m->hp.rope_theta, m->hp.rope_scaling,
@@ -82,8 +97,8 @@ std::unique_ptr<Model> Model::from_file(ModelFile mf, bool repack_weights, Commu
 }
 
 std::unique_ptr<Model> Model::load(const std::string& path, const std::string& tokenizer_path,
-                                   bool repack_weights, Communicator* comm) {
-  return from_file(load_model_file(path, tokenizer_path), repack_weights, comm);
+                                   const LoadOptions& opt, Communicator* comm) {
+  return from_file(load_model_file(path, tokenizer_path), opt, comm);
 }
 
 }  // namespace brisk

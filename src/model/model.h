@@ -7,11 +7,25 @@
 
 #include "core/metadata.h"
 #include "model/hparams.h"
+#include "model/repack_cache.h"
 #include "model/split.h"
 #include "model/weights.h"
 #include "tokenizer/tokenizer.h"
 
 namespace brisk {
+
+struct LoadOptions {
+  // Q4_0/Q8_0/k-quant/IQ4/BF16/F16 matrices are regrouped for the SIMD kernels where the CPU has
+  // them (see ops/repack.h); tools that read the weights themselves (AWQ) keep the file's layout.
+  bool repack = true;
+  RepackCacheOptions repack_cache;  // where the regrouped copy is kept between runs (none: dir "")
+
+  static LoadOptions as_stored() {  // the weights in the file's layout
+    LoadOptions o;
+    o.repack = false;
+    return o;
+  }
+};
 
 struct Model {
   ModelFile file;
@@ -21,15 +35,16 @@ struct Model {
   std::vector<float> rope_inv_freq;
   Split split;  // this rank's share of the model (the whole model in one process)
 
-  // repack: Q4_0/Q8_0 matrices are regrouped for the int8 kernels where the CPU has them (see
-  // ops/repack.h); tools that read the weights themselves (AWQ) keep the file's layout.
   // comm: the ranks to split the model over (null: one process holds it all).
   static std::unique_ptr<Model> load(const std::string& path,
-                                     const std::string& tokenizer_path = "", bool repack = true,
-                                     Communicator* comm = nullptr);
-  static std::unique_ptr<Model> from_file(ModelFile mf, bool repack = true,
+                                     const std::string& tokenizer_path = "",
+                                     const LoadOptions& opt = {}, Communicator* comm = nullptr);
+  static std::unique_ptr<Model> from_file(ModelFile mf, const LoadOptions& opt = {},
                                           Communicator* comm = nullptr);
-  double repack_seconds = 0;  // time spent repacking at load
+  double repack_seconds = 0;   // time spent repacking (or mapping the kept copy) at load
+  std::string repack_cache;    // the file the regrouped matrices were mapped from, or written to
+  bool repack_mapped = false;  // mapped from it (true), or repacked now
+  std::string repack_cache_error;  // why the copy could not be written ("" when it was, or none)
 };
 
 }  // namespace brisk

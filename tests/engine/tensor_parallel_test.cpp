@@ -25,10 +25,10 @@ auto with_ranks(const std::string& path, const std::string& tok, int n, Lead lea
   std::vector<std::thread> followers;
   for (int r = 1; r < n; ++r)
     followers.emplace_back([&, r] {
-      auto m = Model::load(path, tok, true, comms[static_cast<size_t>(r)].get());
+      auto m = Model::load(path, tok, {}, comms[static_cast<size_t>(r)].get());
       follow_plans(*m);
     });
-  auto m = Model::load(path, tok, true, comms[0].get());
+  auto m = Model::load(path, tok, {}, comms[0].get());
   auto result = [&] {
     try {
       return lead(*m);

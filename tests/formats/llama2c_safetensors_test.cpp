@@ -105,7 +105,8 @@ TEST(Llama2c, RejectsBadTokenizerFiles) {
 class HfDir : public ::testing::Test {
  protected:
   void SetUp() override {
-    src_ = Model::load(test::shared("models/stories260K/stories260K.gguf"), "", /*repack=*/false);
+    src_ = Model::load(test::shared("models/stories260K/stories260K.gguf"), "",
+                       LoadOptions::as_stored());
     test::export_hf(*src_, dir_.path(), DType::BF16);
   }
   std::unique_ptr<Model> src_;
@@ -113,7 +114,7 @@ class HfDir : public ::testing::Test {
 };
 
 TEST_F(HfDir, LoadsBf16ShardsWithPermutedQk) {
-  auto m = Model::load(dir_.path(), "", /*repack=*/false);  // rows as stored
+  auto m = Model::load(dir_.path(), "", LoadOptions::as_stored());  // rows as stored
   EXPECT_EQ(m->w.layers[0].wq.type, DType::BF16);
   // Rows of Q were un-permuted back to the GGUF layout: row r of the export equals row r of the
   // source.
