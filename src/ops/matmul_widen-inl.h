@@ -369,6 +369,56 @@ void interleaved_tiles(const Args& a, int64_t r, int64_t t) {
   for (int j = 0; j < T; ++j)
     _mm512_storeu_ps(a.y + (t + j) * a.ldy + r, _mm512_add_ps(acc0[j], acc1[j]));
 }
+
+// One token over G groups side by side (rows r..r+16G-1), each group's sums exactly those of
+// interleaved_tiles<U, 1> (so the bits do not depend on how the rows were taken). G streams of
+// weights in flight where one group at a time left each thread's reads waiting on memory: one
+// thread, 5632x2048 F16 (brisk_kernels_bench, median of 5, alternating) 1.5-2.2 ms -> 0.84-1.0,
+// two threads 0.78-0.83 -> 0.46-0.54 (BF16 0.63-0.66 -> 0.43-0.49). 2 groups gained half as
+// much; 6 and 8 were level with 4.
+template <class U, int G, int I = 0>
+BRISK_INLINE(BRISK_ISA_AVX512)
+void groups_unit(__m512 (&acc)[G], const uint8_t* g, uint64_t gstride, int64_t u,
+                 const uint8_t* x) {
+  if constexpr (I < G) {
+    acc[I] = U::template token<0>(acc[I], U::weights(g + I * gstride, u), x);
+    groups_unit<U, G, I + 1>(acc, g, gstride, u, x);
+  }
+}
+template <class U, int G>
+BRISK_TARGET(BRISK_ISA_AVX512)
+void interleaved_groups(const Args& a, int64_t r, int64_t t) {
+  const uint8_t* g = a.w + r * a.w_stride;
+  const uint64_t gs = 16 * a.w_stride;
+  const int64_t units = a.k / U::kValues;
+  const int64_t next = a.x_tile * 4;
+  const uint8_t* x = a.x + t / a.x_tile * a.x_stride + t % a.x_tile * 4;
+  __m512 acc0[G], acc1[G];
+#pragma GCC unroll 8
+  for (int i = 0; i < G; ++i) acc0[i] = acc1[i] = _mm512_setzero_ps();
+  int64_t u = 0;
+  for (; u + 2 <= units; u += 2, x += 2 * next) {
+#pragma GCC unroll 8
+    for (int i = 0; i < G; ++i) prefetch_stream(g + i * gs + u * U::kUnitBytes, 2 * U::kUnitBytes);
+    groups_unit<U, G>(acc0, g, gs, u, x);
+    groups_unit<U, G>(acc1, g, gs, u + 1, x + next);
+  }
+  if (u < units) groups_unit<U, G>(acc0, g, gs, u, x);
+#pragma GCC unroll 8
+  for (int i = 0; i < G; ++i)
+    _mm512_storeu_ps(a.y + t * a.ldy + r + 16 * i, _mm512_add_ps(acc0[i], acc1[i]));
+}
+
+// group_loop, with one token's groups taken kDecodeGroups at a time (Table[0] computes one).
+constexpr int kDecodeGroups = 4;
+template <int MaxT, const MicroFn* Table, class U>
+void group_loop_decode(const Args& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+  if (t1 - t0 != 1) return group_loop<MaxT, Table>(a, r0, r1, t0, t1);
+  int64_t r = r0;
+  for (; r + 16 * kDecodeGroups <= r1; r += 16 * kDecodeGroups)
+    interleaved_groups<U, kDecodeGroups>(a, r, t0);
+  for (; r < r1; r += 16) Table[0](a, r, t0);
+}
 #endif
 
 #define BRISK_T12(fn) \
@@ -395,7 +445,8 @@ struct InterleavedValues {
   static Kernel pick(Isa isa) {
     constexpr int kMaxT = kInterleavedMaxT;
 #if defined(__x86_64__)
-    if (isa == Isa::Avx512) return {group_loop<kMaxT, kAvx512>, XFormat::F32Tiles, 0, kMaxT, 4};
+    if (isa == Isa::Avx512)
+      return {group_loop_decode<kMaxT, kAvx512, V>, XFormat::F32Tiles, 0, kMaxT, 4};
     if (isa == Isa::Avx2) return Interleaved256<H>::kernel();
 #endif
     if (isa == Isa::Generic) return {group_loop<kMaxT, kGeneric>, XFormat::F32, 0, kMaxT, 4};

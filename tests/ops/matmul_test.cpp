@@ -369,6 +369,14 @@ TEST(RepackedMatmul, EveryTierGivesThePortableBits) {
     }
 }
 
+// Decode takes a thread's groups several at a time (kDecodeGroups) where its chunk of rows allows:
+// here 37 groups, in chunks of 5 on one thread. Each token alone gives the batch's bits.
+TEST_P(RepackedMatmul, DecodeOverManyGroupsGivesTheBatchBits) {
+  const auto [type, isa] = GetParam();
+  const auto w = repacked(make_weights(type, 592, 256, 78));
+  expect_each_token_alone_equals_batch(isa, w.t, 4, 5);
+}
+
 std::vector<Param> repacked_params() {
   std::vector<Param> v;
   for (DType t : {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_NL,
