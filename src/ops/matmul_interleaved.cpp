@@ -390,6 +390,37 @@ void interleaved_vnni(const Args& a, int64_t r, int64_t t) {
   for (int j = 0; j < T; ++j) _mm512_storeu_ps(a.y + (t + j) * a.ldy + r, acc[j]);
 }
 
+// One token over G groups side by side (rows r..r+16G-1), each group's columns summed as
+// interleaved_vnni<P, 1> sums them, in the same order: G streams of weights in flight. It pays for
+// the 32-value blocks, whose columns are little work per byte: tg64 on the TinyLlama-shaped files,
+// 2 threads, alternating, two rounds, Q8_0 30.5-34.2 -> 35.5-39.7 tokens/s, Q4_0 57.8-59.6 ->
+// 61.6-63.9 with 4 groups (2 were level). The k-quants' columns do more per byte, and several at a
+// time lost a quarter of Q4_K_M's speed: they keep one group at a time.
+template <class P, int G>
+BRISK_TARGET(BRISK_ISA_AVX512VNNI)
+void interleaved_vnni_groups(const Args& a, int64_t r, int64_t t) {
+  constexpr int kBlock = super_blocks(P::kType) ? 256 : 32;
+  const uint64_t gb = group_block_bytes(P::kType), gs = 16 * a.w_stride;
+  const uint8_t* g = a.w + r * a.w_stride;
+  const TileBlocks<1> x(a, t);
+  __m512 acc[G][1];
+#pragma GCC unroll 8
+  for (int i = 0; i < G; ++i) acc[i][0] = _mm512_setzero_ps();
+  const int64_t n_col = a.k / kBlock;
+  for (int64_t c = 0; c < n_col; ++c)
+#pragma GCC unroll 8
+    for (int i = 0; i < G; ++i) {
+      const uint8_t* col = g + i * gs + static_cast<uint64_t>(c) * gb;
+      prefetch_stream(col, gb);
+      column<P, 1>(col, c * (kBlock / 32), x, acc[i]);
+    }
+#pragma GCC unroll 8
+  for (int i = 0; i < G; ++i) _mm512_storeu_ps(a.y + t * a.ldy + r + 16 * i, acc[i][0]);
+}
+constexpr int decode_groups(DType t) {
+  return super_blocks(t) ? 1 : 4;
+}
+
 // The 256-bit kernels, once per byte dot-product instruction (same bits).
 constexpr int kMaxT256 = 4;  // 16 registers: 8 weight vectors, the accumulators, temporaries
 static_assert(kMaxT256 <= kStreamTokens, "every 256-bit micro-tile prefetches its stream");
@@ -425,6 +456,14 @@ struct InterleavedKernels {
     interleaved_vnni<P, T>(a, r, t);
   }
   static constexpr MicroFn kVnni[kMaxT] = BRISK_T16(vnni);
+  // group_loop, with one token's groups taken decode_groups at a time.
+  static void vnni_loop(const Args& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+    constexpr int G = decode_groups(P::kType);
+    if (G == 1 || t1 - t0 != 1) return group_loop<kMaxT, kVnni>(a, r0, r1, t0, t1);
+    int64_t r = r0;
+    for (; r + 16 * G <= r1; r += 16 * G) interleaved_vnni_groups<P, G>(a, r, t0);
+    for (; r < r1; r += 16) interleaved_vnni<P, 1>(a, r, t0);
+  }
   template <int T>
   static void maddubs256(const Args& a, int64_t r, int64_t t) {
     avx2::interleaved_256<P, T>(a, r, t);
@@ -439,8 +478,7 @@ struct InterleavedKernels {
 #endif
   static Kernel pick(Isa isa) {
 #if defined(__x86_64__)
-    if (isa == Isa::Avx512)
-      return {group_loop<kMaxT, kVnni>, XFormat::Q8Tiles, P::kOffset, kMaxT, 2};
+    if (isa == Isa::Avx512) return {vnni_loop, XFormat::Q8Tiles, P::kOffset, kMaxT, 2};
     if (isa == Isa::Avx2Vnni)
       return {group_loop<kMaxT256, kAvxVnni>, XFormat::Q8, P::kOffset, kMaxT256, 1};
     if (isa == Isa::Avx2)
