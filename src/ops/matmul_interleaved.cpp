@@ -475,14 +475,20 @@ struct InterleavedKernels {
   static constexpr MicroFn kAvx2[kMaxT256] = {maddubs256<1>, maddubs256<2>, maddubs256<3>,
                                               maddubs256<4>};
   static constexpr MicroFn kAvxVnni[kMaxT256] = {vnni256<1>, vnni256<2>, vnni256<3>, vnni256<4>};
+  static void avx2_loop(const Args& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+    if (t1 - t0 == 1) return avx2::decode_256<P>(a, r0, r1, t0);
+    group_loop<kMaxT256, kAvx2>(a, r0, r1, t0, t1);
+  }
+  static void avxvnni_loop(const Args& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+    if (t1 - t0 == 1) return avxvnni::decode_256<P>(a, r0, r1, t0);
+    group_loop<kMaxT256, kAvxVnni>(a, r0, r1, t0, t1);
+  }
 #endif
   static Kernel pick(Isa isa) {
 #if defined(__x86_64__)
     if (isa == Isa::Avx512) return {vnni_loop, XFormat::Q8Tiles, P::kOffset, kMaxT, 2};
-    if (isa == Isa::Avx2Vnni)
-      return {group_loop<kMaxT256, kAvxVnni>, XFormat::Q8, P::kOffset, kMaxT256, 1};
-    if (isa == Isa::Avx2)
-      return {group_loop<kMaxT256, kAvx2>, XFormat::Q8, P::kOffset, kMaxT256, 1};
+    if (isa == Isa::Avx2Vnni) return {avxvnni_loop, XFormat::Q8, P::kOffset, kMaxT256, 1};
+    if (isa == Isa::Avx2) return {avx2_loop, XFormat::Q8, P::kOffset, kMaxT256, 1};
 #endif
     if (isa == Isa::Generic)
       return {group_loop<kMaxT, kGeneric>, XFormat::Q8, P::kOffset, kMaxT, 1};
