@@ -460,9 +460,7 @@ struct InterleavedKernels {
   static void vnni_loop(const Args& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
     constexpr int G = decode_groups(P::kType);
     if (G == 1 || t1 - t0 != 1) return group_loop<kMaxT, kVnni>(a, r0, r1, t0, t1);
-    int64_t r = r0;
-    for (; r + 16 * G <= r1; r += 16 * G) interleaved_vnni_groups<P, G>(a, r, t0);
-    for (; r < r1; r += 16) interleaved_vnni<P, 1>(a, r, t0);
+    decode_group_loop<G, interleaved_vnni_groups<P, G>, interleaved_vnni<P, 1>>(a, r0, r1, t0);
   }
   template <int T>
   static void maddubs256(const Args& a, int64_t r, int64_t t) {

@@ -418,15 +418,11 @@ void interleaved_256_groups(const Args& a, int64_t r, int64_t t) {
     _mm256_storeu_ps(a.y + t * a.ldy + r + 16 * i + 8, acc[i][1][0]);
   }
 }
-// One token's rows [r0, r1): the 32-value block types' groups four at a time (the k-quants' columns
-// do more per byte: one at a time, as on 512 bits).
+// One token's rows [r0, r1), decode_groups at a time (as on 512 bits).
 template <class P>
 void decode_256(const Args& a, int64_t r0, int64_t r1, int64_t t) {
-  constexpr int G = super_blocks(P::kType) ? 1 : 4;
-  int64_t r = r0;
-  if constexpr (G > 1)
-    for (; r + 16 * G <= r1; r += 16 * G) interleaved_256_groups<P, G>(a, r, t);
-  for (; r < r1; r += 16) interleaved_256<P, 1>(a, r, t);
+  constexpr int G = decode_groups(P::kType);
+  decode_group_loop<G, interleaved_256_groups<P, G>, interleaved_256<P, 1>>(a, r0, r1, t);
 }
 
 #undef BRISK_I256

@@ -121,6 +121,16 @@ void group_loop(const Args& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; t += MaxT) Table[std::min<int64_t>(MaxT, t1 - t) - 1](a, r, t);
 }
 
+// One token's rows [r0, r1) (decode): Groups computing G groups side by side while they last (G
+// streams of weights in flight), then One each group left; both give a group the same bits.
+template <int G, MicroFn Groups, MicroFn One>
+void decode_group_loop(const Args& a, int64_t r0, int64_t r1, int64_t t) {
+  int64_t r = r0;
+  if constexpr (G > 1)
+    for (; r + 16 * G <= r1; r += 16 * G) Groups(a, r, t);
+  for (; r < r1; r += 16) One(a, r, t);
+}
+
 // Sums 16 lanes in a fixed pairwise order (the generic kernels' horizontal reduction).
 inline float reduce16(const float* v) {
   float s8[8], s4[4];

@@ -363,13 +363,9 @@ struct Interleaved256 {
   static constexpr int64_t kSpan = 256;
   static void tile(const Args& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
     constexpr int kT = kInterleaved256MaxT;
-    if (t1 - t0 == 1) {
-      int64_t r = r0;
-      for (; r + 16 * kDecodeGroups256 <= r1; r += 16 * kDecodeGroups256)
-        interleaved_avx2_groups<U, kDecodeGroups256>(a, r, t0);
-      for (; r < r1; r += 16) direct<1>(a, r, t0);
-      return;
-    }
+    if (t1 - t0 == 1)
+      return decode_group_loop<kDecodeGroups256, interleaved_avx2_groups<U, kDecodeGroups256>,
+                               direct<1>>(a, r0, r1, t0);
     if (t1 - t0 <= kT) return group_loop<kT, kDirect>(a, r0, r1, t0, t1);
     thread_local std::vector<float> wide, state;
     wide.resize(static_cast<size_t>(kSpan * 16));
@@ -470,10 +466,7 @@ constexpr int kDecodeGroups = 4;
 template <int MaxT, const MicroFn* Table, class U>
 void group_loop_decode(const Args& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   if (t1 - t0 != 1) return group_loop<MaxT, Table>(a, r0, r1, t0, t1);
-  int64_t r = r0;
-  for (; r + 16 * kDecodeGroups <= r1; r += 16 * kDecodeGroups)
-    interleaved_groups<U, kDecodeGroups>(a, r, t0);
-  for (; r < r1; r += 16) Table[0](a, r, t0);
+  decode_group_loop<kDecodeGroups, interleaved_groups<U, kDecodeGroups>, Table[0]>(a, r0, r1, t0);
 }
 #endif
 
