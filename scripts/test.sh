@@ -6,18 +6,27 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -d ../shared/models/stories260K ] || { echo "error: ../shared (models and fixtures) is missing beside the checkout" >&2; exit 1; }
 JOBS=$(nproc)
+# Each phase's start, with the seconds spent so far: CI's time budget is split among them.
+phase() { echo "== $1 (at ${SECONDS}s, $(nproc) cores)"; }
+phase "format, layout and function-length checks"
 # Formatting follows the committed .clang-format.
 find src tests tools bench fuzz -name '*.cpp' -o -name '*.h' | xargs clang-format --dry-run --Werror
 # The src/ folders include each other in the architecture's order only.
 python3 scripts/check-layout.py
 # No function over 120 lines outside the kernels.
 python3 scripts/check-functions.py
+phase "Release build"
 ./scripts/build.sh
+phase "Release tests"
 (cd build && ctest -j"$JOBS" --output-on-failure --timeout 600)
+phase "sanitizer build"
 # Line tables only (-g1): reports keep file:line without the variable tracking of full debug info,
 # which is slow to compile for the template-heavy kernel sources.
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
   -DBRISK_WERROR=ON -DBRISK_SANITIZE=ON -DBRISK_BUILD_BENCH=OFF >/dev/null
 cmake --build build-asan
+phase "sanitizer tests"
 (cd build-asan && ctest -j"$JOBS" --output-on-failure --timeout 900)
+phase "Arm build and tests"
 ./scripts/test-arm64.sh
+phase "done"

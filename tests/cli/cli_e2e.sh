@@ -129,9 +129,12 @@ printf 'Hello\n' | "$BRISK" chat -m "$M/stories260K.gguf" --temp 0 -n 8 >"$T/o" 
 check "chat: ChatML when the model has none" 'grep -q "using ChatML" "$T/e"'
 
 # Ctrl-C stops generation cleanly and still prints the statistics.
+# The signal goes once text has come out: a slow start (a sanitizer build on a busy machine) must
+# not turn this into the load-time case below.
 "$BRISK" run -m "$M/stories260K.gguf" -c 200000 -n -1 --ignore-eos --temp 0 >"$T/o" 2>"$T/e" &
 pid=$!
-sleep 1
+for _ in $(seq 300); do [ -s "$T/o" ] && break; sleep 0.1; done
+sleep 0.2
 kill -INT $pid
 wait $pid
 rc=$?
