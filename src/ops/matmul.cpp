@@ -120,7 +120,7 @@ Prepared prepare(Isa isa, const Kernel& kern, int64_t k, const float* x, int64_t
     uint8_t* dst = xq.data();
     pool.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t)
-        quantize_activation_row(x + t * ldx, k, dst + static_cast<size_t>(t) * L.stride,
+        quantize_activation_row(isa, x + t * ldx, k, dst + static_cast<size_t>(t) * L.stride,
                                 kern.q8_offset);
     });
     p.x = xq.data();

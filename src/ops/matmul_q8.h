@@ -35,6 +35,8 @@ struct Q8Layout {
 
 // Quantizes one row into the layout (dst: stride bytes); ls and hs are filled when offset is not 0.
 void quantize_activation_row(const float* x, int64_t k, uint8_t* dst, int offset = 0);
+// The same bits with the SIMD of isa's tier (the scalar loop above is its reference).
+void quantize_activation_row(Isa isa, const float* x, int64_t k, uint8_t* dst, int offset);
 
 // The same quantization in tiles of up to 16 tokens (XFormat::Q8Tiles), for the 512-bit kernels of
 // interleaved rows: a micro-kernel broadcasts one token's bytes after another's, and with every

@@ -473,6 +473,27 @@ TEST(Matmul, PackedTilesHoldEachValueWhereDocumented) {
           }
 }
 
+// Each tier's row quantizer writes the scalar reference's bytes: values, scales, sums, the
+// zero-padded last pair of blocks, and the offset sums when asked for.
+TEST(Matmul, Q8RowsAreTheScalarBitsOnEveryTier) {
+  using matmul_detail::Q8Layout;
+  for (Isa isa : test::available_isas())
+    for (int64_t k : {32, 96, 2048, 5632})
+      for (int offset : {0, 8, 128}) {
+        auto x = test::random_floats(static_cast<size_t>(k), static_cast<uint64_t>(k + offset));
+        for (int64_t i = 0; i < std::min<int64_t>(k, 32); ++i) x[static_cast<size_t>(i)] = 0;
+        // Values that land on .5 after scaling: rounding to nearest even is part of the bits.
+        if (k >= 64) {
+          x[32] = 127, x[33] = 0.5f, x[34] = 1.5f, x[35] = -2.5f, x[36] = -127;
+        }
+        const Q8Layout L(k);
+        std::vector<uint8_t> want(L.stride, 0xee), got(L.stride, 0xee);
+        matmul_detail::quantize_activation_row(x.data(), k, want.data(), offset);
+        matmul_detail::quantize_activation_row(isa, x.data(), k, got.data(), offset);
+        EXPECT_EQ(want, got) << isa_name(isa) << " k " << k << " offset " << offset;
+      }
+}
+
 // Q8 activation tiles (XFormat::Q8Tiles) hold quantize_activation_row's values, scales and sums at
 // the documented places, on every tier's quantizer, for whole and partial tiles.
 TEST(Matmul, Q8TilesHoldTheRowQuantization) {
