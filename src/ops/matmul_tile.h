@@ -101,7 +101,7 @@ inline void prefetch_ahead(const T* row, int64_t k0, int64_t n) {
 // 57-69 against 46-55 tokens/s on AVX-512, 40-46 against 38-40 on AVX2 (no prefetch at all was
 // level with 1 KiB on a second sitting). F16 20-23 against 15-22; Q4_0 about level. 2026-12-06, the
 // same command, 1 / 2 / 4 KiB side by side, two rounds, with four groups decoded at a time
-// (decode_group_loop): 2 KiB ahead won 15 of 16 pairs against 1 KiB. AVX2 tier Q4_0 45, 49 ->
+// (decode_group_loop): 2 KiB ahead won 14 of 16 pairs against 1 KiB. AVX2 tier Q4_0 45, 49 ->
 // 58, 59; Q8_0 28, 29 -> 34, 35; Q4_K_M 53, 48 -> 56, 53; F16 19.0, 19.0 -> 20.2, 19.6. AVX-512
 // Q4_0 56, 59 -> 59, 64; Q8_0 37, 36 -> 40, 40; F16 17.1, 17.6 -> 15.5, 20.0; Q4_K_M 61, 60 ->
 // 54, 64. 4 KiB was between the two.
