@@ -54,7 +54,8 @@ check "one-process commands refused" '[ $? -ne 0 ] && grep -q "start the others 
 
 # The server: the same streamed text as one process; then SIGTERM to rank 0 ends every rank, 0.
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_health() { for _ in $(seq 300); do curl -sf "http://127.0.0.1:$1/health" >/dev/null && return 0; sleep 0.1; done; return 1; }
+# Up to 60 s: two ranks of a sanitizer build start slowly on a busy 2-core machine.
+wait_health() { for _ in $(seq 600); do curl -sf "http://127.0.0.1:$1/health" >/dev/null && return 0; sleep 0.1; done; return 1; }
 ask() {
   curl -sN "http://127.0.0.1:$1/v1/completions" -H 'Content-Type: application/json' \
     -d '{"prompt":"Once upon a time","max_tokens":40,"temperature":0,"stream":true}' |
