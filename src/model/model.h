@@ -44,7 +44,6 @@ struct Model {
   double repack_seconds = 0;   // time spent repacking (or mapping the kept copy) at load
   std::string repack_cache;    // the file the regrouped matrices were mapped from, or written to
   bool repack_mapped = false;  // mapped from it (true), or repacked now
-  std::string repack_cache_error;  // why the copy could not be written ("" when it was, or none)
 };
 
 }  // namespace brisk

@@ -391,6 +391,14 @@ struct Interleaved256 {
 // units, added at the end) keep decode off the latency chain; the order depends only on k. Every
 // loop over the accumulators is unrolled so they stay registers (else GCC keeps the arrays in
 // memory, zeroes them with REP STOSQ and spills them at the end).
+// Token t's first unit in its tile of activations (4 bytes per token per unit), and the bytes from
+// one of its units to the next.
+inline const uint8_t* tile_token(const Args& a, int64_t t) {
+  return a.x + t / a.x_tile * a.x_stride + t % a.x_tile * 4;
+}
+inline int64_t tile_unit_stride(const Args& a) {
+  return a.x_tile * 4;
+}
 template <class U, int T, int J = 0>
 BRISK_INLINE(BRISK_ISA_AVX512)
 void tile_tokens(__m512 (&acc)[T], __m512 w, const uint8_t* x) {
@@ -404,8 +412,8 @@ BRISK_TARGET(BRISK_ISA_AVX512)
 void interleaved_tiles(const Args& a, int64_t r, int64_t t) {
   const uint8_t* g = a.w + r * a.w_stride;
   const int64_t units = a.k / U::kValues;
-  const int64_t next = a.x_tile * 4;  // bytes from one unit of a token to its next
-  const uint8_t* x = a.x + t / a.x_tile * a.x_stride + t % a.x_tile * 4;
+  const int64_t next = tile_unit_stride(a);
+  const uint8_t* x = tile_token(a, t);
   __m512 acc0[T], acc1[T];
 #pragma GCC unroll 12
   for (int j = 0; j < T; ++j) acc0[j] = acc1[j] = _mm512_setzero_ps();
@@ -443,8 +451,8 @@ void interleaved_groups(const Args& a, int64_t r, int64_t t) {
   const uint8_t* g = a.w + r * a.w_stride;
   const uint64_t gs = 16 * a.w_stride;
   const int64_t units = a.k / U::kValues;
-  const int64_t next = a.x_tile * 4;
-  const uint8_t* x = a.x + t / a.x_tile * a.x_stride + t % a.x_tile * 4;
+  const int64_t next = tile_unit_stride(a);
+  const uint8_t* x = tile_token(a, t);
   __m512 acc0[G], acc1[G];
 #pragma GCC unroll 8
   for (int i = 0; i < G; ++i) acc0[i] = acc1[i] = _mm512_setzero_ps();
