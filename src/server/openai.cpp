@@ -13,6 +13,15 @@
 
 namespace brisk::server {
 
+void bad_param(const std::string& param, const std::string& message) {
+  throw ApiError(400, message, param);
+}
+
+bool present(const json& body, const char* key) {
+  auto it = body.find(key);
+  return it != body.end() && !it->is_null();
+}
+
 namespace {
 
 constexpr int kMaxJsonDepth = 64;
@@ -36,55 +45,47 @@ std::string default_type(int status) {
   }
 }
 
-[[noreturn]] void bad(const std::string& param, const std::string& message) {
-  throw ApiError(400, message, param);
-}
-
 // Optional fields: absent or null means the default; a present value must have the right type
 // and range.
-bool has(const json& b, const char* key) {
-  auto it = b.find(key);
-  return it != b.end() && !it->is_null();
-}
 
 double get_number(const json& b, const char* key, double def, double lo, double hi) {
-  if (!has(b, key)) return def;
+  if (!present(b, key)) return def;
   const json& v = b.at(key);
-  if (!v.is_number()) bad(key, fmt::format("'{}' must be a number", key));
+  if (!v.is_number()) bad_param(key, fmt::format("'{}' must be a number", key));
   const double x = v.get<double>();
   if (!std::isfinite(x) || x < lo || x > hi)
-    bad(key, fmt::format("'{}' = {} is out of range ({} to {})", key, x, lo, hi));
+    bad_param(key, fmt::format("'{}' = {} is out of range ({} to {})", key, x, lo, hi));
   return x;
 }
 
 int64_t get_int(const json& b, const char* key, int64_t def, int64_t lo, int64_t hi) {
-  if (!has(b, key)) return def;
+  if (!present(b, key)) return def;
   const json& v = b.at(key);
   if (!v.is_number_integer() &&
       !(v.is_number_float() && v.get<double>() == std::floor(v.get<double>())))
-    bad(key, fmt::format("'{}' must be an integer", key));
+    bad_param(key, fmt::format("'{}' must be an integer", key));
   // Compared as doubles first, so no out-of-range value is ever converted to an integer.
   const double d = v.get<double>();
   const bool fits = v.is_number_float() ? std::abs(d) < 9.2e18
                                         : !(v.is_number_unsigned() &&
                                             v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX));
   if (!fits || d < static_cast<double>(lo) || d > static_cast<double>(hi))
-    bad(key, fmt::format("'{}' = {} is out of range ({} to {})", key, v.dump(), lo, hi));
+    bad_param(key, fmt::format("'{}' = {} is out of range ({} to {})", key, v.dump(), lo, hi));
   const int64_t x = v.is_number_float() ? static_cast<int64_t>(d) : v.get<int64_t>();
   if (x < lo || x > hi)
-    bad(key, fmt::format("'{}' = {} is out of range ({} to {})", key, v.dump(), lo, hi));
+    bad_param(key, fmt::format("'{}' = {} is out of range ({} to {})", key, v.dump(), lo, hi));
   return x;
 }
 
 bool get_bool(const json& b, const char* key, bool def) {
-  if (!has(b, key)) return def;
-  if (!b.at(key).is_boolean()) bad(key, fmt::format("'{}' must be true or false", key));
+  if (!present(b, key)) return def;
+  if (!b.at(key).is_boolean()) bad_param(key, fmt::format("'{}' must be true or false", key));
   return b.at(key).get<bool>();
 }
 
 std::string get_string(const json& b, const char* key, const std::string& def) {
-  if (!has(b, key)) return def;
-  if (!b.at(key).is_string()) bad(key, fmt::format("'{}' must be a string", key));
+  if (!present(b, key)) return def;
+  if (!b.at(key).is_string()) bad_param(key, fmt::format("'{}' must be a string", key));
   return b.at(key).get<std::string>();
 }
 
@@ -92,10 +93,11 @@ std::vector<int32_t> token_list(const json& v, const char* param, int64_t n_voca
   std::vector<int32_t> ids;
   for (const json& t : v) {
     if (!t.is_number_integer())
-      bad(param, fmt::format("'{}' must be text or a list of token ids", param));
+      bad_param(param, fmt::format("'{}' must be text or a list of token ids", param));
     const int64_t id = t.get<int64_t>();
     if (id < 0 || id >= n_vocab)
-      bad(param, fmt::format("token id {} is outside the vocabulary (0 to {})", id, n_vocab - 1));
+      bad_param(param,
+                fmt::format("token id {} is outside the vocabulary (0 to {})", id, n_vocab - 1));
     ids.push_back(static_cast<int32_t>(id));
   }
   return ids;
@@ -108,7 +110,7 @@ void parse_common(const json& b, GenSpec& j, const Tokenizer& tok) {
   SamplingParams& sp = r.sampling;
   sp.temperature = static_cast<float>(get_number(b, "temperature", 1.0, 0.0, 2.0));
   sp.top_p = static_cast<float>(get_number(b, "top_p", 1.0, 0.0, 1.0));
-  if (has(b, "top_p") && sp.top_p <= 0.0f) bad("top_p", "'top_p' must be greater than 0");
+  if (present(b, "top_p") && sp.top_p <= 0.0f) bad_param("top_p", "'top_p' must be greater than 0");
   const int64_t k = get_int(b, "top_k", 0, -1, int64_t{1} << 30);
   sp.top_k = k <= 0 ? 0 : static_cast<int>(k);
   sp.min_p = static_cast<float>(get_number(b, "min_p", 0.0, 0.0, 1.0));
@@ -116,13 +118,13 @@ void parse_common(const json& b, GenSpec& j, const Tokenizer& tok) {
   sp.frequency_penalty = static_cast<float>(get_number(b, "frequency_penalty", 0.0, -2.0, 2.0));
   sp.repeat_penalty = static_cast<float>(get_number(b, "repetition_penalty", 1.0, 0.01, 100.0));
   sp.penalty_last_n = -1;  // the whole context, as the APIs define the penalties
-  if (has(b, "seed"))
+  if (present(b, "seed"))
     sp.seed = static_cast<uint64_t>(get_int(b, "seed", 0, INT64_MIN, INT64_MAX));
   else
     sp.seed = (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
-  if (has(b, "logit_bias")) {
+  if (present(b, "logit_bias")) {
     const json& lb = b.at("logit_bias");
-    if (!lb.is_object()) bad("logit_bias", "'logit_bias' must map token ids to biases");
+    if (!lb.is_object()) bad_param("logit_bias", "'logit_bias' must map token ids to biases");
     for (auto it = lb.begin(); it != lb.end(); ++it) {
       size_t used = 0;
       int64_t id = -1;
@@ -131,30 +133,31 @@ void parse_common(const json& b, GenSpec& j, const Tokenizer& tok) {
       } catch (const std::exception&) {
       }
       if (used != it.key().size() || id < 0 || id >= tok.vocab().size())
-        bad("logit_bias",
-            fmt::format("logit_bias: '{}' is not a token id of this model", it.key()));
+        bad_param("logit_bias",
+                  fmt::format("logit_bias: '{}' is not a token id of this model", it.key()));
       if (!it->is_number() || std::abs(it->get<double>()) > 100)
-        bad("logit_bias", "logit_bias values must be numbers from -100 to 100");
+        bad_param("logit_bias", "logit_bias values must be numbers from -100 to 100");
       sp.logit_bias.emplace_back(static_cast<int32_t>(id), it->get<float>());
     }
   }
-  if (has(b, "stop")) {
+  if (present(b, "stop")) {
     const json& s = b.at("stop");
     if (s.is_string()) {
       if (!s.get<std::string>().empty()) r.stop.push_back(s.get<std::string>());
     } else if (s.is_array()) {
-      if (s.size() > kMaxStops) bad("stop", fmt::format("at most {} stop sequences", kMaxStops));
+      if (s.size() > kMaxStops)
+        bad_param("stop", fmt::format("at most {} stop sequences", kMaxStops));
       for (const json& x : s) {
-        if (!x.is_string()) bad("stop", "'stop' must be a string or a list of strings");
+        if (!x.is_string()) bad_param("stop", "'stop' must be a string or a list of strings");
         if (!x.get<std::string>().empty()) r.stop.push_back(x.get<std::string>());
       }
     } else {
-      bad("stop", "'stop' must be a string or a list of strings");
+      bad_param("stop", "'stop' must be a string or a list of strings");
     }
   }
-  if (has(b, "stop_token_ids")) {
+  if (present(b, "stop_token_ids")) {
     if (!b.at("stop_token_ids").is_array())
-      bad("stop_token_ids", "'stop_token_ids' must be a list");
+      bad_param("stop_token_ids", "'stop_token_ids' must be a list");
     r.stop_token_ids = token_list(b.at("stop_token_ids"), "stop_token_ids", tok.vocab().size());
   }
   r.n = static_cast<int>(get_int(b, "n", 1, 1, kMaxCompletions));
@@ -168,17 +171,18 @@ void parse_common(const json& b, GenSpec& j, const Tokenizer& tok) {
   }
   (void)get_string(b, "user", "");
   j.stream = get_bool(b, "stream", false);
-  if (has(b, "stream_options")) {
+  if (present(b, "stream_options")) {
     const json& so = b.at("stream_options");
-    if (!so.is_object()) bad("stream_options", "'stream_options' must be an object");
-    if (!j.stream) bad("stream_options", "'stream_options' is only allowed when 'stream' is true");
+    if (!so.is_object()) bad_param("stream_options", "'stream_options' must be an object");
+    if (!j.stream)
+      bad_param("stream_options", "'stream_options' is only allowed when 'stream' is true");
     j.include_usage = get_bool(so, "include_usage", false);
   }
 }
 
 // max_tokens (or max_completion_tokens): default `def` (-1: whatever room the context leaves).
 void parse_max_tokens(const json& b, GenSpec& j, int64_t def, int64_t max_model_len) {
-  const char* key = has(b, "max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
+  const char* key = present(b, "max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
   j.base.max_tokens = get_int(b, key, def, 1, max_model_len);
   // Room left after the longest prompt; an explicit value that does not fit is the client's error.
   size_t longest = 0;
@@ -190,7 +194,7 @@ void parse_max_tokens(const json& b, GenSpec& j, int64_t def, int64_t max_model_
                                "prompt has {} tokens.",
                                max_model_len, longest),
                    j.api == Api::Chat ? "messages" : "prompt");
-  if (j.base.max_tokens < 0 || (!has(b, key) && j.base.max_tokens > room))
+  if (j.base.max_tokens < 0 || (!present(b, key) && j.base.max_tokens > room))
     j.base.max_tokens = room;
   else if (j.base.max_tokens > room)
     throw ApiError(
@@ -260,17 +264,17 @@ GenSpec parse_completion_request(const json& b, const PromptFormat& pf, int64_t 
   j.api = Api::Completions;
   const Tokenizer& tok = pf.tokenizer();
   parse_common(b, j, tok);
-  if (!has(b, "prompt")) bad("prompt", "'prompt' is required");
+  if (!present(b, "prompt")) bad_param("prompt", "'prompt' is required");
   const json& p = b.at("prompt");
   auto add_text = [&](const std::string& s) {
     auto ids = pf.encode_text(s, true);
-    if (ids.empty()) bad("prompt", "the prompt is empty and the model adds no BOS token");
+    if (ids.empty()) bad_param("prompt", "the prompt is empty and the model adds no BOS token");
     j.prompts.push_back(std::move(ids));
   };
   if (p.is_string()) {
     add_text(p.get<std::string>());
   } else if (p.is_array() && !p.empty()) {
-    if (p.size() > kMaxPrompts) bad("prompt", fmt::format("at most {} prompts", kMaxPrompts));
+    if (p.size() > kMaxPrompts) bad_param("prompt", fmt::format("at most {} prompts", kMaxPrompts));
     if (p[0].is_number_integer()) {
       j.prompts.push_back(token_list(p, "prompt", tok.vocab().size()));
     } else {
@@ -280,26 +284,29 @@ GenSpec parse_completion_request(const json& b, const PromptFormat& pf, int64_t 
         else if (x.is_array() && !x.empty())
           j.prompts.push_back(token_list(x, "prompt", tok.vocab().size()));
         else
-          bad("prompt",
+          bad_param(
+              "prompt",
               "'prompt' must be a string, a list of strings, a list of token ids or a list of "
               "token-id lists (none empty)");
       }
     }
   } else {
-    bad("prompt",
+    bad_param(
+        "prompt",
         "'prompt' must be a string, a list of strings, a list of token ids or a list of token-id "
         "lists (none empty)");
   }
   j.echo = get_bool(b, "echo", false);
-  if (has(b, "logprobs")) {
+  if (present(b, "logprobs")) {
     j.top_logprobs = static_cast<int>(get_int(b, "logprobs", 0, 0, kMaxLogprobs));
     j.base.logprobs = j.top_logprobs;
     if (j.echo)
-      bad("echo", "'echo' together with 'logprobs' (prompt log-probabilities) is not supported");
+      bad_param("echo",
+                "'echo' together with 'logprobs' (prompt log-probabilities) is not supported");
   }
-  if (has(b, "best_of") && get_int(b, "best_of", 1, 1, kMaxCompletions) != j.base.n)
-    bad("best_of", "'best_of' other than n is not supported");
-  if (has(b, "suffix")) bad("suffix", "'suffix' is not supported");
+  if (present(b, "best_of") && get_int(b, "best_of", 1, 1, kMaxCompletions) != j.base.n)
+    bad_param("best_of", "'best_of' other than n is not supported");
+  if (present(b, "suffix")) bad_param("suffix", "'suffix' is not supported");
   parse_max_tokens(b, j, 16, max_model_len);
   return j;
 }
@@ -308,11 +315,11 @@ std::string render_messages(const json& b, const PromptFormat& pf, bool add_gene
                             ToolFamily family) {
   const json& messages = b.at("messages");
   if (!messages.is_array() || messages.empty())
-    bad("messages", "'messages' must be a non-empty list");
+    bad_param("messages", "'messages' must be a non-empty list");
   ojson extra = ojson::object();
-  if (has(b, "chat_template_kwargs")) {
+  if (present(b, "chat_template_kwargs")) {
     if (!b.at("chat_template_kwargs").is_object())
-      bad("chat_template_kwargs", "'chat_template_kwargs' must be an object");
+      bad_param("chat_template_kwargs", "'chat_template_kwargs' must be an object");
     extra = b.at("chat_template_kwargs");
   }
   const ChatTools tools = parse_tools(b);
@@ -322,9 +329,9 @@ std::string render_messages(const json& b, const PromptFormat& pf, bool add_gene
     return pf.render_chat(describe ? describe_tools(messages, tools.tools) : messages,
                           add_generation_prompt, extra);
   } catch (const InvalidMessages& e) {
-    bad("messages", e.what());
+    bad_param("messages", e.what());
   } catch (const Error& e) {
-    bad("messages", std::string("the chat template failed: ") + e.what());
+    bad_param("messages", std::string("the chat template failed: ") + e.what());
   }
 }
 
@@ -333,7 +340,7 @@ GenSpec parse_chat_request(const json& b, const PromptFormat& pf, int64_t max_mo
   GenSpec j;
   j.api = Api::Chat;
   parse_common(b, j, pf.tokenizer());
-  if (!has(b, "messages")) bad("messages", "'messages' is required");
+  if (!present(b, "messages")) bad_param("messages", "'messages' is required");
   const std::string rendered =
       render_messages(b, pf, get_bool(b, "add_generation_prompt", true), rf.tools);
   j.prompts.push_back(pf.encode_chat(rendered));
@@ -342,15 +349,15 @@ GenSpec parse_chat_request(const json& b, const PromptFormat& pf, int64_t max_mo
     j.tool_family = rf.tools;
     j.tools = tools.tools;
     if (j.base.constraint && tools.choice != "auto")
-      bad("tool_choice", fmt::format("'tool_choice' {} cannot be combined with '{}'", tools.choice,
-                                     j.constraint_param));
+      bad_param("tool_choice", fmt::format("'tool_choice' {} cannot be combined with '{}'",
+                                           tools.choice, j.constraint_param));
     if (!j.base.constraint) {
       try {
         j.base.constraint =
             tool_constraint(rf, ReplyParser::opens_reasoning(rendered, rf.reasoning), tools.tools,
                             {tools.choice, tools.function, tools.parallel});
       } catch (const Error& e) {
-        bad("tools", e.what());
+        bad_param("tools", e.what());
       }
       if (j.base.constraint) j.constraint_param = "tools";
     }
@@ -364,8 +371,8 @@ GenSpec parse_chat_request(const json& b, const PromptFormat& pf, int64_t max_mo
   if (get_bool(b, "logprobs", false)) {
     j.top_logprobs = static_cast<int>(get_int(b, "top_logprobs", 0, 0, kMaxLogprobs));
     j.base.logprobs = j.top_logprobs;
-  } else if (has(b, "top_logprobs")) {
-    bad("top_logprobs", "'top_logprobs' needs 'logprobs' set to true");
+  } else if (present(b, "top_logprobs")) {
+    bad_param("top_logprobs", "'top_logprobs' needs 'logprobs' set to true");
   }
   parse_max_tokens(b, j, -1, max_model_len);
   return j;

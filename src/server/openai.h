@@ -29,6 +29,11 @@ class ApiError : public std::runtime_error {
 };
 // {"error": {"message", "type", "param", "code"}}
 std::string error_body(const ApiError& e);
+// Refuses a request with a 400 naming the offending field: every part of a body's validation
+// reports through this one shape.
+[[noreturn]] void bad_param(const std::string& param, const std::string& message);
+// Whether an optional field is given: absent or null means the default.
+bool present(const json& body, const char* key);
 
 // Parses a request body: a JSON object, nested no deeper than a fixed limit (checked before
 // parsing, so a hostile body cannot exhaust the parser's stack).

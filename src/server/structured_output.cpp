@@ -10,15 +10,6 @@ namespace {
 
 using Kind = grammar::Constraint::Kind;
 
-[[noreturn]] void bad(const std::string& param, const std::string& message) {
-  throw ApiError(400, message, param);
-}
-
-bool present(const json& b, const char* key) {
-  auto it = b.find(key);
-  return it != b.end() && !it->is_null();
-}
-
 // A schema given as an object (or true / false), or as its JSON text (vLLM accepts both); the
 // text keeps the keys' order, which is the order properties are generated in.
 grammar::Constraint schema(const json& v, const std::string& param) {
@@ -29,13 +20,13 @@ grammar::Constraint schema(const json& v, const std::string& param) {
   } else if (v.is_string()) {
     c.text = v.get<std::string>();  // parsed when compiled: an error there names the field too
   } else {
-    bad(param, fmt::format("'{}' must be a JSON Schema (an object)", param));
+    bad_param(param, fmt::format("'{}' must be a JSON Schema (an object)", param));
   }
   return c;
 }
 
 grammar::Constraint text_kind(Kind k, const json& v, const std::string& param) {
-  if (!v.is_string()) bad(param, fmt::format("'{}' must be a string", param));
+  if (!v.is_string()) bad_param(param, fmt::format("'{}' must be a string", param));
   grammar::Constraint c;
   c.kind = k;
   c.text = v.get<std::string>();
@@ -45,13 +36,13 @@ grammar::Constraint text_kind(Kind k, const json& v, const std::string& param) {
 grammar::Constraint choice(const json& v, const std::string& param) {
   constexpr size_t kMaxChoices = 4096;
   if (!v.is_array() || v.empty())
-    bad(param, fmt::format("'{}' must be a non-empty list of strings", param));
+    bad_param(param, fmt::format("'{}' must be a non-empty list of strings", param));
   if (v.size() > kMaxChoices)
-    bad(param, fmt::format("'{}': at most {} choices", param, kMaxChoices));
+    bad_param(param, fmt::format("'{}': at most {} choices", param, kMaxChoices));
   grammar::Constraint c;
   c.kind = Kind::Choice;
   for (const json& s : v) {
-    if (!s.is_string()) bad(param, fmt::format("'{}' must be a list of strings", param));
+    if (!s.is_string()) bad_param(param, fmt::format("'{}' must be a list of strings", param));
     c.choices.push_back(s.get<std::string>());
   }
   return c;
@@ -61,7 +52,7 @@ grammar::Constraint choice(const json& v, const std::string& param) {
 std::optional<grammar::Constraint> response_format(const json& rf) {
   const std::string p = "response_format";
   if (!rf.is_object() || !present(rf, "type") || !rf.at("type").is_string())
-    bad(p, "'response_format' must be an object with a 'type'");
+    bad_param(p, "'response_format' must be an object with a 'type'");
   const std::string type = rf.at("type").get<std::string>();
   if (type == "text") return std::nullopt;
   if (type == "json_object") {
@@ -71,15 +62,16 @@ std::optional<grammar::Constraint> response_format(const json& rf) {
     return c;
   }
   if (type != "json_schema")
-    bad(p, fmt::format("response_format type '{}' is not one of text, json_object, json_schema",
-                       type));
+    bad_param(p,
+              fmt::format("response_format type '{}' is not one of text, json_object, json_schema",
+                          type));
   if (!present(rf, "json_schema") || !rf.at("json_schema").is_object())
-    bad(p, "'response_format.json_schema' (an object with the 'schema') is required");
+    bad_param(p, "'response_format.json_schema' (an object with the 'schema') is required");
   const json& js = rf.at("json_schema");
   if (present(js, "name") && !js.at("name").is_string())
-    bad(p, "'response_format.json_schema.name' must be a string");
+    bad_param(p, "'response_format.json_schema.name' must be a string");
   if (present(js, "strict") && !js.at("strict").is_boolean())
-    bad(p, "'response_format.json_schema.strict' must be true or false");
+    bad_param(p, "'response_format.json_schema.strict' must be true or false");
   // Without a schema any JSON value is allowed (as the empty schema allows).
   if (!present(js, "schema")) return schema(json::object(), p);
   return schema(js.at("schema"), p + ".json_schema.schema");
@@ -88,9 +80,10 @@ std::optional<grammar::Constraint> response_format(const json& rf) {
 // vLLM's structured_outputs: one of json, regex, choice, grammar, json_object.
 grammar::Constraint structured_outputs(const json& so) {
   const std::string p = "structured_outputs";
-  if (!so.is_object()) bad(p, "'structured_outputs' must be an object");
+  if (!so.is_object()) bad_param(p, "'structured_outputs' must be an object");
   for (const char* key : {"structural_tag", "whitespace_pattern", "disable_additional_properties"})
-    if (present(so, key)) bad(p, fmt::format("'structured_outputs.{}' is not supported", key));
+    if (present(so, key))
+      bad_param(p, fmt::format("'structured_outputs.{}' is not supported", key));
   std::vector<grammar::Constraint> found;
   if (present(so, "json")) found.push_back(schema(so.at("json"), p + ".json"));
   if (present(so, "regex")) found.push_back(text_kind(Kind::Regex, so.at("regex"), p + ".regex"));
@@ -98,7 +91,8 @@ grammar::Constraint structured_outputs(const json& so) {
   if (present(so, "grammar"))
     found.push_back(text_kind(Kind::Gbnf, so.at("grammar"), p + ".grammar"));
   if (present(so, "json_object")) {
-    if (!so.at("json_object").is_boolean()) bad(p, "'structured_outputs.json_object' must be true");
+    if (!so.at("json_object").is_boolean())
+      bad_param(p, "'structured_outputs.json_object' must be true");
     if (so.at("json_object").get<bool>()) {
       grammar::Constraint c;
       c.kind = Kind::JsonObject;
@@ -106,12 +100,12 @@ grammar::Constraint structured_outputs(const json& so) {
     }
   }
   if (found.size() != 1)
-    bad(p,
-        "'structured_outputs' must give exactly one of json, regex, choice, grammar, "
-        "json_object");
+    bad_param(p,
+              "'structured_outputs' must give exactly one of json, regex, choice, grammar, "
+              "json_object");
   if (present(so, "disable_any_whitespace")) {
     if (!so.at("disable_any_whitespace").is_boolean())
-      bad(p, "'structured_outputs.disable_any_whitespace' must be true or false");
+      bad_param(p, "'structured_outputs.disable_any_whitespace' must be true or false");
     found[0].style.compact = so.at("disable_any_whitespace").get<bool>();
   }
   return found[0];
@@ -121,7 +115,7 @@ grammar::Constraint structured_outputs(const json& so) {
 
 std::optional<RequestedConstraint> parse_constraint(const json& b) {
   for (const char* key : {"guided_whitespace_pattern", "structural_tag"})
-    if (present(b, key)) bad(key, fmt::format("'{}' is not supported", key));
+    if (present(b, key)) bad_param(key, fmt::format("'{}' is not supported", key));
   std::vector<RequestedConstraint> found;
   auto add = [&](const char* key, auto&& make) {
     if (!present(b, key)) return;
@@ -148,8 +142,8 @@ std::optional<RequestedConstraint> parse_constraint(const json& b) {
       return c;
     });
   if (found.size() > 1)
-    bad(found[1].param, fmt::format("'{}' and '{}' both constrain the output: give one",
-                                    found[0].param, found[1].param));
+    bad_param(found[1].param, fmt::format("'{}' and '{}' both constrain the output: give one",
+                                          found[0].param, found[1].param));
   if (found.empty()) return std::nullopt;
   return found[0];
 }

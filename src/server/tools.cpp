@@ -8,30 +8,23 @@ namespace {
 
 constexpr size_t kMaxTools = 128;
 
-[[noreturn]] void bad(const std::string& param, const std::string& message) {
-  throw ApiError(400, message, param);
-}
-
-bool present(const json& b, const char* key) {
-  auto it = b.find(key);
-  return it != b.end() && !it->is_null();
-}
-
 void check_tool(const json& t, size_t i) {
   const std::string at = fmt::format("tools[{}]", i);
-  if (!t.is_object()) bad(at, fmt::format("'{}' must be an object", at));
+  if (!t.is_object()) bad_param(at, fmt::format("'{}' must be an object", at));
   if (!present(t, "type") || t.at("type") != "function")
-    bad(at + ".type", fmt::format("'{}.type' must be \"function\"", at));
+    bad_param(at + ".type", fmt::format("'{}.type' must be \"function\"", at));
   if (!present(t, "function") || !t.at("function").is_object())
-    bad(at + ".function", fmt::format("'{}.function' must be an object", at));
+    bad_param(at + ".function", fmt::format("'{}.function' must be an object", at));
   const json& f = t.at("function");
   if (!present(f, "name") || !f.at("name").is_string() || f.at("name").get<std::string>().empty())
-    bad(at + ".function.name", fmt::format("'{}.function.name' must be a non-empty string", at));
+    bad_param(at + ".function.name",
+              fmt::format("'{}.function.name' must be a non-empty string", at));
   if (present(f, "parameters") && !f.at("parameters").is_object())
-    bad(at + ".function.parameters",
-        fmt::format("'{}.function.parameters' must be a JSON Schema object", at));
+    bad_param(at + ".function.parameters",
+              fmt::format("'{}.function.parameters' must be a JSON Schema object", at));
   if (present(f, "strict") && !f.at("strict").is_boolean())
-    bad(at + ".function.strict", fmt::format("'{}.function.strict' must be true or false", at));
+    bad_param(at + ".function.strict",
+              fmt::format("'{}.function.strict' must be true or false", at));
 }
 
 }  // namespace
@@ -39,9 +32,9 @@ void check_tool(const json& t, size_t i) {
 ChatTools parse_tools(const json& b) {
   ChatTools t;
   if (present(b, "tools")) {
-    if (!b.at("tools").is_array()) bad("tools", "'tools' must be a list");
+    if (!b.at("tools").is_array()) bad_param("tools", "'tools' must be a list");
     if (b.at("tools").size() > kMaxTools)
-      bad("tools", fmt::format("at most {} tools (as OpenAI's API allows)", kMaxTools));
+      bad_param("tools", fmt::format("at most {} tools (as OpenAI's API allows)", kMaxTools));
     t.tools = b.at("tools");
     for (size_t i = 0; i < t.tools.size(); ++i) check_tool(t.tools[i], i);
   }
@@ -51,7 +44,7 @@ ChatTools parse_tools(const json& b) {
     if (tc.is_string()) {
       t.choice = tc.get<std::string>();
       if (t.choice != "none" && t.choice != "auto" && t.choice != "required")
-        bad("tool_choice", what);
+        bad_param("tool_choice", what);
     } else if (tc.is_object() && tc.value("type", "") == "function" && tc.contains("function") &&
                tc["function"].is_object() && tc["function"].contains("name") &&
                tc["function"]["name"].is_string()) {
@@ -60,17 +53,17 @@ ChatTools parse_tools(const json& b) {
       bool found = false;
       for (const json& x : t.tools) found |= x["function"]["name"] == t.function;
       if (!found)
-        bad("tool_choice",
-            fmt::format("tool_choice names '{}', which is not among the tools", t.function));
+        bad_param("tool_choice",
+                  fmt::format("tool_choice names '{}', which is not among the tools", t.function));
     } else {
-      bad("tool_choice", what);
+      bad_param("tool_choice", what);
     }
     if (t.choice != "none" && t.choice != "auto" && t.tools.empty())
-      bad("tool_choice", "'tool_choice' asks for a call but no 'tools' were given");
+      bad_param("tool_choice", "'tool_choice' asks for a call but no 'tools' were given");
   }
   if (present(b, "parallel_tool_calls")) {
     if (!b.at("parallel_tool_calls").is_boolean())
-      bad("parallel_tool_calls", "'parallel_tool_calls' must be true or false");
+      bad_param("parallel_tool_calls", "'parallel_tool_calls' must be true or false");
     t.parallel = b.at("parallel_tool_calls").get<bool>();
   }
   return t;
