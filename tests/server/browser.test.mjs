@@ -188,6 +188,9 @@ test('the chat page answers, shows timing, keeps the conversation over a reload'
 test('a reply streams in token by token, and stop ends it and frees its KV blocks', async () => {
   const { page, problems } = await open(`${slow.url}/`);
   await setSetting(page, 'max_tokens', 48);
+  // Greedy: the unlimited reply below then runs 905 tokens before this model's end-of-text, every
+  // time, so a busy machine's slow click still lands mid-reply (sampled, it could end at any token).
+  await setSetting(page, 'temperature', 0);
   // Every length the reply's text had while it streamed.
   await page.evaluate(() => {
     window.lengths = [];
