@@ -164,7 +164,8 @@ Job plan(const Kernel& kern, const Tensor& w, const Prepared& p, float* y, int64
   const int64_t row_bytes = static_cast<int64_t>(a.w_stride);
   int64_t chunk = std::max<int64_t>(1, (int64_t{1} << 20) / row_bytes);
   chunk = std::min(chunk, rows / (8 * threads));
-  chunk = std::max<int64_t>(16, (chunk + 15) / 16 * 16);
+  const int64_t grain = kern.row_grain;
+  chunk = std::max<int64_t>(grain, (chunk + grain - 1) / grain * grain);
   return {&kern, a, rows, chunk, tb};
 }
 

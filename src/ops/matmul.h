@@ -61,6 +61,10 @@ struct Kernel {
   // activation bytes per value the kernel reads (0: the whole row as prepared).
   int tile_t = 6;
   int x_bytes_per_value = 0;
+  // Rows the driver keeps in one chunk where the matrix allows: a multiple of the 16 of an
+  // interleaved group, and for the kernels that decode several groups side by side, all of them
+  // (a chunk's rows past the last whole set run one group at a time, one weight stream in flight).
+  int row_grain = 16;
   explicit operator bool() const { return tile != nullptr; }
 };
 

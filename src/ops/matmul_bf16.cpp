@@ -140,7 +140,12 @@ constexpr MicroFn kDpbf16I[kMaxT] = BRISK_T12(interleaved_dpbf16);
 Kernel kernel_bf16_interleaved(Isa isa) {
 #if defined(__x86_64__)
   if (isa == Isa::Avx512Bf16)
-    return {group_loop_decode<kMaxT, kDpbf16I, Bf16Pairs>, XFormat::BF16Tiles, 0, kMaxT, 2};
+    return {group_loop_decode<kMaxT, kDpbf16I, Bf16Pairs>,
+            XFormat::BF16Tiles,
+            0,
+            kMaxT,
+            2,
+            16 * kDecodeGroups};
   if (isa == Isa::Avx2) return Interleaved256<Bf16Halves>::kernel();
 #endif
   if (isa == Isa::Generic) return {group_loop<kMaxT, kGenericI>, XFormat::F32, 0, kMaxT, 4};

@@ -484,9 +484,10 @@ struct InterleavedKernels {
 #endif
   static Kernel pick(Isa isa) {
 #if defined(__x86_64__)
-    if (isa == Isa::Avx512) return {vnni_loop, XFormat::Q8Tiles, P::kOffset, kMaxT, 2};
-    if (isa == Isa::Avx2Vnni) return {avxvnni_loop, XFormat::Q8, P::kOffset, kMaxT256, 1};
-    if (isa == Isa::Avx2) return {avx2_loop, XFormat::Q8, P::kOffset, kMaxT256, 1};
+    constexpr int kGrain = 16 * decode_groups(P::kType);
+    if (isa == Isa::Avx512) return {vnni_loop, XFormat::Q8Tiles, P::kOffset, kMaxT, 2, kGrain};
+    if (isa == Isa::Avx2Vnni) return {avxvnni_loop, XFormat::Q8, P::kOffset, kMaxT256, 1, kGrain};
+    if (isa == Isa::Avx2) return {avx2_loop, XFormat::Q8, P::kOffset, kMaxT256, 1, kGrain};
 #endif
     if (isa == Isa::Generic)
       return {group_loop<kMaxT, kGeneric>, XFormat::Q8, P::kOffset, kMaxT, 1};

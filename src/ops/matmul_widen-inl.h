@@ -379,7 +379,9 @@ struct Interleaved256 {
                                                       state.data() + (t - t0) * 4 * 8);
       }
   }
-  static Kernel kernel() { return {tile, XFormat::F32PairTiles, 0, kInterleaved256MaxT, 4}; }
+  static Kernel kernel() {
+    return {tile, XFormat::F32PairTiles, 0, kInterleaved256MaxT, 4, 16 * kDecodeGroups256};
+  }
 };
 
 // The AVX-512 kernel for interleaved rows with activations packed in tiles (XFormat::F32Tiles or
@@ -503,7 +505,8 @@ struct InterleavedValues {
     constexpr int kMaxT = kInterleavedMaxT;
 #if defined(__x86_64__)
     if (isa == Isa::Avx512)
-      return {group_loop_decode<kMaxT, kAvx512, V>, XFormat::F32Tiles, 0, kMaxT, 4};
+      return {
+          group_loop_decode<kMaxT, kAvx512, V>, XFormat::F32Tiles, 0, kMaxT, 4, 16 * kDecodeGroups};
     if (isa == Isa::Avx2) return Interleaved256<H>::kernel();
 #endif
     if (isa == Isa::Generic) return {group_loop<kMaxT, kGeneric>, XFormat::F32, 0, kMaxT, 4};
