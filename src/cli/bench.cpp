@@ -75,7 +75,7 @@ Workload workload(const Model& m, int n_prompt) {
 // One thread count's runs: tokens/s with, per run, the peak or bandwidth measured just before it
 // and the run's fraction of that.
 struct Runs {
-  std::vector<double> rate, roof, ratio, weights_read;
+  std::vector<double> rate, roof, ratio, weights_read, read_ratio;
   std::vector<double> collective;  // split over ranks: fraction of the run in collectives
 };
 
@@ -158,6 +158,7 @@ struct Bench {
       out.collective.push_back((c_last - c_first) / (t_last - t_first));
       out.roof.push_back(std::max(bw, bw_now));
       out.weights_read.push_back(wbw_now);
+      out.read_ratio.push_back(tps * static_cast<double>(w.weight_bytes) / wbw_now);
       out.ratio.push_back(tps * static_cast<double>(w.weight_bytes) / std::max(bw, bw_now));
     }
     return out;
@@ -169,14 +170,15 @@ void print_rows(const BenchArgs& a, const Workload& w, int nt, const Runs& pp, c
   const std::string rate =
       fmt::format("{:6.1f} G{}/s", pps * w.pp_flops_per_token / 1e9, w.int8 ? "OP" : "FLOP");
   if (pp.roof.empty())  // no peak loop for this tier (generic), or --no-peaks
-    std::printf("| %7d | pp%-3d | %8.2f | %-23s | %11s |                 |\n", nt, a.n_prompt, pps,
-                rate.c_str(), "-");
+    std::printf("| %7d | pp%-3d | %8.2f | %-23s | %11s |                 |        |\n", nt,
+                a.n_prompt, pps, rate.c_str(), "-");
   else
-    std::printf("| %7d | pp%-3d | %8.2f | %s of %4.0f  | %10.1f%% |                 |\n", nt,
-                a.n_prompt, pps, rate.c_str(), median(pp.roof) / 1e9, 100.0 * median(pp.ratio));
-  std::printf("| %7d | tg%-3d | %8.2f | %6.1f GB/s of %5.1f     | %10.1f%% | %10.1f GB/s |\n", nt,
-              a.n_gen, tgs, tgs * static_cast<double>(w.weight_bytes) / 1e9, median(tg.roof) / 1e9,
-              100.0 * median(tg.ratio), median(tg.weights_read) / 1e9);
+    std::printf("| %7d | pp%-3d | %8.2f | %s of %4.0f  | %10.1f%% |                 |        |\n",
+                nt, a.n_prompt, pps, rate.c_str(), median(pp.roof) / 1e9, 100.0 * median(pp.ratio));
+  std::printf(
+      "| %7d | tg%-3d | %8.2f | %6.1f GB/s of %5.1f     | %10.1f%% | %10.1f GB/s | %5.1f%% |\n", nt,
+      a.n_gen, tgs, tgs * static_cast<double>(w.weight_bytes) / 1e9, median(tg.roof) / 1e9,
+      100.0 * median(tg.ratio), median(tg.weights_read) / 1e9, 100.0 * median(tg.read_ratio));
   if (median(tg.collective) > 0)
     std::printf(
         "|         | ranks' collectives: pp%d %.1f%% of the time (%.2f ms per prompt), tg%d "
@@ -203,9 +205,11 @@ int bench(BenchArgs& a) {
         "its bandwidth)\n",
         m->split.size, w.weight_bytes / 1048576.0);
   std::printf(
-      "| threads | test  | tokens/s | machine                 | vs roofline | weights read at |\n");
+      "| threads | test  | tokens/s | machine                 | vs roofline | weights read at | "
+      "vs it  |\n");
   std::printf(
-      "|--------:|-------|---------:|-------------------------|------------:|----------------:|\n");
+      "|--------:|-------|---------:|-------------------------|------------:|----------------:|"
+      "-------:|\n");
   std::mt19937 rng(1);
   for (int nt : threads) {
     ThreadPool pool(nt);
@@ -224,8 +228,9 @@ int bench(BenchArgs& a) {
   std::printf(
       "pp: against the %s peak measured in-process before each run. tg: against the bandwidth "
       "roofline (read bandwidth, measured before each run, / %.1f MiB of weights per token); "
-      "'weights read at': a plain read of the weight matrices themselves, measured next to it. "
-      "Medians of %d runs.\n",
+      "'weights read at': a plain read of the weight matrices themselves (their own memory, "
+      "matrix by matrix as the forward pass reads them), measured next to it; 'vs it': tg's "
+      "rate of reading them against that. Medians of %d runs.\n",
       w.int8                                               ? "int8 dot-product"
       : w.wtype == "BF16" && best_isa() == Isa::Avx512Bf16 ? "BF16 dot-product"
                                                            : "FP32 FMA",

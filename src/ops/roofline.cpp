@@ -188,7 +188,7 @@ double measure_read_bandwidth(ThreadPool& pool, size_t bytes, int reps) {
 double measure_span_bandwidth(ThreadPool& pool, const std::vector<std::span<const uint8_t>>& spans,
                               int reps) {
   const Isa isa = best_isa();
-  constexpr int64_t kChunk = 1 << 18;  // floats
+  constexpr int64_t kMaxChunk = 1 << 18, kMinChunk = 1 << 12;  // floats: 1 MiB, 16 KiB
   std::vector<double> rates;
   std::atomic<float> sink{0};
   uint64_t total = 0;
@@ -198,7 +198,8 @@ double measure_span_bandwidth(ThreadPool& pool, const std::vector<std::span<cons
     for (const auto& s : spans) {
       const auto* p = reinterpret_cast<const float*>(s.data());
       const int64_t n = static_cast<int64_t>(s.size() / 256 * 64);
-      pool.parallel_chunks(n, kChunk, [&](int64_t b, int64_t e) {
+      const int64_t chunk = std::clamp<int64_t>(n / (8 * pool.size()), kMinChunk, kMaxChunk);
+      pool.parallel_chunks(n, chunk, [&](int64_t b, int64_t e) {
         const size_t len = static_cast<size_t>(e - b);
         sink = sink + sum(isa, p + b, len);
       });

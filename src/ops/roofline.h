@@ -14,9 +14,10 @@ namespace brisk {
 // buffer far larger than the caches.
 double measure_read_bandwidth(ThreadPool& pool, size_t bytes = size_t{1} << 30, int reps = 7);
 
-// Read bandwidth in bytes/s over memory that already holds data (a model's weights), read in the
-// same 1 MiB chunks: where the memory sits matters on virtual machines, whose guest pages may be
-// backed by host memory of different speeds. The median of `reps` passes over all spans.
+// Read bandwidth in bytes/s over memory that already holds data (a model's weights), span by span
+// in chunks as the matmul driver splits a matrix (about 1 MiB, at least 8 a thread): where the
+// memory sits matters on virtual machines, whose guest pages may be backed by host memory of
+// different speeds. The median of `reps` passes over all spans.
 double measure_span_bandwidth(ThreadPool& pool, const std::vector<std::span<const uint8_t>>& spans,
                               int reps = 3);
 
