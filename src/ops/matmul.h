@@ -74,9 +74,10 @@ Kernel kernel_f16(Isa isa);
 Kernel kernel_bf16(Isa isa);
 Kernel kernel_quant(Isa isa, DType t);  // the GGUF quantized types
 // kernel_quant's x86 tiers, each in a file of its own (a kernel per type and micro-tile shape):
-// VPDPBUSD on 512 bits; on 256 bits VPMADDUBSW, or VEX VPDPBUSD where vnni.
+// VPDPBUSD on 512 bits; on 256 bits VPMADDUBSW, or VEX VPDPBUSD (AVX-VNNI).
 Kernel kernel_quant_avx512(DType t);
-Kernel kernel_quant_avx2(DType t, bool vnni);
+Kernel kernel_quant_avx2(DType t);
+Kernel kernel_quant_avxvnni(DType t);
 // Rows interleaved 16 at a time at load (ops/repack.h): Q4_0, Q8_0, Q4_K, Q6_K; BF16; F16; F32.
 Kernel kernel_interleaved(Isa isa, DType t);
 Kernel kernel_bf16_interleaved(Isa isa);

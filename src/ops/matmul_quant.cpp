@@ -285,8 +285,8 @@ struct GenericPick {
 Kernel kernel_quant(Isa isa, DType t) {
 #if defined(__x86_64__)
   if (isa == Isa::Avx512) return kernel_quant_avx512(t);
-  if (isa == Isa::Avx2Vnni) return kernel_quant_avx2(t, true);
-  if (isa == Isa::Avx2) return kernel_quant_avx2(t, false);
+  if (isa == Isa::Avx2Vnni) return kernel_quant_avxvnni(t);
+  if (isa == Isa::Avx2) return kernel_quant_avx2(t);
 #endif
   if (isa == Isa::Generic) return kernel_for_type<GenericPick>(t);
   return {nullptr, XFormat::Q8};

@@ -1,9 +1,9 @@
-// The 256-bit integer kernel for GGUF's quantized types, instantiated by matmul_quant.cpp once per
-// byte dot-product instruction: BRISK_AVX2_DOT 0 = VPMADDUBSW + VPMADDWD (AVX2), 1 = VPDPBUSD in
-// its VEX form (AVX-VNNI), each compiled for BRISK_AVX2_TARGET. Both give the same integer sums.
-// Weights are unpacked by the portable code into a buffer; the products, the scaling and the
-// accumulation are vectorized. No include guard: included once per variant, inside a namespace of
-// its own.
+// The 256-bit integer kernel for GGUF's quantized types, instantiated once per byte dot-product
+// instruction (matmul_quant_avx2.cpp, matmul_quant_avxvnni.cpp): BRISK_AVX2_DOT 0 = VPMADDUBSW +
+// VPMADDWD (AVX2), 1 = VPDPBUSD in its VEX form (AVX-VNNI), each compiled for BRISK_AVX2_TARGET.
+// Both give the same integer sums. Weights are unpacked by the portable code into a buffer; the
+// products, the scaling and the accumulation are vectorized. No include guard: included once per
+// variant, inside a namespace of its own.
 
 // VPMADDUBSW's int16 pair sums saturate above 32767, so with it types with u bytes above 63 (Q8_0)
 // split u into nibbles; VPDPBUSD sums into int32 and needs no split.
@@ -229,6 +229,22 @@ void micro_avx2(const Args& a, int64_t r, int64_t t) {
       a.y[(t + j) * a.ldy + r + i] = reduce16(lanes) + bsum;
     }
 }
+
+// Every type's kernels in this variant, as kernel_for_type picks them.
+template <class P>
+struct Kernels256 {
+  template <int R, int T>
+  static void micro(const Args& a, int64_t r, int64_t t) {
+    micro_avx2<P, R, T>(a, r, t);
+  }
+  static constexpr MicroFn kTable[4][4] = BRISK_MICRO_TABLE4(micro);
+};
+struct Pick256 {
+  template <class P>
+  static Kernel of() {
+    return {tile_loop<4, Kernels256<P>::kTable>, XFormat::Q8, lane_offset<P>()};
+  }
+};
 
 #undef BRISK_AVX2_TARGET
 #undef BRISK_AVX2_DOT
