@@ -134,6 +134,9 @@ BENCHMARK_CAPTURE(BM_Matmul, q4_0_interleaved_avx2, DType::Q4_0, Isa::Avx2, true
 BENCHMARK_CAPTURE(BM_Matmul, q8_0_interleaved_avx2, DType::Q8_0, Isa::Avx2, true)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q4_k_interleaved_avx2, DType::Q4_K, Isa::Avx2, true)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q6_k_interleaved_avx2, DType::Q6_K, Isa::Avx2, true)->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, iq4_xs_interleaved_avx2, DType::IQ4_XS, Isa::Avx2, true)
+    ->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, q5_k_interleaved_avx2, DType::Q5_K, Isa::Avx2, true)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q4_0_interleaved_avx2vnni, DType::Q4_0, Isa::Avx2Vnni, true)
     ->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q4_0_avx2, DType::Q4_0, Isa::Avx2)->Apply(Shapes);

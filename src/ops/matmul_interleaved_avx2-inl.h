@@ -154,20 +154,42 @@ BRISK_I256 void iq4_lookup(__m256i (&u)[8]) {
 // tables). VPDPBUSD takes them + 128 as unsigned bytes, the offset folded in through hs (the
 // token's -128 * sum of the block's activations); VPMADDUBSW takes them as they are, as |v| times
 // x with v's sign (pair sums at most 2 * 128 * 127, exact).
-BRISK_I256 __m256i dot_int8(const __m256i (&u)[8], const int8_t* xb, [[maybe_unused]] int32_t hs) {
+// The same with the 8 activation words already broadcast (x[m] for u[m]).
+BRISK_I256 __m256i dot_int8(const __m256i (&u)[8], const __m256i* x, [[maybe_unused]] int32_t hs) {
 #if BRISK_I256_DOT == 1
   __m256i s = _mm256_set1_epi32(hs);
-  for (int m = 0; m < 8; ++m) s = _mm256_dpbusd_avx_epi32(s, u[m], bcast4(xb + 4 * m));
+  for (int m = 0; m < 8; ++m) s = _mm256_dpbusd_avx_epi32(s, u[m], x[m]);
 #else
   __m256i s = _mm256_setzero_si256();
   const __m256i ones = _mm256_set1_epi16(1);
   for (int m = 0; m < 8; ++m) {
-    const __m256i p =
-        _mm256_maddubs_epi16(_mm256_abs_epi8(u[m]), _mm256_sign_epi8(bcast4(xb + 4 * m), u[m]));
+    const __m256i p = _mm256_maddubs_epi16(_mm256_abs_epi8(u[m]), _mm256_sign_epi8(x[m], u[m]));
     s = _mm256_add_epi32(s, _mm256_madd_epi16(p, ones));
   }
 #endif
   return s;
+}
+BRISK_I256 __m256i dot_int8(const __m256i (&u)[8], const int8_t* xb, int32_t hs) {
+  __m256i x[8];
+  for (int m = 0; m < 8; ++m) x[m] = bcast4(xb + 4 * m);
+  return dot_int8(u, x, hs);
+}
+
+// IQ4_XS: the 6-bit scales (less 32) of sub-block jb of a column's rows 8h..8h+7, as floats.
+BRISK_I256 __m256 iq4xs_scales(const uint8_t* col, int jb, int h) {
+  const __m256i lo = _mm256_srli_epi32(
+      _mm256_cvtepu8_epi32(
+          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(col + 32 + 16 * (jb / 2) + 8 * h))),
+      4 * (jb % 2));
+  const __m256i hi = _mm256_srli_epi32(
+      _mm256_cvtepu8_epi32(
+          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(col + 96 + 16 * (jb / 4) + 8 * h))),
+      2 * (jb % 4));
+  const __m256i sc = _mm256_sub_epi32(
+      _mm256_or_si256(_mm256_and_si256(lo, _mm256_set1_epi32(15)),
+                      _mm256_slli_epi32(_mm256_and_si256(hi, _mm256_set1_epi32(3)), 4)),
+      _mm256_set1_epi32(32));
+  return _mm256_cvtepi32_ps(sc);
 }
 
 // One block column's half h (rows 8h..8h+7) into the tokens' accumulators; b0: the column's first
@@ -232,22 +254,9 @@ BRISK_I256 void column256(const uint8_t* col, int64_t b0, int h, const Tokens<T>
       }
     }
   } else if constexpr (kT == DType::IQ4_XS) {
-    const __m256i m15 = _mm256_set1_epi32(15), m3 = _mm256_set1_epi32(3);
     for (int jb = 0; jb < 8; ++jb) {
       const int64_t b = b0 + jb;
-      const __m256i lo = _mm256_srli_epi32(
-          _mm256_cvtepu8_epi32(
-              _mm_loadl_epi64(reinterpret_cast<const __m128i*>(col + 32 + 16 * (jb / 2) + 8 * h))),
-          4 * (jb % 2));
-      const __m256i hi = _mm256_srli_epi32(
-          _mm256_cvtepu8_epi32(
-              _mm_loadl_epi64(reinterpret_cast<const __m128i*>(col + 96 + 16 * (jb / 4) + 8 * h))),
-          2 * (jb % 4));
-      const __m256i sc =
-          _mm256_sub_epi32(_mm256_or_si256(_mm256_and_si256(lo, m15),
-                                           _mm256_slli_epi32(_mm256_and_si256(hi, m3), 4)),
-                           _mm256_set1_epi32(32));
-      const __m256 ws = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(sc));
+      const __m256 ws = _mm256_mul_ps(dv, iq4xs_scales(col, jb, h));
       __m256i u[8];
       nibbles256(col + 128 + 256 * jb, h, u);
       iq4_lookup(u);
@@ -353,6 +362,59 @@ BRISK_I256 void q6k_column_1(const uint8_t* col, int64_t b0, const Tokens<1>& x,
   acc1 = acc[1];
 }
 
+// One token, one IQ4_XS column, both halves: each block's 8 activation words are broadcast once
+// for the 16 rows. The same integer sums and float steps as column256.
+BRISK_I256 void iq4xs_column_1(const uint8_t* col, int64_t b0, const Tokens<1>& x, __m256& acc0,
+                               __m256& acc1) {
+  const __m256 dv[2] = {f16x8(col), f16x8(col + 16)};
+  __m256 acc[2] = {acc0, acc1};
+  for (int jb = 0; jb < 8; ++jb) {
+    const int64_t b = b0 + jb;
+    __m256i xm[8];
+    for (int m = 0; m < 8; ++m) xm[m] = bcast4(x.qx[0] + b * 32 + 4 * m);
+    const __m256 dx = _mm256_set1_ps(*block_scale(x.dx[0], b));
+    const int32_t hs = x.hs[0][2 * b] + x.hs[0][2 * b + 1];
+    for (int h = 0; h < 2; ++h) {
+      const __m256 ws = _mm256_mul_ps(dv[h], iq4xs_scales(col, jb, h));
+      __m256i u[8];
+      nibbles256(col + 128 + 256 * jb, h, u);
+      iq4_lookup(u);
+      const __m256i s = dot_int8(u, xm, hs);
+      acc[h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(ws, dx), acc[h]);
+    }
+  }
+  acc0 = acc[0];
+  acc1 = acc[1];
+}
+
+// One token, one Q5_K column, both halves: the scales decoded and the activation words broadcast
+// once for the 16 rows. The same integer sums and float steps as column256.
+BRISK_I256 void q5k_column_1(const uint8_t* col, int64_t b0, const Tokens<1>& x, __m256& acc0,
+                             __m256& acc1) {
+  alignas(32) uint8_t scb[128], mnb[128];
+  q4k_scales(col, scb, mnb);
+  const __m256 dv[2] = {f16x8(col), f16x8(col + 16)}, mv[2] = {f16x8(col + 32), f16x8(col + 48)};
+  __m256 acc[2] = {acc0, acc1};
+  for (int jb = 0; jb < 8; ++jb) {
+    const int64_t b = b0 + jb;
+    __m256i xm[8];
+    for (int m = 0; m < 8; ++m) xm[m] = bcast4(x.qx[0] + b * 32 + 4 * m);
+    const __m256 dx = _mm256_set1_ps(*block_scale(x.dx[0], b));
+    const __m256 ms = _mm256_set1_ps(x.ms[0][b]);
+    for (int h = 0; h < 2; ++h) {
+      const __m256 ws = _mm256_mul_ps(dv[h], u8x8(scb + 16 * jb + 8 * h));
+      const __m256 wm = _mm256_mul_ps(mv[h], u8x8(mnb + 16 * jb + 8 * h));
+      __m256i u[8];
+      nibbles256(col + q5k_nibbles(jb), h, u);
+      add_fifth_bits256(col + q5k_fifth(jb) + 32 * h, u);
+      const __m256i s = dot4_6bit(u + 4, xm + 4, dot4_6bit(u, xm, _mm256_setzero_si256()));
+      acc[h] = q4k_step(s, ws, wm, dx, ms, acc[h]);
+    }
+  }
+  acc0 = acc[0];
+  acc1 = acc[1];
+}
+
 template <class P, int T>
 BRISK_TARGET(BRISK_I256_TARGET)
 void interleaved_256(const Args& a, int64_t r, int64_t t) {
@@ -372,6 +434,14 @@ void interleaved_256(const Args& a, int64_t r, int64_t t) {
       }
       if constexpr (P::kType == DType::Q6_K) {
         q6k_column_1(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), x, acc0[0], acc1[0]);
+        continue;
+      }
+      if constexpr (P::kType == DType::IQ4_XS) {
+        iq4xs_column_1(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), x, acc0[0], acc1[0]);
+        continue;
+      }
+      if constexpr (P::kType == DType::Q5_K) {
+        q5k_column_1(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), x, acc0[0], acc1[0]);
         continue;
       }
       column256<P, T>(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), 0, x, acc0);
