@@ -264,21 +264,7 @@ void micro_generic(const Args& a, int64_t r, int64_t t) {
     }
 }
 
-template <class P>
-struct GenericKernels {
-  template <int R, int T>
-  static void micro(const Args& a, int64_t r, int64_t t) {
-    micro_generic<P, R, T>(a, r, t);
-  }
-  static constexpr MicroFn kTable[4][4] = BRISK_MICRO_TABLE4(micro);
-};
-
-struct GenericPick {
-  template <class P>
-  static Kernel of() {
-    return {tile_loop<4, GenericKernels<P>::kTable>, XFormat::Q8, lane_offset<P>()};
-  }
-};
+BRISK_QUANT_PICK(GenericPick, micro_generic);
 
 }  // namespace
 

@@ -231,20 +231,7 @@ void micro_avx2(const Args& a, int64_t r, int64_t t) {
 }
 
 // Every type's kernels in this variant, as kernel_for_type picks them.
-template <class P>
-struct Kernels256 {
-  template <int R, int T>
-  static void micro(const Args& a, int64_t r, int64_t t) {
-    micro_avx2<P, R, T>(a, r, t);
-  }
-  static constexpr MicroFn kTable[4][4] = BRISK_MICRO_TABLE4(micro);
-};
-struct Pick256 {
-  template <class P>
-  static Kernel of() {
-    return {tile_loop<4, Kernels256<P>::kTable>, XFormat::Q8, lane_offset<P>()};
-  }
-};
+BRISK_QUANT_PICK(Pick256, micro_avx2);
 
 #undef BRISK_AVX2_TARGET
 #undef BRISK_AVX2_DOT

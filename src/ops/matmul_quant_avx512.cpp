@@ -97,21 +97,7 @@ void micro_vnni(const Args& a, int64_t r, int64_t t) {
     }
 }
 
-template <class P>
-struct VnniKernels {
-  template <int R, int T>
-  static void micro(const Args& a, int64_t r, int64_t t) {
-    micro_vnni<P, R, T>(a, r, t);
-  }
-  static constexpr MicroFn kTable[4][4] = BRISK_MICRO_TABLE4(micro);
-};
-
-struct VnniPick {
-  template <class P>
-  static Kernel of() {
-    return {tile_loop<4, VnniKernels<P>::kTable>, XFormat::Q8, lane_offset<P>()};
-  }
-};
+BRISK_QUANT_PICK(VnniPick, micro_vnni);
 
 }  // namespace
 

@@ -525,6 +525,24 @@ constexpr bool signs_on_x() {
     return false;
 }
 
+// A tier's Pick for kernel_for_type, named Name: tile_loop over its micro-kernels fn<P, R, T>
+// (R rows by T tokens, each up to 4) for decoder P.
+#define BRISK_QUANT_PICK(Name, fn)                                            \
+  struct Name {                                                               \
+    template <class P>                                                        \
+    struct Table {                                                            \
+      template <int R, int T>                                                 \
+      static void run(const Args& a, int64_t r, int64_t t) {                  \
+        fn<P, R, T>(a, r, t);                                                 \
+      }                                                                       \
+      static constexpr MicroFn kMicro[4][4] = BRISK_MICRO_TABLE4(run);        \
+    };                                                                        \
+    template <class P>                                                        \
+    static Kernel of() {                                                      \
+      return {tile_loop<4, Table<P>::kMicro>, XFormat::Q8, lane_offset<P>()}; \
+    }                                                                         \
+  }
+
 // Pick::of<P>() for the decoder P of type t (a null kernel for types without one): the one list of
 // types and decoders, which every tier's kernel file instantiates.
 template <class Pick>
