@@ -415,6 +415,26 @@ BRISK_I256 void q5k_column_1(const uint8_t* col, int64_t b0, const Tokens<1>& x,
   acc1 = acc[1];
 }
 
+// One token, one column, both halves: in one pass where the type has a kernel for it, else as
+// column256's two.
+template <class P>
+BRISK_I256 void column_both(const uint8_t* col, int64_t b0, const Tokens<1>& x, __m256 (&acc0)[1],
+                            __m256 (&acc1)[1]) {
+  constexpr DType kT = P::kType;
+  if constexpr (kT == DType::Q4_K) {
+    q4k_column_1(col, b0, x, acc0[0], acc1[0]);
+  } else if constexpr (kT == DType::Q6_K) {
+    q6k_column_1(col, b0, x, acc0[0], acc1[0]);
+  } else if constexpr (kT == DType::IQ4_XS) {
+    iq4xs_column_1(col, b0, x, acc0[0], acc1[0]);
+  } else if constexpr (kT == DType::Q5_K) {
+    q5k_column_1(col, b0, x, acc0[0], acc1[0]);
+  } else {
+    column256<P, 1>(col, b0, 0, x, acc0);
+    column256<P, 1>(col, b0, 1, x, acc1);
+  }
+}
+
 template <class P, int T>
 BRISK_TARGET(BRISK_I256_TARGET)
 void interleaved_256(const Args& a, int64_t r, int64_t t) {
@@ -428,24 +448,7 @@ void interleaved_256(const Args& a, int64_t r, int64_t t) {
     const int64_t n_col = a.k / kBlock;
     for (int64_t c = 0; c < n_col; ++c) {
       prefetch_stream(g + static_cast<uint64_t>(c) * gb, gb);
-      if constexpr (P::kType == DType::Q4_K) {
-        q4k_column_1(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), x, acc0[0], acc1[0]);
-        continue;
-      }
-      if constexpr (P::kType == DType::Q6_K) {
-        q6k_column_1(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), x, acc0[0], acc1[0]);
-        continue;
-      }
-      if constexpr (P::kType == DType::IQ4_XS) {
-        iq4xs_column_1(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), x, acc0[0], acc1[0]);
-        continue;
-      }
-      if constexpr (P::kType == DType::Q5_K) {
-        q5k_column_1(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), x, acc0[0], acc1[0]);
-        continue;
-      }
-      column256<P, T>(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), 0, x, acc0);
-      column256<P, T>(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), 1, x, acc1);
+      column_both<P>(g + static_cast<uint64_t>(c) * gb, c * (kBlock / 32), x, acc0, acc1);
     }
     _mm256_storeu_ps(a.y + t * a.ldy + r, acc0[0]);
     _mm256_storeu_ps(a.y + t * a.ldy + r + 8, acc1[0]);
