@@ -63,6 +63,27 @@ BRISK_I256 __m256i dot4_6bit(const __m256i (&u)[8], int m0, const int8_t* xb, __
   return dot4_6bit(u + m0, x, s);
 }
 
+// The lane sums of u[m] . x[m] for all 8 m, u bytes at most 31 (Q5_K): four VPMADDUBSW pair sums
+// (each at most 2 * 31 * 127) add up in int16 without overflow, so half as many VPMADDWD widen
+// them as for 6-bit values.
+BRISK_I256 __m256i dot8_5bit(const __m256i (&u)[8], const __m256i* x) {
+#if BRISK_I256_DOT == 1
+  return dot4_6bit(u + 4, x + 4, dot4_6bit(u, x, _mm256_setzero_si256()));
+#else
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i p[8];
+  for (int m = 0; m < 8; ++m) p[m] = _mm256_maddubs_epi16(u[m], x[m]);
+  for (int m = 0; m < 8; m += 4)
+    p[m] = _mm256_add_epi16(_mm256_add_epi16(p[m], p[m + 1]), _mm256_add_epi16(p[m + 2], p[m + 3]));
+  return _mm256_add_epi32(_mm256_madd_epi16(p[0], ones), _mm256_madd_epi16(p[4], ones));
+#endif
+}
+BRISK_I256 __m256i dot8_5bit(const __m256i (&u)[8], const int8_t* xb) {
+  __m256i x[8];
+  for (int m = 0; m < 8; ++m) x[m] = bcast4(xb + 4 * m);
+  return dot8_5bit(u, x);
+}
+
 // Q6_K: a high vector's bits 4-5 of 16 values merged into the 4 nibble vectors u[0..3] that hold
 // their low bits.
 BRISK_I256 void add_q6k_high(__m256i hv, __m256i* u) {
@@ -186,8 +207,8 @@ BRISK_I256 void iq4xs_scales(const uint8_t* col, int8_t* sc) {
         _mm_loadu_si128(reinterpret_cast<const __m128i*>(col + 96 + 16 * (m / 2))), 4 * (m % 2));
     const __m256i lo = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(l, 4), l), m15);
     const __m256i hi = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(h, 2), h), m3);
-    const __m256i v = _mm256_sub_epi8(_mm256_or_si256(lo, _mm256_slli_epi16(hi, 4)),
-                                      _mm256_set1_epi8(32));
+    const __m256i v =
+        _mm256_sub_epi8(_mm256_or_si256(lo, _mm256_slli_epi16(hi, 4)), _mm256_set1_epi8(32));
     _mm256_store_si256(reinterpret_cast<__m256i*>(sc + 32 * m), v);
   }
 }
@@ -250,8 +271,8 @@ BRISK_I256 void column256(const uint8_t* col, int64_t b0, int h, const Tokens<T>
       for (int j = 0; j < T; ++j) {
         const int8_t* xb = x.qx[j] + b * 32;
         __m256i s;
-        if constexpr (kT == DType::Q5_K)  // values up to 31: four pair sums at a time in int16
-          s = dot4_6bit(u, 4, xb, dot4_6bit(u, 0, xb, _mm256_setzero_si256()));
+        if constexpr (kT == DType::Q5_K)
+          s = dot8_5bit(u, xb);
         else
           s = dot8_nibbles(u, xb, _mm256_setzero_si256());
         acc[j] = q4k_step(s, ws, wm, _mm256_set1_ps(*block_scale(x.dx[j], b)),
@@ -416,7 +437,7 @@ BRISK_I256 void q5k_column_1(const uint8_t* col, int64_t b0, const Tokens<1>& x,
       __m256i u[8];
       nibbles256(col + q5k_nibbles(jb), h, u);
       add_fifth_bits256(col + q5k_fifth(jb) + 32 * h, u);
-      const __m256i s = dot4_6bit(u + 4, xm + 4, dot4_6bit(u, xm, _mm256_setzero_si256()));
+      const __m256i s = dot8_5bit(u, xm);
       acc[h] = q4k_step(s, ws, wm, dx, ms, acc[h]);
     }
   }
