@@ -159,15 +159,19 @@ BRISK_I256 __m256 q4k_step(__m256i s, __m256 ws, __m256 wm, __m256 dx, __m256 ms
   return _mm256_fmadd_ps(wm, ms, acc);
 }
 
-// IQ4_NL and IQ4_XS: table indices u looked up in place, into the values dot_int8 takes.
-BRISK_I256 void iq4_lookup(__m256i (&u)[8]) {
+// IQ4_NL and IQ4_XS: the table of the values dot_int8 takes, in each 128-bit half.
+BRISK_I256 __m256i iq4_table() {
 #if BRISK_I256_DOT == 1
-  const __m256i table = _mm256_broadcastsi128_si256(
+  return _mm256_broadcastsi128_si256(
       _mm_load_si128(reinterpret_cast<const __m128i*>(kIQ4ValuesPlus128)));
 #else
-  const __m256i table =
-      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4Values)));
+  return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4Values)));
 #endif
+}
+
+// IQ4_NL and IQ4_XS: table indices u looked up in place, into the values dot_int8 takes.
+BRISK_I256 void iq4_lookup(__m256i (&u)[8]) {
+  const __m256i table = iq4_table();
   for (int m = 0; m < 8; ++m) u[m] = _mm256_shuffle_epi8(table, u[m]);
 }
 
@@ -390,31 +394,63 @@ BRISK_I256 void q6k_column_1(const uint8_t* col, int64_t b0, const Tokens<1>& x,
   acc1 = acc[1];
 }
 
-// One token, one IQ4_XS column, both halves: each block's 8 activation words are broadcast once
-// for the 16 rows. The same integer sums and float steps as column256.
+// One token, one IQ4_XS column, both halves, one pair of broadcast activation words at a time
+// serving the 16 rows. On VPMADDUBSW, |x| is taken once per activation word for both halves and
+// the weights take x's sign (|x| times v with x's sign: the same products), where |v| and x with
+// v's sign cost two operations per weight vector on the two ports VPABSB and VPSIGNB share. The
+// same integer sums and float steps as column256.
 BRISK_I256 void iq4xs_column_1(const uint8_t* col, int64_t b0, const Tokens<1>& x, __m256& acc0,
                                __m256& acc1) {
   alignas(32) int8_t scb[128];
   iq4xs_scales(col, scb);
-  const __m256 dv[2] = {f16x8(col), f16x8(col + 16)};
-  __m256 acc[2] = {acc0, acc1};
+  const __m256i table = iq4_table(), m = _mm256_set1_epi8(0x0F);
   for (int jb = 0; jb < 8; ++jb) {
     const int64_t b = b0 + jb;
-    __m256i xm[8];
-    for (int m = 0; m < 8; ++m) xm[m] = bcast4(x.qx[0] + b * 32 + 4 * m);
-    const __m256 dx = _mm256_set1_ps(*block_scale(x.dx[0], b));
-    const int32_t hs = x.hs[0][2 * b] + x.hs[0][2 * b + 1];
-    for (int h = 0; h < 2; ++h) {
-      const __m256 ws = _mm256_mul_ps(dv[h], i8x8(scb + 16 * jb + 8 * h));
-      __m256i u[8];
-      nibbles256(col + 128 + 256 * jb, h, u);
-      iq4_lookup(u);
-      const __m256i s = dot_int8(u, xm, hs);
-      acc[h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(ws, dx), acc[h]);
+    const int8_t* xb = x.qx[0] + b * 32;
+    const uint8_t* vals = col + 128 + 256 * jb;
+#if BRISK_I256_DOT == 1
+    __m256i s0 = _mm256_set1_epi32(x.hs[0][2 * b] + x.hs[0][2 * b + 1]), s1 = s0;
+    for (int q = 0; q < 4; ++q) {
+      const __m256i xl = bcast4(xb + 8 * q), xh = bcast4(xb + 8 * q + 4);
+      const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vals + 64 * q));
+      const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vals + 64 * q + 32));
+      s0 = _mm256_dpbusd_avx_epi32(s0, _mm256_shuffle_epi8(table, _mm256_and_si256(v0, m)), xl);
+      s1 = _mm256_dpbusd_avx_epi32(s1, _mm256_shuffle_epi8(table, _mm256_and_si256(v1, m)), xl);
+      s0 = _mm256_dpbusd_avx_epi32(
+          s0, _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v0, 4), m)), xh);
+      s1 = _mm256_dpbusd_avx_epi32(
+          s1, _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v1, 4), m)), xh);
     }
+#else
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i s0 = _mm256_setzero_si256(), s1 = s0;
+    for (int q = 0; q < 4; ++q) {
+      const __m256i xl = bcast4(xb + 8 * q), xh = bcast4(xb + 8 * q + 4);
+      const __m256i al = _mm256_abs_epi8(xl), ah = _mm256_abs_epi8(xh);
+      const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vals + 64 * q));
+      const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vals + 64 * q + 32));
+      const __m256i u0l = _mm256_shuffle_epi8(table, _mm256_and_si256(v0, m));
+      const __m256i u1l = _mm256_shuffle_epi8(table, _mm256_and_si256(v1, m));
+      const __m256i u0h = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v0, 4), m));
+      const __m256i u1h = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v1, 4), m));
+      // Each pair sum at most 2 * 128 * 127: exact in int16; widened one vector at a time.
+      s0 = _mm256_add_epi32(
+          s0, _mm256_madd_epi16(_mm256_maddubs_epi16(al, _mm256_sign_epi8(u0l, xl)), ones));
+      s1 = _mm256_add_epi32(
+          s1, _mm256_madd_epi16(_mm256_maddubs_epi16(al, _mm256_sign_epi8(u1l, xl)), ones));
+      s0 = _mm256_add_epi32(
+          s0, _mm256_madd_epi16(_mm256_maddubs_epi16(ah, _mm256_sign_epi8(u0h, xh)), ones));
+      s1 = _mm256_add_epi32(
+          s1, _mm256_madd_epi16(_mm256_maddubs_epi16(ah, _mm256_sign_epi8(u1h, xh)), ones));
+    }
+#endif
+    const __m256 dx = _mm256_set1_ps(*block_scale(x.dx[0], b));
+    acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s0),
+                           _mm256_mul_ps(_mm256_mul_ps(f16x8(col), i8x8(scb + 16 * jb)), dx), acc0);
+    acc1 = _mm256_fmadd_ps(
+        _mm256_cvtepi32_ps(s1),
+        _mm256_mul_ps(_mm256_mul_ps(f16x8(col + 16), i8x8(scb + 16 * jb + 8)), dx), acc1);
   }
-  acc0 = acc[0];
-  acc1 = acc[1];
 }
 
 // One token, one Q5_K column, both halves: the scales decoded and the activation words broadcast
