@@ -358,40 +358,71 @@ BRISK_I256 void q4k_column_1(const uint8_t* col, int64_t b0, const Tokens<1>& x,
   }
 }
 
-// One token, one Q6_K column, both halves in one pass: each activation broadcast serves the 16
-// rows, and each half's 6-bit values are put together once. The same integer sums and float
-// steps as column256.
+// Q6_K: bits 4-5 of nibble k (0..3) of the 4 that a high vector hv covers, in place (as
+// add_q6k_high merges them).
+BRISK_I256 __m256i q6k_high(__m256i hv, int k) {
+  const __m256i b = k < 2   ? _mm256_slli_epi16(hv, 4 - 2 * k)
+                    : k > 2 ? _mm256_srli_epi16(hv, 2)
+                            : hv;
+  return _mm256_and_si256(b, _mm256_set1_epi8(0x30));
+}
+
+// One token, one Q6_K column, both halves, one pair of broadcast activation words at a time
+// serving the 16 rows (holding a block's 8 words and 8 weight vectors spilled). The same integer
+// sums and float steps as column256.
 BRISK_I256 void q6k_column_1(const uint8_t* col, int64_t b0, const Tokens<1>& x, __m256& acc0,
                              __m256& acc1) {
-  const __m256 dv[2] = {f16x8(col), f16x8(col + 16)};
-  __m256 acc[2] = {acc0, acc1};
+  const __m256i m = _mm256_set1_epi8(0x0F);
+  [[maybe_unused]] const __m256i ones = _mm256_set1_epi16(1);
   for (int jb = 0; jb < 8; ++jb) {
     const int64_t b = b0 + jb;
     const int8_t* xb = x.qx[0] + b * 32;
     const uint8_t* vals = col + 288 + 384 * jb;
-    __m256i xm[8];
-    for (int m = 0; m < 8; ++m) xm[m] = bcast4(xb + 4 * m);
-    const __m256 dx = _mm256_set1_ps(*block_scale(x.dx[0], b));
-    for (int h = 0; h < 2; ++h) {
-      const __m256i sa = _mm256_cvtepi8_epi32(
-          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(col + 32 + 32 * jb + 8 * h)));
-      const __m256i sb = _mm256_cvtepi8_epi32(
-          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(col + 48 + 32 * jb + 8 * h)));
-      __m256i u[8], sum[2];
-      nibbles256(vals, h, u);
-      for (int hh = 0; hh < 2; ++hh) {  // values 16 hh .. 16 hh + 15: u[4 hh .. 4 hh + 3]
-        add_q6k_high(
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vals + 256 + 64 * hh + 32 * h)),
-            u + 4 * hh);
-        sum[hh] = dot4_6bit(u + 4 * hh, xm + 4 * hh, _mm256_set1_epi32(x.hs[0][2 * b + hh]));
+    __m256i isum0 = _mm256_setzero_si256(), isum1 = isum0;
+    for (int hh = 0; hh < 2; ++hh) {  // values 16 hh .. 16 hh + 15: nibble vectors 2 hh, 2 hh + 1
+      const __m256i hv0 =
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vals + 256 + 64 * hh));
+      const __m256i hv1 =
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vals + 256 + 64 * hh + 32));
+      __m256i s0 = _mm256_set1_epi32(x.hs[0][2 * b + hh]), s1 = s0;
+      for (int q = 2 * hh; q < 2 * hh + 2; ++q) {
+        const int k = 2 * (q - 2 * hh);
+        const __m256i xl = bcast4(xb + 8 * q), xh = bcast4(xb + 8 * q + 4);
+        const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vals + 64 * q));
+        const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vals + 64 * q + 32));
+        const __m256i u0l = _mm256_or_si256(_mm256_and_si256(v0, m), q6k_high(hv0, k));
+        const __m256i u1l = _mm256_or_si256(_mm256_and_si256(v1, m), q6k_high(hv1, k));
+        const __m256i u0h =
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v0, 4), m), q6k_high(hv0, k + 1));
+        const __m256i u1h =
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v1, 4), m), q6k_high(hv1, k + 1));
+#if BRISK_I256_DOT == 1
+        s0 = _mm256_dpbusd_avx_epi32(_mm256_dpbusd_avx_epi32(s0, u0l, xl), u0h, xh);
+        s1 = _mm256_dpbusd_avx_epi32(_mm256_dpbusd_avx_epi32(s1, u1l, xl), u1h, xh);
+#else  // values up to 63: two pair sums at a time in int16
+        s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(u0l, xl),
+                                                                     _mm256_maddubs_epi16(u0h, xh)),
+                                                    ones));
+        s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(u1l, xl),
+                                                                     _mm256_maddubs_epi16(u1h, xh)),
+                                                    ones));
+#endif
       }
-      const __m256i isum =
-          _mm256_add_epi32(_mm256_mullo_epi32(sum[0], sa), _mm256_mullo_epi32(sum[1], sb));
-      acc[h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dv[h], dx), acc[h]);
+      // The int8 scales of values 16 hh .. 16 hh + 15 of rows 0..7 and 8..15.
+      const uint8_t* sc = col + 32 + 32 * jb + 16 * hh;
+      isum0 = _mm256_add_epi32(
+          isum0,
+          _mm256_mullo_epi32(
+              s0, _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sc)))));
+      isum1 = _mm256_add_epi32(
+          isum1,
+          _mm256_mullo_epi32(
+              s1, _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sc + 8)))));
     }
+    const __m256 dx = _mm256_set1_ps(*block_scale(x.dx[0], b));
+    acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum0), _mm256_mul_ps(f16x8(col), dx), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum1), _mm256_mul_ps(f16x8(col + 16), dx), acc1);
   }
-  acc0 = acc[0];
-  acc1 = acc[1];
 }
 
 // One token, one IQ4_XS column, both halves, one pair of broadcast activation words at a time
@@ -453,32 +484,59 @@ BRISK_I256 void iq4xs_column_1(const uint8_t* col, int64_t b0, const Tokens<1>& 
   }
 }
 
-// One token, one Q5_K column, both halves: the scales decoded and the activation words broadcast
-// once for the 16 rows. The same integer sums and float steps as column256.
+// Q5_K: bit i of each byte of hv moved to bit 4 (the fifth bits of nibble vector i/2's low or
+// high nibbles, as add_fifth_bits256 takes them).
+BRISK_I256 __m256i fifth_bit(__m256i hv, int i) {
+  const __m256i b = i < 4   ? _mm256_slli_epi16(hv, 4 - i)
+                    : i > 4 ? _mm256_srli_epi16(hv, i - 4)
+                            : hv;
+  return _mm256_and_si256(b, _mm256_set1_epi8(0x10));
+}
+
+// One token, one Q5_K column, both halves, one pair of broadcast activation words at a time
+// serving the 16 rows (holding a block's 8 words and 8 weight vectors took all 16 registers and
+// spilled). Values up to 31: four VPMADDUBSW pair sums add up in int16. The same integer sums and
+// float steps as column256.
 BRISK_I256 void q5k_column_1(const uint8_t* col, int64_t b0, const Tokens<1>& x, __m256& acc0,
                              __m256& acc1) {
   alignas(32) uint8_t scb[128], mnb[128];
   q4k_scales(col, scb, mnb);
-  const __m256 dv[2] = {f16x8(col), f16x8(col + 16)}, mv[2] = {f16x8(col + 32), f16x8(col + 48)};
-  __m256 acc[2] = {acc0, acc1};
+  const __m256i m = _mm256_set1_epi8(0x0F);
   for (int jb = 0; jb < 8; ++jb) {
     const int64_t b = b0 + jb;
-    __m256i xm[8];
-    for (int m = 0; m < 8; ++m) xm[m] = bcast4(x.qx[0] + b * 32 + 4 * m);
+    const int8_t* xb = x.qx[0] + b * 32;
+    const uint8_t* vals = col + q5k_nibbles(jb);
+    const __m256i hv0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + q5k_fifth(jb)));
+    const __m256i hv1 =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + q5k_fifth(jb) + 32));
+    __m256i s0 = _mm256_setzero_si256(), s1 = s0;
+    for (int q2 = 0; q2 < 4; q2 += 2) {
+      __m256i p0 = _mm256_setzero_si256(), p1 = p0;
+      for (int q = q2; q < q2 + 2; ++q) {
+        const __m256i xl = bcast4(xb + 8 * q), xh = bcast4(xb + 8 * q + 4);
+        const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vals + 64 * q));
+        const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vals + 64 * q + 32));
+        p0 = dot_step(p0, _mm256_or_si256(_mm256_and_si256(v0, m), fifth_bit(hv0, 2 * q)), xl);
+        p1 = dot_step(p1, _mm256_or_si256(_mm256_and_si256(v1, m), fifth_bit(hv1, 2 * q)), xl);
+        p0 = dot_step(p0,
+                      _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v0, 4), m),
+                                      fifth_bit(hv0, 2 * q + 1)),
+                      xh);
+        p1 = dot_step(p1,
+                      _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v1, 4), m),
+                                      fifth_bit(hv1, 2 * q + 1)),
+                      xh);
+      }
+      s0 = _mm256_add_epi32(s0, dot_finish(p0));
+      s1 = _mm256_add_epi32(s1, dot_finish(p1));
+    }
     const __m256 dx = _mm256_set1_ps(*block_scale(x.dx[0], b));
     const __m256 ms = _mm256_set1_ps(x.ms[0][b]);
-    for (int h = 0; h < 2; ++h) {
-      const __m256 ws = _mm256_mul_ps(dv[h], u8x8(scb + 16 * jb + 8 * h));
-      const __m256 wm = _mm256_mul_ps(mv[h], u8x8(mnb + 16 * jb + 8 * h));
-      __m256i u[8];
-      nibbles256(col + q5k_nibbles(jb), h, u);
-      add_fifth_bits256(col + q5k_fifth(jb) + 32 * h, u);
-      const __m256i s = dot8_5bit(u, xm);
-      acc[h] = q4k_step(s, ws, wm, dx, ms, acc[h]);
-    }
+    acc0 = q4k_step(s0, _mm256_mul_ps(f16x8(col), u8x8(scb + 16 * jb)),
+                    _mm256_mul_ps(f16x8(col + 32), u8x8(mnb + 16 * jb)), dx, ms, acc0);
+    acc1 = q4k_step(s1, _mm256_mul_ps(f16x8(col + 16), u8x8(scb + 16 * jb + 8)),
+                    _mm256_mul_ps(f16x8(col + 48), u8x8(mnb + 16 * jb + 8)), dx, ms, acc1);
   }
-  acc0 = acc[0];
-  acc1 = acc[1];
 }
 
 // One token, one column, both halves: in one pass where the type has a kernel for it, else as
