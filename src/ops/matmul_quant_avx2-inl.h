@@ -47,7 +47,7 @@ BRISK_INLINE(BRISK_AVX2_TARGET) void grid_signs256(uint64_t bits, __m256i (&sg)[
 
 // 7-bit sign fields, one per byte of f, to sign bytes with each field's parity in bit 7
 // (kIQEvenSigns), in scalar code.
-inline uint64_t grid_even_sign_bytes(uint64_t f) {
+[[gnu::always_inline]] inline uint64_t grid_even_sign_bytes(uint64_t f) {
   // Bit 0 of each byte becomes the parity of its byte (the shifts bring in only its own bits).
   uint64_t p = f ^ (f >> 4);
   p ^= p >> 2;
@@ -56,7 +56,7 @@ inline uint64_t grid_even_sign_bytes(uint64_t f) {
 }
 
 // The sign bytes of four 7-bit sign fields (bits 7l.. of w).
-inline uint64_t grid_even_signs4(uint32_t w) {
+[[gnu::always_inline]] inline uint64_t grid_even_signs4(uint32_t w) {
   return grid_even_sign_bytes((w & 0x7Fu) | ((w << 1) & 0x7F00u) | ((w << 2) & 0x7F0000u) |
                               ((w << 3) & 0x7F000000u));
 }
