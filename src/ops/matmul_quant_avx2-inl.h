@@ -45,20 +45,30 @@ BRISK_INLINE(BRISK_AVX2_TARGET) void grid_signs256(uint64_t bits, __m256i (&sg)[
   }
 }
 
-// 7-bit sign fields, one per byte of f, to sign bytes with each field's parity in bit 7
-// (kIQEvenSigns), in scalar code.
-[[gnu::always_inline]] inline uint64_t grid_even_sign_bytes(uint64_t f) {
-  // Bit 0 of each byte becomes the parity of its byte (the shifts bring in only its own bits).
-  uint64_t p = f ^ (f >> 4);
-  p ^= p >> 2;
-  p ^= p >> 1;
-  return f | (p & 0x0101010101010101ull) << 7;
-}
+// The 8 sign bytes (+1, or -1 for a negative value) of each 7-bit sign field, its eighth bit the
+// parity (kIQEvenSigns): one load per 8 values, where working the parity out took more
+// instructions than the rest of a 64-value step.
+inline constexpr std::array<uint64_t, 128> kGridSignBytes = [] {
+  std::array<uint64_t, 128> t{};
+  for (size_t f = 0; f < 128; ++f)
+    for (int i = 0; i < 8; ++i)
+      t[f] |= static_cast<uint64_t>((kIQEvenSigns[f] >> i) & 1 ? 0xFF : 0x01) << (8 * i);
+  return t;
+}();
 
-// The sign bytes of four 7-bit sign fields (bits 7l.. of w).
-[[gnu::always_inline]] inline uint64_t grid_even_signs4(uint32_t w) {
-  return grid_even_sign_bytes((w & 0x7Fu) | ((w << 1) & 0x7F00u) | ((w << 2) & 0x7F0000u) |
-                              ((w << 3) & 0x7F000000u));
+// The sign vectors of 8 points from their 7-bit sign fields (points 4h..4h+3 in sg[h]).
+BRISK_INLINE(BRISK_AVX2_TARGET) void grid_sign_fields(const unsigned (&f)[8], __m256i (&sg)[2]) {
+  for (int h = 0; h < 2; ++h)
+    sg[h] = _mm256_setr_epi64x(static_cast<int64_t>(kGridSignBytes[f[4 * h]]),
+                               static_cast<int64_t>(kGridSignBytes[f[4 * h + 1]]),
+                               static_cast<int64_t>(kGridSignBytes[f[4 * h + 2]]),
+                               static_cast<int64_t>(kGridSignBytes[f[4 * h + 3]]));
+}
+// The four 7-bit sign fields of words w0 (points 0..3) and w1 (points 4..7).
+BRISK_INLINE(BRISK_AVX2_TARGET) void grid_sign_words(uint32_t w0, uint32_t w1, __m256i (&sg)[2]) {
+  const unsigned f[8] = {w0 & 127, (w0 >> 7) & 127, (w0 >> 14) & 127, (w0 >> 21) & 127,
+                         w1 & 127, (w1 >> 7) & 127, (w1 >> 14) & 127, (w1 >> 21) & 127};
+  grid_sign_fields(f, sg);
 }
 
 BRISK_INLINE(BRISK_AVX2_TARGET)
@@ -83,7 +93,7 @@ void grid_points256(const uint32_t* grid, const unsigned (&i)[16], __m256i (&u)[
 BRISK_INLINE(BRISK_AVX2_TARGET)
 void grid256(const BlockIQ2_XXS& b, int c, __m256i (&u)[2], __m256i (&sg)[2]) {
   const auto* q = reinterpret_cast<const uint8_t*>(b.qs + 8 * c);
-  grid_signs256(grid_even_signs4(iq_word(q + 4)) | grid_even_signs4(iq_word(q + 12)) << 32, sg);
+  grid_sign_words(iq_word(q + 4), iq_word(q + 12), sg);
   const unsigned i[8] = {q[0], q[1], q[2], q[3], q[8], q[9], q[10], q[11]};
   grid_points256(kIQ2XXSGrid, i, u);
 }
@@ -91,12 +101,9 @@ void grid256(const BlockIQ2_XXS& b, int c, __m256i (&u)[2], __m256i (&sg)[2]) {
 BRISK_INLINE(BRISK_AVX2_TARGET)
 void grid256(const BlockIQ2_XS& b, int c, __m256i (&u)[2], __m256i (&sg)[2]) {
   const uint16_t* q = b.qs + 8 * c;
-  // The 8 points' 7-bit sign fields (bits 9..15 of their words) as bytes.
-  const __m128i w = _mm_srli_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)), 9);
-  grid_signs256(
-      grid_even_sign_bytes(static_cast<uint64_t>(_mm_cvtsi128_si64(_mm_packus_epi16(w, w)))), sg);
-  unsigned i[8];
-  for (int k = 0; k < 8; ++k) i[k] = q[k] & 511u;
+  unsigned i[8], f[8];
+  for (int k = 0; k < 8; ++k) i[k] = q[k] & 511u, f[k] = q[k] >> 9;
+  grid_sign_fields(f, sg);
   grid_points256(kIQ2XSGrid, i, u);
 }
 
@@ -112,9 +119,7 @@ void grid256(const BlockIQ2_S& b, int c, __m256i (&u)[2], __m256i (&sg)[2]) {
 
 BRISK_INLINE(BRISK_AVX2_TARGET)
 void grid256(const BlockIQ3_XXS& b, int c, __m256i (&u)[2], __m256i (&sg)[2]) {
-  grid_signs256(grid_even_signs4(iq_word(b.qs + 64 + 8 * c)) |
-                    grid_even_signs4(iq_word(b.qs + 68 + 8 * c)) << 32,
-                sg);
+  grid_sign_words(iq_word(b.qs + 64 + 8 * c), iq_word(b.qs + 68 + 8 * c), sg);
   unsigned i[16];
   for (int k = 0; k < 16; ++k) i[k] = b.qs[16 * c + k];
   grid_points256(kIQ3XXSGrid, i, u);
