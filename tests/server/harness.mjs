@@ -46,8 +46,8 @@ export async function startServer(args = [], model = STORIES) {
 }
 
 // Sends raw bytes, returns everything the server sent back until it closed the connection or
-// `idleMs` passed without data.
-export function rawRequest(port, bytes, idleMs = 3000) {
+// `idleMs` passed without data (`firstMs` before the first byte).
+export function rawRequest(port, bytes, idleMs = 3000, firstMs = idleMs) {
   return new Promise((resolve) => {
     const sock = net.connect(port, '127.0.0.1');
     let data = '';
@@ -57,17 +57,17 @@ export function rawRequest(port, bytes, idleMs = 3000) {
       sock.destroy();
       resolve(data);
     };
-    const arm = () => {
+    const arm = (ms) => {
       clearTimeout(timer);
-      timer = setTimeout(done, idleMs);
+      timer = setTimeout(done, ms);
     };
     sock.on('connect', () => {
       sock.write(bytes);
-      arm();
+      arm(firstMs);
     });
     sock.on('data', (d) => {
       data += d;
-      arm();
+      arm(idleMs);
     });
     sock.on('error', done);
     sock.on('close', done);

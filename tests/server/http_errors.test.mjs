@@ -95,21 +95,27 @@ test('a few thousand malformed, truncated or oversized requests leave the server
     (b) => `POST /tokenize HTTP/1.1\r\nContent-Length: ${b.length}\r\n\r\n${b}`,
     (b) => `${'GET'.slice(0, rnd(4))} /${'a'.repeat(rnd(40000))} HTTP/1.1\r\n\r\n`,
   ];
+  // Requests whose framing is whole (a head other than the cut or the bare request line) must be
+  // answered, however long a busy machine takes; the others may wait for bytes that never come.
+  let whole = 0;
   let answered = 0;
   const total = 2000;
   for (let i = 0; i < total; i += 50) {
     const batch = [];
     for (let k = 0; k < 50; k++) {
-      const req = heads[rnd(heads.length)](bodies[rnd(bodies.length)]());
-      batch.push(rawRequest(srv.port, req, 300).then((r) => {
+      const h = rnd(heads.length);
+      const req = heads[h](bodies[rnd(bodies.length)]());
+      const framed = h !== 3 && h !== 5;
+      if (framed) whole++;
+      batch.push(rawRequest(srv.port, req, 300, framed ? 30000 : 300).then((r) => {
         const s = status(r);
         assert.ok(s === 0 || (s >= 200 && s < 500), `status ${s}: ${r.slice(0, 200)}`);
-        if (s) answered++;
+        if (s && framed) answered++;
       }));
     }
     await Promise.all(batch);
   }
-  assert.ok(answered > total / 2, `${answered} answered`);
+  assert.equal(answered, whole, `${answered} of ${whole} whole requests answered`);
   const m = await waitIdle(srv.url);
   assert.equal(m.get('brisk:kv_blocks_in_use'), 0);
   const r = await postJson(srv.url, '/v1/completions', { prompt: 'Once upon a time', max_tokens: 20, temperature: 0 });
