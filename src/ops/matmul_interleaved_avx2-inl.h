@@ -66,7 +66,9 @@ BRISK_I256 __m256i dot4_6bit(const __m256i (&u)[8], int m0, const int8_t* xb, __
 // The lane sums of u[m] . x[m] for all 8 m, u bytes at most 31 (Q5_K): four VPMADDUBSW pair sums
 // (each at most 2 * 31 * 127) add up in int16 without overflow, so half as many VPMADDWD widen
 // them as for 6-bit values.
-BRISK_I256 __m256i dot8_5bit(const __m256i (&u)[8], const __m256i* x) {
+BRISK_I256 __m256i dot8_5bit(const __m256i (&u)[8], const int8_t* xb) {
+  __m256i x[8];
+  for (int m = 0; m < 8; ++m) x[m] = bcast4(xb + 4 * m);
 #if BRISK_I256_DOT == 1
   return dot4_6bit(u + 4, x + 4, dot4_6bit(u, x, _mm256_setzero_si256()));
 #else
@@ -78,20 +80,19 @@ BRISK_I256 __m256i dot8_5bit(const __m256i (&u)[8], const __m256i* x) {
   return _mm256_add_epi32(_mm256_madd_epi16(p[0], ones), _mm256_madd_epi16(p[4], ones));
 #endif
 }
-BRISK_I256 __m256i dot8_5bit(const __m256i (&u)[8], const int8_t* xb) {
-  __m256i x[8];
-  for (int m = 0; m < 8; ++m) x[m] = bcast4(xb + 4 * m);
-  return dot8_5bit(u, x);
+
+// Q6_K: bits 4-5 of nibble vector k (0..3) of the 4 that a high vector hv covers, in place.
+BRISK_I256 __m256i q6k_high(__m256i hv, int k) {
+  const __m256i b = k < 2   ? _mm256_slli_epi16(hv, 4 - 2 * k)
+                    : k > 2 ? _mm256_srli_epi16(hv, 2)
+                            : hv;
+  return _mm256_and_si256(b, _mm256_set1_epi8(0x30));
 }
 
 // Q6_K: a high vector's bits 4-5 of 16 values merged into the 4 nibble vectors u[0..3] that hold
 // their low bits.
 BRISK_I256 void add_q6k_high(__m256i hv, __m256i* u) {
-  const __m256i m30 = _mm256_set1_epi8(0x30);
-  u[0] = _mm256_or_si256(u[0], _mm256_and_si256(_mm256_slli_epi16(hv, 4), m30));
-  u[1] = _mm256_or_si256(u[1], _mm256_and_si256(_mm256_slli_epi16(hv, 2), m30));
-  u[2] = _mm256_or_si256(u[2], _mm256_and_si256(hv, m30));
-  u[3] = _mm256_or_si256(u[3], _mm256_and_si256(_mm256_srli_epi16(hv, 2), m30));
+  for (int k = 0; k < 4; ++k) u[k] = _mm256_or_si256(u[k], q6k_high(hv, k));
 }
 
 // Accumulates u . x into p: int16 pair sums (AVX2; at most 8 per lane before a widening, for u
@@ -132,15 +133,19 @@ BRISK_I256 void q4k_scales(const uint8_t* col, uint8_t* sc, uint8_t* mn) {
   }
 }
 
+// Q5_K: bit i of each byte of hv moved to bit 4: the fifth bits of u[i] below.
+BRISK_I256 __m256i fifth_bit(__m256i hv, int i) {
+  const __m256i b = i < 4   ? _mm256_slli_epi16(hv, 4 - i)
+                    : i > 4 ? _mm256_srli_epi16(hv, i - 4)
+                            : hv;
+  return _mm256_and_si256(b, _mm256_set1_epi8(0x10));
+}
+
 // Q5_K: the fifth bits of 8 rows' 32 values (32 bytes at p: the rows' lanes of the 64-byte vector)
 // into u, as the 512-bit kernel's add_fifth_bits does.
 BRISK_I256 void add_fifth_bits256(const uint8_t* p, __m256i (&u)[8]) {
   const __m256i hv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-  const __m256i bit4 = _mm256_set1_epi8(0x10);
-  for (int i = 0; i < 8; ++i) {
-    const __m256i b = i < 4 ? _mm256_slli_epi16(hv, 4 - i) : _mm256_srli_epi16(hv, i - 4);
-    u[i] = _mm256_or_si256(u[i], _mm256_and_si256(b, bit4));
-  }
+  for (int i = 0; i < 8; ++i) u[i] = _mm256_or_si256(u[i], fifth_bit(hv, i));
 }
 
 BRISK_I256 __m256 f16x8(const uint8_t* p) {
@@ -179,25 +184,20 @@ BRISK_I256 void iq4_lookup(__m256i (&u)[8]) {
 // tables). VPDPBUSD takes them + 128 as unsigned bytes, the offset folded in through hs (the
 // token's -128 * sum of the block's activations); VPMADDUBSW takes them as they are, as |v| times
 // x with v's sign (pair sums at most 2 * 128 * 127, exact).
-// The same with the 8 activation words already broadcast (x[m] for u[m]).
-BRISK_I256 __m256i dot_int8(const __m256i (&u)[8], const __m256i* x, [[maybe_unused]] int32_t hs) {
+BRISK_I256 __m256i dot_int8(const __m256i (&u)[8], const int8_t* xb, [[maybe_unused]] int32_t hs) {
 #if BRISK_I256_DOT == 1
   __m256i s = _mm256_set1_epi32(hs);
-  for (int m = 0; m < 8; ++m) s = _mm256_dpbusd_avx_epi32(s, u[m], x[m]);
+  for (int m = 0; m < 8; ++m) s = _mm256_dpbusd_avx_epi32(s, u[m], bcast4(xb + 4 * m));
 #else
   __m256i s = _mm256_setzero_si256();
   const __m256i ones = _mm256_set1_epi16(1);
   for (int m = 0; m < 8; ++m) {
-    const __m256i p = _mm256_maddubs_epi16(_mm256_abs_epi8(u[m]), _mm256_sign_epi8(x[m], u[m]));
+    const __m256i p =
+        _mm256_maddubs_epi16(_mm256_abs_epi8(u[m]), _mm256_sign_epi8(bcast4(xb + 4 * m), u[m]));
     s = _mm256_add_epi32(s, _mm256_madd_epi16(p, ones));
   }
 #endif
   return s;
-}
-BRISK_I256 __m256i dot_int8(const __m256i (&u)[8], const int8_t* xb, int32_t hs) {
-  __m256i x[8];
-  for (int m = 0; m < 8; ++m) x[m] = bcast4(xb + 4 * m);
-  return dot_int8(u, x, hs);
 }
 
 // IQ4_XS: the 6-bit scales (less 32) of a column's 16 rows and 8 sub-blocks as int8 (index
@@ -358,15 +358,6 @@ BRISK_I256 void q4k_column_1(const uint8_t* col, int64_t b0, const Tokens<1>& x,
   }
 }
 
-// Q6_K: bits 4-5 of nibble k (0..3) of the 4 that a high vector hv covers, in place (as
-// add_q6k_high merges them).
-BRISK_I256 __m256i q6k_high(__m256i hv, int k) {
-  const __m256i b = k < 2   ? _mm256_slli_epi16(hv, 4 - 2 * k)
-                    : k > 2 ? _mm256_srli_epi16(hv, 2)
-                            : hv;
-  return _mm256_and_si256(b, _mm256_set1_epi8(0x30));
-}
-
 // One token, one Q6_K column, both halves, one pair of broadcast activation words at a time
 // serving the 16 rows (holding a block's 8 words and 8 weight vectors spilled). The same integer
 // sums and float steps as column256.
@@ -425,6 +416,18 @@ BRISK_I256 void q6k_column_1(const uint8_t* col, int64_t b0, const Tokens<1>& x,
   }
 }
 
+// s + the lane sums of u . x for table values u, with a = |x| (unused by VPDPBUSD, which takes u +
+// 128 and the offset through s's start). Each VPMADDUBSW pair sum of a and u with x's sign is at
+// most 2 * 128 * 127: exact in int16.
+BRISK_I256 __m256i iq4_step(__m256i s, __m256i u, __m256i x, [[maybe_unused]] __m256i a) {
+#if BRISK_I256_DOT == 1
+  return _mm256_dpbusd_avx_epi32(s, u, x);
+#else
+  const __m256i p = _mm256_maddubs_epi16(a, _mm256_sign_epi8(u, x));
+  return _mm256_add_epi32(s, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
+#endif
+}
+
 // One token, one IQ4_XS column, both halves, one pair of broadcast activation words at a time
 // serving the 16 rows. On VPMADDUBSW, |x| is taken once per activation word for both halves and
 // the weights take x's sign (|x| times v with x's sign: the same products), where |v| and x with
@@ -441,40 +444,20 @@ BRISK_I256 void iq4xs_column_1(const uint8_t* col, int64_t b0, const Tokens<1>& 
     const uint8_t* vals = col + 128 + 256 * jb;
 #if BRISK_I256_DOT == 1
     __m256i s0 = _mm256_set1_epi32(x.hs[0][2 * b] + x.hs[0][2 * b + 1]), s1 = s0;
-    for (int q = 0; q < 4; ++q) {
-      const __m256i xl = bcast4(xb + 8 * q), xh = bcast4(xb + 8 * q + 4);
-      const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vals + 64 * q));
-      const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vals + 64 * q + 32));
-      s0 = _mm256_dpbusd_avx_epi32(s0, _mm256_shuffle_epi8(table, _mm256_and_si256(v0, m)), xl);
-      s1 = _mm256_dpbusd_avx_epi32(s1, _mm256_shuffle_epi8(table, _mm256_and_si256(v1, m)), xl);
-      s0 = _mm256_dpbusd_avx_epi32(
-          s0, _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v0, 4), m)), xh);
-      s1 = _mm256_dpbusd_avx_epi32(
-          s1, _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v1, 4), m)), xh);
-    }
 #else
-    const __m256i ones = _mm256_set1_epi16(1);
     __m256i s0 = _mm256_setzero_si256(), s1 = s0;
+#endif
     for (int q = 0; q < 4; ++q) {
       const __m256i xl = bcast4(xb + 8 * q), xh = bcast4(xb + 8 * q + 4);
       const __m256i al = _mm256_abs_epi8(xl), ah = _mm256_abs_epi8(xh);
       const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vals + 64 * q));
       const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vals + 64 * q + 32));
-      const __m256i u0l = _mm256_shuffle_epi8(table, _mm256_and_si256(v0, m));
-      const __m256i u1l = _mm256_shuffle_epi8(table, _mm256_and_si256(v1, m));
-      const __m256i u0h = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v0, 4), m));
-      const __m256i u1h = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v1, 4), m));
-      // Each pair sum at most 2 * 128 * 127: exact in int16; widened one vector at a time.
-      s0 = _mm256_add_epi32(
-          s0, _mm256_madd_epi16(_mm256_maddubs_epi16(al, _mm256_sign_epi8(u0l, xl)), ones));
-      s1 = _mm256_add_epi32(
-          s1, _mm256_madd_epi16(_mm256_maddubs_epi16(al, _mm256_sign_epi8(u1l, xl)), ones));
-      s0 = _mm256_add_epi32(
-          s0, _mm256_madd_epi16(_mm256_maddubs_epi16(ah, _mm256_sign_epi8(u0h, xh)), ones));
-      s1 = _mm256_add_epi32(
-          s1, _mm256_madd_epi16(_mm256_maddubs_epi16(ah, _mm256_sign_epi8(u1h, xh)), ones));
+      const __m256i hi0 = _mm256_srli_epi16(v0, 4), hi1 = _mm256_srli_epi16(v1, 4);
+      s0 = iq4_step(s0, _mm256_shuffle_epi8(table, _mm256_and_si256(v0, m)), xl, al);
+      s1 = iq4_step(s1, _mm256_shuffle_epi8(table, _mm256_and_si256(v1, m)), xl, al);
+      s0 = iq4_step(s0, _mm256_shuffle_epi8(table, _mm256_and_si256(hi0, m)), xh, ah);
+      s1 = iq4_step(s1, _mm256_shuffle_epi8(table, _mm256_and_si256(hi1, m)), xh, ah);
     }
-#endif
     const __m256 dx = _mm256_set1_ps(*block_scale(x.dx[0], b));
     acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s0),
                            _mm256_mul_ps(_mm256_mul_ps(f16x8(col), i8x8(scb + 16 * jb)), dx), acc0);
@@ -482,15 +465,6 @@ BRISK_I256 void iq4xs_column_1(const uint8_t* col, int64_t b0, const Tokens<1>& 
         _mm256_cvtepi32_ps(s1),
         _mm256_mul_ps(_mm256_mul_ps(f16x8(col + 16), i8x8(scb + 16 * jb + 8)), dx), acc1);
   }
-}
-
-// Q5_K: bit i of each byte of hv moved to bit 4 (the fifth bits of nibble vector i/2's low or
-// high nibbles, as add_fifth_bits256 takes them).
-BRISK_I256 __m256i fifth_bit(__m256i hv, int i) {
-  const __m256i b = i < 4   ? _mm256_slli_epi16(hv, 4 - i)
-                    : i > 4 ? _mm256_srli_epi16(hv, i - 4)
-                            : hv;
-  return _mm256_and_si256(b, _mm256_set1_epi8(0x10));
 }
 
 // One token, one Q5_K column, both halves, one pair of broadcast activation words at a time
