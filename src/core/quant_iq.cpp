@@ -85,7 +85,7 @@ void iq_decode32(const BlockIQ1_S& b, int ib, int8_t* q, float* scale) {
 }
 
 void iq_decode32(const BlockIQ1_M& b, int ib, int8_t* q, float* scale) {
-  iq1m_scales32(b, iq1m_scale(b), ib, scale);
+  iq1m_scales32(b, f16_to_f32_fast(iq_d_bits(b)), ib, scale);
   for (int l = 0; l < 4; ++l) {
     const int qh = b.qh[2 * ib + l / 2] >> (4 * (l % 2));  // this group's nibble
     iq1_point(b.qs[4 * ib + l] | (qh & 7) << 8, (qh & 8) != 0, q + 8 * l);

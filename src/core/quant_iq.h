@@ -138,14 +138,6 @@ inline float iq3s_scale(const BlockIQ3_S& b, int ib) {
 inline float iq1s_scale(const BlockIQ1_S& b, int ib) {
   return f16_to_f32_fast(b.d) * static_cast<float>(2 * ((b.qh[ib] >> 12) & 7) + 1) * 0.125f;
 }
-// The super-block scale of an IQ1_M block, spread over the top nibbles of its scale words.
-inline float iq1m_scale(const BlockIQ1_M& b) {
-  uint16_t sc[4];
-  std::memcpy(sc, b.scales, 8);
-  const auto h = static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00F0) |
-                                       ((sc[2] >> 4) & 0x0F00) | (sc[3] & 0xF000));
-  return f16_to_f32_fast(h);
-}
 // IQ1_M group ib's two scales (an eighth of d * (2s + 1): q holds 8 times the value).
 inline void iq1m_scales32(const BlockIQ1_M& b, float d, int ib, float* scale) {
   uint16_t sc;
@@ -156,41 +148,79 @@ inline void iq1m_scales32(const BlockIQ1_M& b, float d, int ib, float* scale) {
   }
 }
 
-// The 16 per-16-value scales of a super-block alone (the same values iq_decode32 gives). Always
-// inlined where they are short: a kernel that called them saved every vector register around the
-// call (a quarter of the 256-bit IQ2_XXS kernel's time).
+// A super-block's scales as integers for the matmul kernels: the scale of 16-value group g is
+// D * S[g], S[g] odd (2s + 1), and D the f16 value iq_d_bits times kGridFactor (iq_decode32's
+// float scales are these products). So a kernel sums S[g] * q * x over the whole super-block in
+// integers, exact in any order, and takes D once. Always inlined: a kernel that called its scale
+// reader saved every vector register around the call.
 template <class B>
-void iq_scales16(const B& b, float* scale) {
-  int8_t q[32];
-  for (int ib = 0; ib < 8; ++ib) iq_decode32(b, ib, q, scale + 2 * ib);
+inline constexpr float kGridFactor = 1.0f;
+template <>
+inline constexpr float kGridFactor<BlockIQ2_XXS> = 0.125f;
+template <>
+inline constexpr float kGridFactor<BlockIQ2_XS> = 0.125f;
+template <>
+inline constexpr float kGridFactor<BlockIQ2_S> = 0.125f;
+template <>
+inline constexpr float kGridFactor<BlockIQ3_XXS> = 0.25f;
+template <>
+inline constexpr float kGridFactor<BlockIQ1_S> = 0.125f;
+template <>
+inline constexpr float kGridFactor<BlockIQ1_M> = 0.125f;
+
+template <class B>
+uint16_t iq_d_bits(const B& b) {
+  return b.d;
 }
-[[gnu::always_inline]] inline void iq_scales16(const BlockIQ2_XXS& b, float* scale) {
-  const float d = f16_to_f32_fast(b.d);
+// IQ1_M has no stored f16 field: its scale is spread over the top nibbles of its scale words.
+inline uint16_t iq_d_bits(const BlockIQ1_M& b) {
+  uint16_t sc[4];
+  std::memcpy(sc, b.scales, 8);
+  return static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00F0) | ((sc[2] >> 4) & 0x0F00) |
+                               (sc[3] & 0xF000));
+}
+template <class B>
+float iq_grid_d(const B& b) {
+  return f16_to_f32_fast(iq_d_bits(b)) * kGridFactor<B>;
+}
+
+[[gnu::always_inline]] inline void iq_int_scales(const BlockIQ2_XXS& b, uint8_t* S) {
   for (int ib = 0; ib < 8; ++ib)
-    scale[2 * ib] = scale[2 * ib + 1] =
-        iq2_scale(d, static_cast<int>(iq_word(b.qs + 4 * ib + 2) >> 28));
+    S[2 * ib] = S[2 * ib + 1] = static_cast<uint8_t>(2 * (iq_word(b.qs + 4 * ib + 2) >> 28) + 1);
 }
 template <class B>
 requires std::is_same_v<B, BlockIQ2_XS> || std::is_same_v<B, BlockIQ2_S>
-[[gnu::always_inline]] inline void iq_scales16(const B& b, float* scale) {
-  const float d = f16_to_f32_fast(b.d);
+[[gnu::always_inline]] inline void iq_int_scales(const B& b, uint8_t* S) {
   for (int ib = 0; ib < 8; ++ib) {
-    scale[2 * ib] = iq2_scale(d, b.scales[ib] & 0xF);
-    scale[2 * ib + 1] = iq2_scale(d, b.scales[ib] >> 4);
+    S[2 * ib] = static_cast<uint8_t>(2 * (b.scales[ib] & 0xF) + 1);
+    S[2 * ib + 1] = static_cast<uint8_t>(2 * (b.scales[ib] >> 4) + 1);
   }
 }
-[[gnu::always_inline]] inline void iq_scales16(const BlockIQ3_XXS& b, float* scale) {
-  for (int ib = 0; ib < 8; ++ib) scale[2 * ib] = scale[2 * ib + 1] = iq3xxs_scale(b, ib);
+[[gnu::always_inline]] inline void iq_int_scales(const BlockIQ3_XXS& b, uint8_t* S) {
+  for (int ib = 0; ib < 8; ++ib)
+    S[2 * ib] = S[2 * ib + 1] = static_cast<uint8_t>(2 * (iq_word(b.qs + 64 + 4 * ib) >> 28) + 1);
 }
-[[gnu::always_inline]] inline void iq_scales16(const BlockIQ3_S& b, float* scale) {
-  for (int ib = 0; ib < 8; ++ib) scale[2 * ib] = scale[2 * ib + 1] = iq3s_scale(b, ib);
+[[gnu::always_inline]] inline void iq_int_scales(const BlockIQ3_S& b, uint8_t* S) {
+  for (int ib = 0; ib < 8; ++ib)
+    S[2 * ib] = S[2 * ib + 1] =
+        static_cast<uint8_t>(2 * ((b.scales[ib / 2] >> (4 * (ib % 2))) & 0xF) + 1);
 }
-[[gnu::always_inline]] inline void iq_scales16(const BlockIQ1_S& b, float* scale) {
-  for (int ib = 0; ib < 8; ++ib) scale[2 * ib] = scale[2 * ib + 1] = iq1s_scale(b, ib);
+[[gnu::always_inline]] inline void iq_int_scales(const BlockIQ1_S& b, uint8_t* S) {
+  for (int ib = 0; ib < 8; ++ib)
+    S[2 * ib] = S[2 * ib + 1] = static_cast<uint8_t>(2 * ((b.qh[ib] >> 12) & 7) + 1);
 }
-[[gnu::always_inline]] inline void iq_scales16(const BlockIQ1_M& b, float* scale) {
-  const float d = iq1m_scale(b);
-  for (int ib = 0; ib < 8; ++ib) iq1m_scales32(b, d, ib, scale + 2 * ib);
+[[gnu::always_inline]] inline void iq_int_scales(const BlockIQ1_M& b, uint8_t* S) {
+  for (int ib = 0; ib < 8; ++ib) {
+    uint16_t sc;
+    std::memcpy(&sc, b.scales + 2 * (ib / 2), 2);
+    for (int h = 0; h < 2; ++h)
+      S[2 * ib + h] = static_cast<uint8_t>(2 * ((sc >> (6 * (ib % 2) + 3 * h)) & 7) + 1);
+  }
+}
+template <class B>
+requires std::is_same_v<B, BlockTQ1_0> || std::is_same_v<B, BlockTQ2_0>
+[[gnu::always_inline]] inline void iq_int_scales(const B&, uint8_t* S) {
+  for (int g = 0; g < 16; ++g) S[g] = 1;
 }
 
 // Quantizers of one super-block of 256 values. `importance` (optional, 256 values, from an

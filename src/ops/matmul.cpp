@@ -114,17 +114,22 @@ Prepared prepare(Isa isa, const Kernel& kern, int64_t k, const float* x, int64_t
     xq.resize(static_cast<size_t>((n + p.x_tile - 1) / p.x_tile) * p.x_stride);
     pack_tiles(isa, kern.x_format, x, ldx, k, n, p.x_tile, xq.data(), pool);
     p.x = xq.data();
-  } else if (kern.x_format == XFormat::Q8) {
-    const Q8Layout L(k);
-    xq.resize(static_cast<size_t>(n) * L.stride);
+  } else if (kern.x_format == XFormat::Q8 || kern.x_format == XFormat::Q8K) {
+    const bool q8k = kern.x_format == XFormat::Q8K;  // blocks of 256, else of 32
+    const uint64_t stride = q8k ? Q8KLayout(k).stride : Q8Layout(k).stride;
+    xq.resize(static_cast<size_t>(n) * stride);
     uint8_t* dst = xq.data();
     pool.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
-      for (int64_t t = t0; t < t1; ++t)
-        quantize_activation_row(isa, x + t * ldx, k, dst + static_cast<size_t>(t) * L.stride,
-                                kern.q8_offset);
+      for (int64_t t = t0; t < t1; ++t) {
+        uint8_t* row = dst + static_cast<size_t>(t) * stride;
+        if (q8k)
+          quantize_activation_q8k(isa, x + t * ldx, k, row);
+        else
+          quantize_activation_row(isa, x + t * ldx, k, row, kern.q8_offset);
+      }
     });
     p.x = xq.data();
-    p.x_stride = L.stride;
+    p.x_stride = stride;
   } else if (kern.x_format == XFormat::Q8Tiles) {
     const int64_t tiles = (n + Q8Tiles::kTile - 1) / Q8Tiles::kTile;
     xq.resize(static_cast<size_t>(tiles) * Q8Tiles::tile_bytes(k));

@@ -18,6 +18,14 @@ void matmul(const Tensor& w, const float* x, int64_t ldx, int64_t n, float* y, i
 void matmul_isa(Isa isa, const Tensor& w, const float* x, int64_t ldx, int64_t n, float* y,
                 int64_t ldy, ThreadPool& pool);
 
+// The quantized types' kernels round the activations to int8 in blocks sharing one scale: of 256
+// values for the grid i-quants and the ternary types (whose super-blocks then sum in integers), of
+// 32 for the rest. (The reference, ref::matmul, rounds alike.)
+bool grid_activations(DType t);
+inline int64_t activation_block(DType t) {
+  return grid_activations(t) ? 256 : 32;
+}
+
 // Several matrices applied to the same activations (q, k and v; gate and up): the activations are
 // prepared (quantized, rounded, packed) once for the matrices whose kernels read them alike, in
 // order. Each result is the same bits as matmul's.
@@ -51,12 +59,12 @@ using TileFn = void (*)(const Args&, int64_t r0, int64_t r1, int64_t t0, int64_t
 // one token's value after another's reads one stream at fixed offsets. F32PairTiles: the same with
 // 8-byte units, a token's values k and k + 1 (k even; zero past an odd k's end) side by side, so
 // one 64-bit broadcast serves the FMAs of both. Q8Tiles: the Q8 values in tiles of 16 tokens
-// (matmul_q8.h); x_stride is the bytes between tiles.
-enum class XFormat { F32, BF16, Q8, F32Tiles, BF16Tiles, Q8Tiles, F32PairTiles };
+// (matmul_q8.h); x_stride is the bytes between tiles. Q8K: int8 in blocks of 256 (matmul_q8.h).
+enum class XFormat { F32, BF16, Q8, F32Tiles, BF16Tiles, Q8Tiles, F32PairTiles, Q8K };
 struct Kernel {
   TileFn tile = nullptr;
   XFormat x_format = XFormat::F32;
-  int q8_offset = 0;  // Q8 activations: the lane sums the kernel starts its dot products from
+  int q8_offset = 0;  // Q8 activations: the weights' byte offset, whose sums (hs) are prepared
   // Tokens per call of the tile function worth keeping whole (token blocks are a multiple), and
   // activation bytes per value the kernel reads (0: the whole row as prepared).
   int tile_t = 6;

@@ -13,30 +13,45 @@ namespace brisk::matmul_detail {
 //   qs:  int8[np * 64]        the values, zero-padded to whole pairs of blocks
 //   dxv: float[np * 16]       per pair: 8 copies of block 2p's scale, then 8 of block 2p+1's
 //   xs:  float[np * 4]        per 16 values: scale * sum of the 16 int8 values
-//   ls:  int32[np * 16]       per 4 values (one VPDPBUSD lane): -offset * their sum, for kernels
-//                             whose weights are offset bytes (value = d * (u - offset)): the
-//                             dot product starts from it instead of 0
-//   hs:  int32[np * 4]        per 16 values: -offset * their sum (the same for the kernels of
-//                             interleaved rows, which start a block's two halves from it)
+//   hs:  int32[np * 4]        per 16 values: -offset * their sum, for the kernels of interleaved
+//                             rows whose weights are offset bytes (value = d * (u - offset)):
+//                             they start a block's two halves' integer sums from it
 //   ms:  float[np * 2]        per block: -scale * the sum of its values (for weights with a
 //                             per-block minimum, as Q4_K)
 struct Q8Layout {
   int64_t np;
-  uint64_t dxv_off, xs_off, ls_off, hs_off, ms_off, stride;
+  uint64_t dxv_off, xs_off, hs_off, ms_off, stride;
   explicit Q8Layout(int64_t k)
       : np((k / 32 + 1) / 2),
         dxv_off(static_cast<uint64_t>(np) * 64),
         xs_off(dxv_off + static_cast<uint64_t>(np) * 64),
-        ls_off((xs_off + static_cast<uint64_t>(np) * 16 + 63) / 64 * 64),
-        hs_off(ls_off + static_cast<uint64_t>(np) * 64),
+        hs_off((xs_off + static_cast<uint64_t>(np) * 16 + 63) / 64 * 64),
         ms_off(hs_off + static_cast<uint64_t>(np) * 16),
         stride((ms_off + static_cast<uint64_t>(np) * 8 + 63) / 64 * 64) {}
 };
 
-// Quantizes one row into the layout (dst: stride bytes); ls and hs are filled when offset is not 0.
+// Quantizes one row into the layout (dst: stride bytes); hs is filled when offset is not 0.
 void quantize_activation_row(const float* x, int64_t k, uint8_t* dst, int offset = 0);
 // The same bits with the SIMD of isa's tier (the scalar loop above is its reference).
 void quantize_activation_row(Isa isa, const float* x, int64_t k, uint8_t* dst, int offset);
+
+// Activations for the kernels of the grid i-quants and the ternary types (XFormat::Q8K): int8 in
+// blocks of 256 with one scale each (largest magnitude / 127, like GGUF's Q8_K), so a weight
+// super-block's products sum in integers with no float step inside it. One row of k elements (a
+// multiple of 256):
+//   qs:  int8[k]          the values
+//   d:   float[k / 256]   the blocks' scales
+struct Q8KLayout {
+  int64_t nsb;
+  uint64_t d_off, stride;
+  explicit Q8KLayout(int64_t k)
+      : nsb(k / 256),
+        d_off(static_cast<uint64_t>(k)),
+        stride((static_cast<uint64_t>(k) + 4 * static_cast<uint64_t>(nsb) + 63) / 64 * 64) {}
+};
+void quantize_activation_q8k(const float* x, int64_t k, uint8_t* dst);
+// The same bits with the SIMD of isa's tier.
+void quantize_activation_q8k(Isa isa, const float* x, int64_t k, uint8_t* dst);
 
 // The same quantization in tiles of up to 16 tokens (XFormat::Q8Tiles), for the 512-bit kernels of
 // interleaved rows: a micro-kernel broadcasts one token's bytes after another's, and with every

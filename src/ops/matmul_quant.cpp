@@ -1,5 +1,6 @@
 // Matmul kernels for GGUF's quantized weight types: integer dot products of the weights with
-// activations quantized to int8 blocks of 32 on the fly.
+// activations quantized to int8 on the fly, in blocks of 32 (the grid i-quants and the ternary
+// types: of 256, see grid_generic).
 //
 // Every type is brought, 64 values (a pair of 32-blocks) at a time, to one shape:
 //   value = a[s] * u + b[s]    with u an unsigned byte, a and b per 16 values (slot s of 4)
@@ -26,13 +27,14 @@ namespace brisk::matmul_detail {
 
 namespace {
 
-// One block of 32 values to int8 (q) and its scale.
+// One block of N values to int8 (q) and its scale.
+template <int N = 32>
 float quantize_block(const float* x, int8_t* q) {
   float amax = 0;
-  for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[i]));
+  for (int i = 0; i < N; ++i) amax = std::max(amax, std::fabs(x[i]));
   const float d = amax / 127.0f;
   const float id = d > 0 ? 1.0f / d : 0.0f;
-  for (int i = 0; i < 32; ++i) q[i] = static_cast<int8_t>(std::lrintf(x[i] * id));
+  for (int i = 0; i < N; ++i) q[i] = static_cast<int8_t>(std::lrintf(x[i] * id));
   return d;
 }
 
@@ -58,7 +60,6 @@ void quantize_row_avx2(const float* x, int64_t k, uint8_t* dst, int offset) {
   auto* dxv = reinterpret_cast<float*>(dst + L.dxv_off);
   auto* xs = reinterpret_cast<float*>(dst + L.xs_off);
   auto* ms = reinterpret_cast<float*>(dst + L.ms_off);
-  auto* ls = reinterpret_cast<int32_t*>(dst + L.ls_off);
   auto* hs = reinterpret_cast<int32_t*>(dst + L.hs_off);
   const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
   for (int64_t b = 0; b < L.np * 2; ++b) {
@@ -94,18 +95,57 @@ void quantize_row_avx2(const float* x, int64_t k, uint8_t* dst, int offset) {
     _mm256_storeu_ps(dxv + (b / 2) * 16 + (b % 2) * 8, _mm256_set1_ps(d));
     ms[b] = -(d * static_cast<float>(s[0] + s[1]));
     for (int h = 0; h < 2; ++h) xs[b * 2 + h] = d * static_cast<float>(s[h]);
-    if (offset != 0) {
-      const __m256i s4 =
-          _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), q8), _mm256_set1_epi16(1));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(ls + 8 * b),
-                          _mm256_mullo_epi32(s4, _mm256_set1_epi32(-offset)));
+    if (offset != 0)
       for (int h = 0; h < 2; ++h) hs[b * 2 + h] = -offset * s[h];
+  }
+}
+
+// quantize_activation_q8k's steps, 8 values at a time (the same bits, as above).
+BRISK_TARGET(BRISK_ISA_AVX2)
+void quantize_q8k_avx2(const float* x, int64_t k, uint8_t* dst) {
+  const Q8KLayout L(k);
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  for (int64_t b = 0; b < L.nsb; ++b) {
+    const float* xb = x + b * 256;
+    __m256 m = _mm256_setzero_ps();
+    for (int i = 0; i < 32; ++i)
+      m = _mm256_max_ps(m, _mm256_and_ps(_mm256_loadu_ps(xb + 8 * i), abs_mask));
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+    const float d = _mm_cvtss_f32(m4) / 127.0f;
+    const __m256 id = _mm256_set1_ps(d > 0 ? 1.0f / d : 0.0f);
+    for (int s = 0; s < 8; ++s) {
+      __m256i q[4];
+      for (int i = 0; i < 4; ++i)
+        q[i] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(xb + 32 * s + 8 * i), id));
+      __m256i q8 =
+          _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+      q8 = _mm256_permutevar8x32_epi32(q8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + b * 256 + 32 * s), q8);
     }
+    reinterpret_cast<float*>(dst + L.d_off)[b] = d;
   }
 }
 
 }  // namespace
 #endif
+
+void quantize_activation_q8k(Isa isa, const float* x, int64_t k, uint8_t* dst) {
+#if defined(__x86_64__)
+  if (isa >= Isa::Avx2) return quantize_q8k_avx2(x, k, dst);
+#else
+  (void)isa;
+#endif
+  quantize_activation_q8k(x, k, dst);
+}
+
+void quantize_activation_q8k(const float* x, int64_t k, uint8_t* dst) {
+  const Q8KLayout L(k);
+  for (int64_t b = 0; b < L.nsb; ++b)
+    reinterpret_cast<float*>(dst + L.d_off)[b] =
+        quantize_block<256>(x + b * 256, reinterpret_cast<int8_t*>(dst) + b * 256);
+}
 
 void quantize_activation_row(Isa isa, const float* x, int64_t k, uint8_t* dst, int offset) {
 #if defined(__x86_64__)
@@ -134,11 +174,8 @@ void quantize_activation_row(const float* x, int64_t k, uint8_t* dst, int offset
       xs[b * 2 + s] = d * static_cast<float>(sum_bytes(qs + k0 + 16 * s, 16));
   }
   if (offset != 0) {
-    auto* ls = reinterpret_cast<int32_t*>(dst + L.ls_off);
-    for (int64_t l = 0; l < L.np * 16; ++l) ls[l] = -offset * sum_bytes(qs + 4 * l, 4);
     auto* hs = reinterpret_cast<int32_t*>(dst + L.hs_off);
-    for (int64_t h = 0; h < L.np * 4; ++h)
-      hs[h] = ls[h * 4] + ls[h * 4 + 1] + ls[h * 4 + 2] + ls[h * 4 + 3];
+    for (int64_t h = 0; h < L.np * 4; ++h) hs[h] = -offset * sum_bytes(qs + 16 * h, 16);
   }
 }
 
@@ -243,10 +280,9 @@ void micro_generic(const Args& a, int64_t r, int64_t t) {
       const uint8_t* xr = a.x + (t + j) * a.x_stride;
       const auto* qx = reinterpret_cast<const int8_t*>(xr) + p * 64;
       const auto* dxv = reinterpret_cast<const float*>(xr + L.dxv_off) + p * 16;
-      const auto* ls = reinterpret_cast<const int32_t*>(xr + L.ls_off) + p * 16;
       for (int i = 0; i < R; ++i)
         for (int l = 0; l < 16; ++l) {
-          int32_t dot = lane_offset<P>() ? ls[l] : 0;
+          int32_t dot = 0;
           for (int b = 0; b < 4; ++b) dot += u[i][4 * l + b] * qx[4 * l + b];
           const float scale = av[i][l / 4] * dxv[l];
           acc[i][j][l] = std::fma(static_cast<float>(dot), scale, acc[i][j][l]);
@@ -258,13 +294,42 @@ void micro_generic(const Args& a, int64_t r, int64_t t) {
       const auto* xs = reinterpret_cast<const float*>(a.x + (t + j) * a.x_stride + L.xs_off);
       const float* bb = &bbuf[static_cast<size_t>(i * L.np * 4)];
       float bsum = 0;
-      if constexpr (!lane_offset<P>())
-        for (int64_t s = 0; s < L.np * 4; ++s) bsum += bb[s] * xs[s];
+      for (int64_t s = 0; s < L.np * 4; ++s) bsum += bb[s] * xs[s];
       a.y[(t + j) * a.ldy + r + i] = reduce16(acc[i][j]) + bsum;
     }
 }
 
-BRISK_QUANT_PICK(GenericPick, micro_generic);
+// The grid i-quants and the ternary types (XFormat::Q8K), in scalar code: per super-block the
+// integer sum of S[g] * q * x (grid_step), one row at a time.
+template <class B, int R, int T>
+void grid_generic(const Args& a, int64_t r0, int64_t t) {
+  const Q8KLayout L(a.k);
+  for (int64_t r = r0; r < r0 + R; ++r) {
+    const B* w = reinterpret_cast<const B*>(a.w + r * a.w_stride);
+    GridTokens<T> tok(a, t, L);
+    for (int64_t sb = 0; sb < L.nsb; ++sb) {
+      uint8_t S[16];
+      iq_int_scales(w[sb], S);
+      int8_t q[256];
+      float unused[2];
+      for (int ib = 0; ib < 8; ++ib) iq_decode32(w[sb], ib, q + 32 * ib, unused);
+      const float dw = iq_grid_d(w[sb]);
+      for (int j = 0; j < T; ++j) {
+        const int8_t* x = tok.block(j, sb);
+        int32_t sum = 0;
+        for (int g = 0; g < 16; ++g) {
+          int32_t s = 0;
+          for (int v = 16 * g; v < 16 * g + 16; ++v) s += q[v] * x[v];
+          sum += S[g] * s;
+        }
+        tok.step(j, sb, sum, dw);
+      }
+    }
+    tok.store(a, r, t);
+  }
+}
+
+BRISK_QUANT_PICK(GenericPick, micro_generic, grid_generic);
 
 }  // namespace
 
@@ -279,3 +344,8 @@ Kernel kernel_quant(Isa isa, DType t) {
 }
 
 }  // namespace brisk::matmul_detail
+
+bool brisk::grid_activations(DType t) {
+  return matmul_detail::kernel_for_type<matmul_detail::GenericPick>(t).x_format ==
+         matmul_detail::XFormat::Q8K;
+}

@@ -130,44 +130,99 @@ void grid256(const BlockIQ3_S& b, int c, __m256i (&u)[2], __m256i (&sg)[2]) {
   uint16_t qh;
   std::memcpy(&qh, b.qh + 2 * c, 2);
   grid_signs256(iq_load64(b.signs + 8 * c), sg);
-  unsigned i[16];
-  for (int k = 0; k < 16; ++k) i[k] = b.qs[16 * c + k] | ((qh >> k) & 1u) << 8;
+  // The 16 indices put together in vector lanes and read back from memory (in scalar code their
+  // shifts and masks took as long as the rest of the step).
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i h = _mm256_set1_epi32(qh);
+  alignas(32) unsigned i[16];
+  for (int k = 0; k < 2; ++k) {
+    const __m256i hi = _mm256_slli_epi32(
+        _mm256_and_si256(_mm256_srlv_epi32(h, _mm256_add_epi32(lane, _mm256_set1_epi32(8 * k))),
+                         _mm256_set1_epi32(1)),
+        8);
+    const __m256i lo = _mm256_cvtepu8_epi32(
+        _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.qs + 16 * c + 8 * k)));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(i + 8 * k), _mm256_or_si256(lo, hi));
+  }
   grid_points256(kIQ3SGrid, i, u);
 }
 
-// The signed-grid path of micro_avx2: one pair of 32-groups of R rows, the scales of their
-// super-block in a16 (16 per row, computed at its first pair).
-template <class P, int R, int T>
+// IQ1 and the ternary types: their decoded signed values q, |q| as magnitudes and q's signs.
+template <class B>
 BRISK_INLINE(BRISK_AVX2_TARGET)
-void grid_pair256(const Args& a, int64_t r, int64_t p, const uint8_t* const (&xr)[T],
-                  const Q8Layout& L, float (&a16)[R][16], __m256 (&acc)[R][T][2]) {
-  using B = typename P::B;
-  __m256i u[R][2], sg[R][2];
-  __m256 a0[R], a1[R];
-  const int c = static_cast<int>(p % 4);
-  for (int i = 0; i < R; ++i) {
-    const B& blk = reinterpret_cast<const B*>(a.w + (r + i) * a.w_stride)[p / 4];
-    if (c == 0) iq_scales16(blk, a16[i]);
-    grid256(blk, c, u[i], sg[i]);
-    const float* s = a16[i] + 4 * c;
-    a0[i] = _mm256_set_m128(_mm_set1_ps(s[1]), _mm_set1_ps(s[0]));
-    a1[i] = _mm256_set_m128(_mm_set1_ps(s[3]), _mm_set1_ps(s[2]));
+void grid256(const B& b, int c, __m256i (&u)[2], __m256i (&sg)[2]) {
+  alignas(32) int8_t q[64];
+  float unused[2];
+  iq_decode32(b, 2 * c, q, unused);
+  iq_decode32(b, 2 * c + 1, q + 32, unused);
+  for (int h = 0; h < 2; ++h) {
+    sg[h] = _mm256_load_si256(reinterpret_cast<const __m256i*>(q + 32 * h));
+    u[h] = _mm256_abs_epi8(sg[h]);
   }
-  for (int j = 0; j < T; ++j) {
-    const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xr[j] + p * 64));
-    const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xr[j] + p * 64 + 32));
-    const float* dxv = reinterpret_cast<const float*>(xr[j] + L.dxv_off) + p * 16;
-    const __m256 dx0 = _mm256_loadu_ps(dxv), dx1 = _mm256_loadu_ps(dxv + 8);
-    for (int i = 0; i < R; ++i) {
-      // Magnitudes of at most 62 (IQ3): VPMADDUBSW's pair sums stay below 2^15.
-      const __m256i d0 = dot_u8s8<63>(u[i][0], _mm256_sign_epi8(x0, sg[i][0]));
-      const __m256i d1 = dot_u8s8<63>(u[i][1], _mm256_sign_epi8(x1, sg[i][1]));
-      acc[i][j][0] =
-          _mm256_fmadd_ps(_mm256_cvtepi32_ps(d0), _mm256_mul_ps(a0[i], dx0), acc[i][j][0]);
-      acc[i][j][1] =
-          _mm256_fmadd_ps(_mm256_cvtepi32_ps(d1), _mm256_mul_ps(a1[i], dx1), acc[i][j][1]);
+}
+
+// Integer sums of one token over quarter c of a super-block (values 64c..64c+63): the magnitudes
+// u times the activation bytes with the weights' signs, pair sums scaled by the 16-bit lanes of
+// sv0/sv1 (S of each 16 values), into the 32-bit lanes of sum. Magnitudes of at most 62 (IQ3)
+// keep VPMADDUBSW's pair sums below 2^15.
+BRISK_INLINE(BRISK_AVX2_TARGET)
+__m256i grid_dot256(__m256i sum, const __m256i (&u)[2], const __m256i (&sg)[2], __m256i sv0,
+                    __m256i sv1, const int8_t* x) {
+  const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
+  const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 32));
+  const __m256i p0 = _mm256_maddubs_epi16(u[0], _mm256_sign_epi8(x0, sg[0]));
+  const __m256i p1 = _mm256_maddubs_epi16(u[1], _mm256_sign_epi8(x1, sg[1]));
+#if BRISK_AVX2_DOT == 1
+  return _mm256_dpwssd_avx_epi32(_mm256_dpwssd_avx_epi32(sum, p0, sv0), p1, sv1);
+#else
+  return _mm256_add_epi32(sum,
+                          _mm256_add_epi32(_mm256_madd_epi16(p0, sv0), _mm256_madd_epi16(p1, sv1)));
+#endif
+}
+
+BRISK_INLINE(BRISK_AVX2_TARGET) int32_t hsum256(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+  return _mm_cvtsi128_si32(s);
+}
+
+// The grid types (grid_step): one row at a time, its super-block decoded once for the T tokens.
+template <class B, int T>
+BRISK_INLINE(BRISK_AVX2_TARGET)
+void grid_row256(const Args& a, int64_t r, int64_t t) {
+  const Q8KLayout L(a.k);
+  const B* w = reinterpret_cast<const B*>(a.w + r * a.w_stride);
+  GridTokens<T> tok(a, t, L);
+  // 16-bit lanes 0..7 take byte 0 of S, lanes 8..15 byte 1, the high bytes 0 (index bytes with
+  // the top bit set give 0, and stay so with 4c added).
+  const __m256i pick = _mm256_set_epi64x(0x8001800180018001, 0x8001800180018001, 0x8000800080008000,
+                                         0x8000800080008000);
+  for (int64_t sb = 0; sb < L.nsb; ++sb) {
+    const __m256i s16 = _mm256_broadcastsi128_si256(grid_scales(w[sb]));
+    __m256i sum[T];
+    for (int j = 0; j < T; ++j) sum[j] = _mm256_setzero_si256();
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) {
+      __m256i u[2], sg[2];
+      grid256(w[sb], c, u, sg);
+      const __m256i sv0 = _mm256_shuffle_epi8(
+          s16, _mm256_add_epi8(pick, _mm256_set1_epi8(static_cast<char>(4 * c))));
+      const __m256i sv1 = _mm256_shuffle_epi8(
+          s16, _mm256_add_epi8(pick, _mm256_set1_epi8(static_cast<char>(4 * c + 2))));
+      for (int j = 0; j < T; ++j)
+        sum[j] = grid_dot256(sum[j], u, sg, sv0, sv1, tok.block(j, sb) + 64 * c);
     }
+    const float dw = grid_d(w[sb]);
+    for (int j = 0; j < T; ++j) tok.step(j, sb, hsum256(sum[j]), dw);
   }
+  tok.store(a, r, t);
+}
+
+template <class B, int R, int T>
+BRISK_TARGET(BRISK_AVX2_TARGET)
+void grid_avx2(const Args& a, int64_t r, int64_t t) {
+  for (int i = 0; i < R; ++i) grid_row256<B, T>(a, r + i, t);
 }
 
 template <class P, int R, int T>
@@ -184,12 +239,7 @@ void micro_avx2(const Args& a, int64_t r, int64_t t) {
   float* const bbuf = bbuf_tls.data();
   const uint8_t* xr[T];
   for (int j = 0; j < T; ++j) xr[j] = a.x + (t + j) * a.x_stride;
-  [[maybe_unused]] float a16[R][16];
   for (int64_t p = 0; p < L.np; ++p) {
-    if constexpr (signs_on_x<P>()) {
-      grid_pair256<P, R, T>(a, r, p, xr, L, a16, acc);
-      continue;
-    }
     alignas(32) uint8_t u[R][64];
     float av[R][4];
     __m256i u0[R], u1[R];
@@ -206,14 +256,9 @@ void micro_avx2(const Args& a, int64_t r, int64_t t) {
       const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xr[j] + p * 64 + 32));
       const float* dxv = reinterpret_cast<const float*>(xr[j] + L.dxv_off) + p * 16;
       const __m256 dx0 = _mm256_loadu_ps(dxv), dx1 = _mm256_loadu_ps(dxv + 8);
-      __m256i ls0 = _mm256_setzero_si256(), ls1 = ls0;
-      if constexpr (lane_offset<P>() != 0) {
-        const auto* ls = reinterpret_cast<const __m256i*>(xr[j] + L.ls_off + p * 64);
-        ls0 = _mm256_loadu_si256(ls), ls1 = _mm256_loadu_si256(ls + 1);
-      }
       for (int i = 0; i < R; ++i) {
-        const __m256i d0 = _mm256_add_epi32(ls0, dot_u8s8<P::kMaxU>(u0[i], x0));
-        const __m256i d1 = _mm256_add_epi32(ls1, dot_u8s8<P::kMaxU>(u1[i], x1));
+        const __m256i d0 = dot_u8s8<P::kMaxU>(u0[i], x0);
+        const __m256i d1 = dot_u8s8<P::kMaxU>(u1[i], x1);
         acc[i][j][0] =
             _mm256_fmadd_ps(_mm256_cvtepi32_ps(d0), _mm256_mul_ps(a0[i], dx0), acc[i][j][0]);
         acc[i][j][1] =
@@ -229,14 +274,13 @@ void micro_avx2(const Args& a, int64_t r, int64_t t) {
       const auto* xs = reinterpret_cast<const float*>(xr[j] + L.xs_off);
       const float* bb = bbuf + i * nbb;
       float bsum = 0;
-      if constexpr (lane_offset<P>() == 0)
-        for (int64_t s = 0; s < L.np * 4; ++s) bsum += bb[s] * xs[s];
+      for (int64_t s = 0; s < L.np * 4; ++s) bsum += bb[s] * xs[s];
       a.y[(t + j) * a.ldy + r + i] = reduce16(lanes) + bsum;
     }
 }
 
 // Every type's kernels in this variant, as kernel_for_type picks them.
-BRISK_QUANT_PICK(Pick256, micro_avx2);
+BRISK_QUANT_PICK(Pick256, micro_avx2, grid_avx2);
 
 #undef BRISK_AVX2_TARGET
 #undef BRISK_AVX2_DOT

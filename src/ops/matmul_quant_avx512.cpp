@@ -42,17 +42,13 @@ void micro_vnni(const Args& a, int64_t r, int64_t t) {
   for (int64_t p = 0; p < L.np; ++p) {
     __m512i u[R];
     __m512 av[R];
-    [[maybe_unused]] __mmask64 neg[R];
     if constexpr (P::kSuper) {
       if (p % 4 == 0)
         for (int i = 0; i < R; ++i)
           aslot[i] = P::super512(a.w + (r + i) * a.w_stride, p / 4, bbuf + i * nbb + p * 4);
       const __m512i idx = _mm512_add_epi32(quad, _mm512_set1_epi32(static_cast<int>(4 * (p % 4))));
       for (int i = 0; i < R; ++i) {
-        if constexpr (signs_on_x<P>())
-          u[i] = P::mag512(a.w + (r + i) * a.w_stride, p, neg[i]);
-        else
-          u[i] = P::bytes512(a.w + (r + i) * a.w_stride, p);
+        u[i] = P::bytes512(a.w + (r + i) * a.w_stride, p);
         av[i] = _mm512_permutexvar_ps(idx, aslot[i]);
       }
     } else {
@@ -62,25 +58,14 @@ void micro_vnni(const Args& a, int64_t r, int64_t t) {
     for (int j = 0; j < T; ++j) {
       const __m512i qx = _mm512_loadu_si512(xr[j] + p * 64);
       const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float*>(xr[j] + L.dxv_off) + p * 16);
-      const __m512i start =
-          lane_offset<P>() && !signs_on_x<P>()
-              ? _mm512_loadu_si512(reinterpret_cast<const int32_t*>(xr[j] + L.ls_off) + p * 16)
-              : _mm512_setzero_si512();
       for (int i = 0; i < R; ++i) {
-        __m512i xi = qx;
-        if constexpr (signs_on_x<P>())
-          xi = _mm512_mask_sub_epi8(qx, neg[i], _mm512_setzero_si512(), qx);
-        const __m512i dot = _mm512_dpbusd_epi32(start, u[i], xi);
+        const __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u[i], qx);
         acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(av[i], dx), acc[i][j]);
       }
     }
   }
   for (int i = 0; i < R; ++i)
     for (int j = 0; j < T; ++j) {
-      if constexpr (lane_offset<P>() != 0) {
-        a.y[(t + j) * a.ldy + r + i] = _mm512_reduce_add_ps(acc[i][j]);
-        continue;
-      }
       const auto* xs = reinterpret_cast<const float*>(xr[j] + L.xs_off);
       const float* bb = bbuf + i * nbb;
       __m512 bacc = _mm512_setzero_ps();
@@ -97,7 +82,61 @@ void micro_vnni(const Args& a, int64_t r, int64_t t) {
     }
 }
 
-BRISK_QUANT_PICK(VnniPick, micro_vnni);
+// The grid types (grid_step), 64 values a step: VPMADDUBSW's pair sums of the magnitudes and the
+// activation bytes with the weights' signs, VPDPWSSD scaling them by S into 32-bit lanes. One row
+// at a time, its super-block decoded once for the T tokens.
+template <class B>
+BRISK_INLINE(BRISK_ISA_AVX512VNNI)
+__m512i grid512(const B& b, int c, __mmask64& neg) {
+  if constexpr (requires { iq_mag512(b, c, neg); }) {
+    return iq_mag512(b, c, neg);
+  } else {  // IQ1 and the ternary types come signed
+    const __m512i q = iq_q512(b, c);
+    neg = _mm512_movepi8_mask(q);
+    return _mm512_abs_epi8(q);
+  }
+}
+
+template <class B, int T>
+BRISK_INLINE(BRISK_ISA_AVX512VNNI)
+void grid_row512(const Args& a, int64_t r, int64_t t) {
+  const Q8KLayout L(a.k);
+  const B* w = reinterpret_cast<const B*>(a.w + r * a.w_stride);
+  GridTokens<T> tok(a, t, L);
+  // 16-bit lanes of 128-bit lane k take byte k (the high bytes zero): S of 16 values each.
+  // (Index bytes with the top bit set give 0, and stay so with 4c added.)
+  const __m512i pick = _mm512_set_epi64(0x8003800380038003, 0x8003800380038003, 0x8002800280028002,
+                                        0x8002800280028002, 0x8001800180018001, 0x8001800180018001,
+                                        0x8000800080008000, 0x8000800080008000);
+  for (int64_t sb = 0; sb < L.nsb; ++sb) {
+    const __m512i s16 = _mm512_broadcast_i32x4(grid_scales(w[sb]));
+    __m512i sum[T];
+    for (int j = 0; j < T; ++j) sum[j] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) {
+      __mmask64 neg;
+      const __m512i u = grid512(w[sb], c, neg);
+      const __m512i sv = _mm512_shuffle_epi8(
+          s16, _mm512_add_epi8(pick, _mm512_set1_epi8(static_cast<char>(4 * c))));
+      for (int j = 0; j < T; ++j) {
+        const __m512i x = _mm512_loadu_si512(tok.block(j, sb) + 64 * c);
+        const __m512i xs = _mm512_mask_sub_epi8(x, neg, _mm512_setzero_si512(), x);
+        sum[j] = _mm512_dpwssd_epi32(sum[j], _mm512_maddubs_epi16(u, xs), sv);
+      }
+    }
+    const float dw = grid_d(w[sb]);
+    for (int j = 0; j < T; ++j) tok.step(j, sb, _mm512_reduce_add_epi32(sum[j]), dw);
+  }
+  tok.store(a, r, t);
+}
+
+template <class B, int R, int T>
+BRISK_TARGET(BRISK_ISA_AVX512VNNI)
+void grid_vnni(const Args& a, int64_t r, int64_t t) {
+  for (int i = 0; i < R; ++i) grid_row512<B, T>(a, r + i, t);
+}
+
+BRISK_QUANT_PICK(VnniPick, micro_vnni, grid_vnni);
 
 }  // namespace
 

@@ -1,11 +1,12 @@
-// The 512-bit kernel's reads of the grid i-quants: the 64 values of quarter c of a super-block
-// (its 32-groups 2c and 2c + 1), the same integers iq_decode32 gives. IQ2 and IQ3 give their grid
+// The x86 kernels' reads of the grid i-quants (matmul_quant_types-inl.h's grid_step): the
+// 512-bit tier's 64 values of quarter c of a super-block (its 32-groups 2c and 2c + 1), the same
+// integers iq_decode32 gives, and both tiers' scales (grid_scales). IQ2 and IQ3 give their grid
 // points' magnitudes (all positive) and a 64-bit mask of the negative values, one bit per value,
-// which the kernel applies to the activation bytes instead (the integer sums are the same, and no
-// offset needs taking off); IQ1's values, negative in the grid itself, come signed. Grid points are
-// loaded one by one into a vector (a gather instruction took as long as the rest of a 64-value
-// step), and the seven stored sign bits of 8 values get their eighth in vector lanes rather than
-// by table lookups. Included by matmul_quant.cpp inside its namespace.
+// which the kernel applies to the activation bytes instead; IQ1's values, negative in the grid
+// itself, come signed. Grid points are loaded one by one into a vector (a gather instruction took
+// as long as the rest of a 64-value step), and the seven stored sign bits of 8 values get their
+// eighth in vector lanes rather than by table lookups. Included by the tiers' kernel files inside
+// their namespaces.
 
 // 8 bytes as stored (sign bits: bit i of byte k for value 8k + i), for both tiers' kernels.
 inline uint64_t iq_load64(const void* p) {
@@ -127,35 +128,66 @@ BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_mag512(const BlockIQ3_S& b, int c,
   return iq_points16(kIQ3SGrid, i);
 }
 
-// IQ2_XS and IQ2_S: the 16 scales of a super-block, iq2_scale's float steps in vector lanes (the
-// scalar loop was a call, and every vector register was saved around it).
+// Both x86 tiers' reads of a grid super-block's scales: S of iq_int_scales as 16 bytes, in vector
+// steps (the scalar loop, vectorized by the compiler byte by byte, took as long as a quarter of the
+// super-block's products), and D with F16C (the same value as f16_to_f32_fast).
+template <class B>
+BRISK_INLINE(BRISK_ISA_AVX2)
+float grid_d(const B& b) {
+  return _cvtsh_ss(iq_d_bits(b)) * kGridFactor<B>;
+}
+BRISK_INLINE(BRISK_ISA_AVX2) __m128i grid_odd(__m128i s) {
+  return _mm_or_si128(_mm_add_epi8(s, s), _mm_set1_epi8(1));
+}
+// Two 4-bit scales per byte, low nibble first.
+BRISK_INLINE(BRISK_ISA_AVX2) __m128i grid_nibbles(__m128i x) {
+  const __m128i m = _mm_set1_epi8(15);
+  return _mm_unpacklo_epi8(_mm_and_si128(x, m), _mm_and_si128(_mm_srli_epi16(x, 4), m));
+}
+// IQ2_XXS: group ib's scale is the top nibble of byte 8ib + 7 (of its signs-and-scale word).
+BRISK_INLINE(BRISK_ISA_AVX2) __m128i grid_scales(const BlockIQ2_XXS& b) {
+  const auto* q = reinterpret_cast<const __m256i*>(b.qs);
+  const __m256i lo = _mm256_srli_epi64(_mm256_loadu_si256(q), 60);      // groups 0..3
+  const __m256i hi = _mm256_srli_epi64(_mm256_loadu_si256(q + 1), 60);  // groups 4..7
+  // Byte 0 of each 64-bit lane, twice, to bytes 4j.. of the result (j: the group's place).
+  const __m256i o = _mm256_or_si256(
+      _mm256_shuffle_epi8(lo, _mm256_set_epi64x(-1, 0x08080000FFFFFFFF, -1, 0xFFFFFFFF08080000)),
+      _mm256_shuffle_epi8(hi, _mm256_set_epi64x(0x08080000FFFFFFFF, -1, 0xFFFFFFFF08080000, -1)));
+  return grid_odd(_mm_or_si128(_mm256_castsi256_si128(o), _mm256_extracti128_si256(o, 1)));
+}
 template <class B>
 requires std::is_same_v<B, BlockIQ2_XS> || std::is_same_v<B, BlockIQ2_S> BRISK_INLINE(
-    BRISK_ISA_AVX512VNNI)
-__m512 iq_scales512(const B& b) {
-  const __m128i v = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.scales)));
-  // 16-bit lane ib: scale 2 ib in its low byte, scale 2 ib + 1 in its high byte.
-  const __m128i nib =
-      _mm_or_si128(_mm_and_si128(v, _mm_set1_epi16(15)), _mm_slli_epi16(_mm_srli_epi16(v, 4), 8));
-  const __m512 s = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(nib));
-  const __m512 d = _mm512_set1_ps(f16_to_f32_fast(b.d));
-  return _mm512_mul_ps(_mm512_mul_ps(d, _mm512_add_ps(_mm512_set1_ps(0.5f), s)),
-                       _mm512_set1_ps(0.25f));
+    BRISK_ISA_AVX2)
+__m128i grid_scales(const B& b) {
+  return grid_odd(grid_nibbles(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.scales))));
 }
-
-// IQ1_M: the 16 scales of a super-block, iq1m_scales32's float steps in vector lanes. Lane
-// 2 ib + h takes bits 6 (ib % 2) + 3 h .. of scale word ib / 2.
-BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512 iq_scales512(const BlockIQ1_M& b) {
-  const __m512i words = _mm512_permutexvar_epi32(
-      _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
-      _mm512_castsi128_si512(
-          _mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.scales)))));
-  const __m512i s = _mm512_and_si512(
-      _mm512_srlv_epi32(words, _mm512_setr_epi32(0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9)),
-      _mm512_set1_epi32(7));
-  const __m512 odd =
-      _mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_add_epi32(s, s), _mm512_set1_epi32(1)));
-  return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(iq1m_scale(b)), odd), _mm512_set1_ps(0.125f));
+// IQ3_XXS: group ib's scale is the top nibble of word ib at qs + 64.
+BRISK_INLINE(BRISK_ISA_AVX2) __m128i grid_scales(const BlockIQ3_XXS& b) {
+  const __m256i w =
+      _mm256_srli_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 64)), 28);
+  const __m256i p =
+      _mm256_shuffle_epi8(w, _mm256_set_epi64x(0x0C0C080804040000, -1, -1, 0x0C0C080804040000));
+  return grid_odd(_mm_or_si128(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1)));
+}
+BRISK_INLINE(BRISK_ISA_AVX2) __m128i grid_scales(const BlockIQ3_S& b) {
+  const __m128i s8 = grid_nibbles(_mm_cvtsi32_si128(static_cast<int>(iq_word(b.scales))));
+  return grid_odd(_mm_unpacklo_epi8(s8, s8));
+}
+// IQ1_S: bits 12..14 of group ib's qh word.
+BRISK_INLINE(BRISK_ISA_AVX2) __m128i grid_scales(const BlockIQ1_S& b) {
+  const __m128i w =
+      _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh)), 12),
+                    _mm_set1_epi16(7));
+  return grid_odd(
+      _mm_shuffle_epi8(w, _mm_setr_epi8(0, 0, 2, 2, 4, 4, 6, 6, 8, 8, 10, 10, 12, 12, 14, 14)));
+}
+// IQ1_M and the ternary types: iq_int_scales (rare in files).
+template <class B>
+BRISK_INLINE(BRISK_ISA_AVX2)
+__m128i grid_scales(const B& b) {
+  alignas(16) uint8_t S[16];
+  iq_int_scales(b, S);
+  return _mm_load_si128(reinterpret_cast<const __m128i*>(S));
 }
 
 // IQ1: the grid bytes g (-1, 0, 1) of 8 points to 8g + 1, or 8g - 1 where the point's shift is

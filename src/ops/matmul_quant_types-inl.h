@@ -461,86 +461,65 @@ struct Q3_KP {
 #include "ops/matmul_quant_iq-inl.h"
 #endif
 
-// The i-quants below 4 bits and the ternary types: each 32 values decode to signed integers q
-// with a scale per 16 (core/quant_iq.h), brought to u bytes as q + kOff.
-template <class Blk, int kOff>
-struct GridP {
-  using B = Blk;
-  static constexpr bool kSuper = true;      // scales per 256-value super-block
-  static constexpr int kMaxU = 2 * kOff;    // largest u byte
-  static constexpr int kLaneOffset = kOff;  // taken off in the integer sums: no b terms
-  static void pair(const uint8_t* row, int64_t p, int64_t, uint8_t* u, float* a, float*) {
-    const B& s = reinterpret_cast<const B*>(row)[p / 4];
-    const int c = static_cast<int>(p % 4);
-    for (int h = 0; h < 2; ++h) {
-      int8_t q[32];
-      iq_decode32(s, 2 * c + h, q, a + 2 * h);
-      for (int j = 0; j < 32; ++j) u[32 * h + j] = static_cast<uint8_t>(q[j] + kOff);
-    }
-  }
-#if defined(__x86_64__)
-  BRISK_INLINE(BRISK_ISA_AVX512VNNI)
-  static __m512 super512(const uint8_t* row, int64_t sb, float*) {
-    if constexpr (requires(const B& b) { iq_scales512(b); })
-      return iq_scales512(reinterpret_cast<const B*>(row)[sb]);
-    alignas(64) float a16[16];
-    iq_scales16(reinterpret_cast<const B*>(row)[sb], a16);
-    return _mm512_load_ps(a16);
-  }
-  BRISK_INLINE(BRISK_ISA_AVX512VNNI) static __m512i bytes512(const uint8_t* row, int64_t p) {
-    const __m512i q = iq_q512(reinterpret_cast<const B*>(row)[p / 4], static_cast<int>(p % 4));
-    return _mm512_add_epi8(q, _mm512_set1_epi8(kOff));
-  }
-  // IQ2 and IQ3: magnitudes, and the signs to apply to the activations (matmul_quant_iq-inl.h).
-  static constexpr bool kSignsOnX = requires(const B& b, __mmask64& m) {
-    iq_mag512(b, 0, m);
-  };
-  BRISK_INLINE(BRISK_ISA_AVX512VNNI)
-  static __m512i mag512(const uint8_t* row, int64_t p, __mmask64& negative) {
-    return iq_mag512(reinterpret_cast<const B*>(row)[p / 4], static_cast<int>(p % 4), negative);
-  }
-#endif
-};
-
 // ---------------------------------------------------------------------------------------------
 // Kernels
 
-// Types whose u bytes are q + an offset with one scale per slot can take the offset off in the
-// integer sums: each 4-byte lane's dot product starts from the activations' -offset * (sum of the
-// lane's 4 bytes) (Q8Layout's ls, prepared for the kernel's offset), so no float b terms remain.
-template <class P>
-constexpr int lane_offset() {
-  if constexpr (requires { P::kLaneOffset; })
-    return P::kLaneOffset;
-  else
-    return 0;
+// The grid i-quants and the ternary types read XFormat::Q8K activations: a super-block's integer
+// sum of S[g] * q * x (core/quant_iq.h's iq_int_scales) is exact whatever order a tier adds in,
+// and this one step per super-block, the same on every tier, takes it to float.
+inline float grid_step(float acc, int32_t sum, float dw, float dx) {
+  return std::fma(static_cast<float>(sum), dw * dx, acc);
 }
-
-// Whether the 512-bit kernel applies the weights' signs to the activation bytes (GridP).
-template <class P>
-constexpr bool signs_on_x() {
-  if constexpr (requires { P::kSignsOnX; })
-    return P::kSignsOnX;
-  else
-    return false;
-}
-
+// A grid kernel's T tokens (one row at a time): their Q8K rows and accumulators.
+template <int T>
+struct GridTokens {
+  const int8_t* x[T];
+  const float* dx[T];
+  float acc[T] = {};
+  GridTokens(const Args& a, int64_t t, const Q8KLayout& L) {
+    for (int j = 0; j < T; ++j) {
+      x[j] = reinterpret_cast<const int8_t*>(a.x + (t + j) * a.x_stride);
+      dx[j] = reinterpret_cast<const float*>(a.x + (t + j) * a.x_stride + L.d_off);
+    }
+  }
+  // Token j's values of super-block sb.
+  const int8_t* block(int j, int64_t sb) const { return x[j] + sb * 256; }
+  void step(int j, int64_t sb, int32_t sum, float dw) {
+    acc[j] = grid_step(acc[j], sum, dw, dx[j][sb]);
+  }
+  void store(const Args& a, int64_t r, int64_t t) const {
+    for (int j = 0; j < T; ++j) a.y[(t + j) * a.ldy + r] = acc[j];
+  }
+};
 // A tier's Pick for kernel_for_type, named Name: tile_loop over its micro-kernels fn<P, R, T>
-// (R rows by T tokens, each up to 4) for decoder P.
-#define BRISK_QUANT_PICK(Name, fn)                                            \
-  struct Name {                                                               \
-    template <class P>                                                        \
-    struct Table {                                                            \
-      template <int R, int T>                                                 \
-      static void run(const Args& a, int64_t r, int64_t t) {                  \
-        fn<P, R, T>(a, r, t);                                                 \
-      }                                                                       \
-      static constexpr MicroFn kMicro[4][4] = BRISK_MICRO_TABLE4(run);        \
-    };                                                                        \
-    template <class P>                                                        \
-    static Kernel of() {                                                      \
-      return {tile_loop<4, Table<P>::kMicro>, XFormat::Q8, lane_offset<P>()}; \
-    }                                                                         \
+// (R rows by T tokens, each up to 4) for decoder P, and over grid<B, R, T> for the grid types'
+// blocks B.
+#define BRISK_QUANT_PICK(Name, fn, grid)                               \
+  struct Name {                                                        \
+    template <class P>                                                 \
+    struct Table {                                                     \
+      template <int R, int T>                                          \
+      static void run(const Args& a, int64_t r, int64_t t) {           \
+        fn<P, R, T>(a, r, t);                                          \
+      }                                                                \
+      static constexpr MicroFn kMicro[4][4] = BRISK_MICRO_TABLE4(run); \
+    };                                                                 \
+    template <class B>                                                 \
+    struct GridTable {                                                 \
+      template <int R, int T>                                          \
+      static void run(const Args& a, int64_t r, int64_t t) {           \
+        grid<B, R, T>(a, r, t);                                        \
+      }                                                                \
+      static constexpr MicroFn kMicro[4][4] = BRISK_MICRO_TABLE4(run); \
+    };                                                                 \
+    template <class P>                                                 \
+    static Kernel of() {                                               \
+      return {tile_loop<4, Table<P>::kMicro>, XFormat::Q8};            \
+    }                                                                  \
+    template <class B>                                                 \
+    static Kernel of_grid() {                                          \
+      return {tile_loop<4, GridTable<B>::kMicro>, XFormat::Q8K};       \
+    }                                                                  \
   }
 
 // Pick::of<P>() for the decoder P of type t (a null kernel for types without one): the one list of
@@ -573,23 +552,23 @@ Kernel kernel_for_type(DType t) {
     case DType::IQ4_XS:
       return Pick::template of<IQ4_XSP>();
     case DType::IQ2_XXS:
-      return Pick::template of<GridP<BlockIQ2_XXS, 43>>();
+      return Pick::template of_grid<BlockIQ2_XXS>();
     case DType::IQ2_XS:
-      return Pick::template of<GridP<BlockIQ2_XS, 43>>();
+      return Pick::template of_grid<BlockIQ2_XS>();
     case DType::IQ2_S:
-      return Pick::template of<GridP<BlockIQ2_S, 43>>();
+      return Pick::template of_grid<BlockIQ2_S>();
     case DType::IQ3_XXS:
-      return Pick::template of<GridP<BlockIQ3_XXS, 62>>();
+      return Pick::template of_grid<BlockIQ3_XXS>();
     case DType::IQ3_S:
-      return Pick::template of<GridP<BlockIQ3_S, 15>>();
+      return Pick::template of_grid<BlockIQ3_S>();
     case DType::IQ1_S:
-      return Pick::template of<GridP<BlockIQ1_S, 9>>();
+      return Pick::template of_grid<BlockIQ1_S>();
     case DType::IQ1_M:
-      return Pick::template of<GridP<BlockIQ1_M, 9>>();
+      return Pick::template of_grid<BlockIQ1_M>();
     case DType::TQ1_0:
-      return Pick::template of<GridP<BlockTQ1_0, 2>>();
+      return Pick::template of_grid<BlockTQ1_0>();
     case DType::TQ2_0:
-      return Pick::template of<GridP<BlockTQ2_0, 2>>();
+      return Pick::template of_grid<BlockTQ2_0>();
     default:
       return {nullptr, XFormat::Q8};
   }

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "core/error.h"
 #include "core/quant.h"
@@ -317,6 +318,57 @@ TEST(Quant, HandBuiltTernaryBlocks) {
     for (int k = 0; k < 4; ++k) EXPECT_EQ(y[241 + 4 * k], want_h[k]) << k;
     EXPECT_EQ(y[162], -2.0f);  // digit 0 of a zero byte
   }
+}
+
+// The integer form of the grid types' scales (iq_int_scales, iq_grid_d), which the matmul kernels
+// sum with, gives the same scale per 16 values as the decoder, on blocks of random bytes.
+template <class B>
+void expect_int_scales_match_decoder(uint64_t seed) {
+  uint64_t x = seed;
+  for (int rep = 0; rep < 200; ++rep) {
+    B b;
+    auto* bytes = reinterpret_cast<uint8_t*>(&b);
+    for (size_t i = 0; i < sizeof(B); ++i) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      bytes[i] = static_cast<uint8_t>(x >> 24);
+    }
+    // A finite f16 scale (random bytes may spell an infinity or NaN).
+    const uint16_t h = f32_to_f16(0.001f * static_cast<float>(rep % 13 + 1));
+    if constexpr (std::is_same_v<B, BlockIQ1_M>) {
+      for (int k = 0; k < 4; ++k) {
+        uint16_t sc;
+        std::memcpy(&sc, b.scales + 2 * k, 2);
+        sc = static_cast<uint16_t>((sc & 0x0FFF) | ((h >> (4 * k)) & 0xF) << 12);
+        std::memcpy(b.scales + 2 * k, &sc, 2);
+      }
+    } else {
+      b.d = h;
+    }
+    uint8_t S[16];
+    iq_int_scales(b, S);
+    const float d = iq_grid_d(b);
+    for (int ib = 0; ib < 8; ++ib) {
+      int8_t q[32];
+      float scale[2];
+      iq_decode32(b, ib, q, scale);
+      for (int hh = 0; hh < 2; ++hh) {
+        ASSERT_EQ(S[2 * ib + hh] % 2, 1);
+        ASSERT_EQ(d * static_cast<float>(S[2 * ib + hh]), scale[hh]) << "group " << 2 * ib + hh;
+      }
+    }
+  }
+}
+
+TEST(Quant, GridIntegerScalesAreTheDecodersScales) {
+  expect_int_scales_match_decoder<BlockIQ2_XXS>(1);
+  expect_int_scales_match_decoder<BlockIQ2_XS>(2);
+  expect_int_scales_match_decoder<BlockIQ2_S>(3);
+  expect_int_scales_match_decoder<BlockIQ3_XXS>(4);
+  expect_int_scales_match_decoder<BlockIQ3_S>(5);
+  expect_int_scales_match_decoder<BlockIQ1_S>(6);
+  expect_int_scales_match_decoder<BlockIQ1_M>(7);
+  expect_int_scales_match_decoder<BlockTQ1_0>(8);
+  expect_int_scales_match_decoder<BlockTQ2_0>(9);
 }
 
 // Values that are already ternary come back exactly.

@@ -247,6 +247,27 @@ TEST(QuantMatmul, TheAvx2TiersGiveThePortableBits) {
   }
 }
 
+// The grid i-quants and the ternary types sum each super-block in integers (XFormat::Q8K), so
+// every tier, the 512-bit one included, gives the portable kernel's bits, with one token and many.
+TEST(QuantMatmul, GridTypesGiveThePortableBitsOnEveryTier) {
+  ThreadPool pool(2);
+  for (DType type : kQuantTypes) {
+    if (!grid_activations(type)) continue;
+    for (int64_t n : {1, 6}) {
+      const int64_t rows = 9, cols = 768;
+      auto w = make_weights(type, rows, cols, 41);
+      const auto x = test::random_floats(static_cast<size_t>(n * cols), 8);
+      std::vector<float> yg(static_cast<size_t>(n * rows)), y(yg.size());
+      matmul_isa(Isa::Generic, w.t, x.data(), cols, n, yg.data(), rows, pool);
+      for (Isa isa : test::available_isas()) {
+        matmul_isa(isa, w.t, x.data(), cols, n, y.data(), rows, pool);
+        for (size_t i = 0; i < y.size(); ++i)
+          ASSERT_EQ(yg[i], y[i]) << dtype_name(type) << " " << isa_name(isa) << " at " << i;
+      }
+    }
+  }
+}
+
 std::vector<Param> quant_params() {
   std::vector<Param> v;
   for (DType t : kQuantTypes)
@@ -492,6 +513,22 @@ TEST(Matmul, Q8RowsAreTheScalarBitsOnEveryTier) {
         matmul_detail::quantize_activation_row(isa, x.data(), k, got.data(), offset);
         EXPECT_EQ(want, got) << isa_name(isa) << " k " << k << " offset " << offset;
       }
+}
+
+// Each tier's Q8K row quantizer (blocks of 256) writes the scalar reference's bytes.
+TEST(Matmul, Q8KRowsAreTheScalarBitsOnEveryTier) {
+  using matmul_detail::Q8KLayout;
+  for (Isa isa : test::available_isas())
+    for (int64_t k : {256, 2048, 5632}) {
+      auto x = test::random_floats(static_cast<size_t>(k), static_cast<uint64_t>(k));
+      for (int64_t i = 0; i < 256; ++i) x[static_cast<size_t>(i)] = 0;  // a block of zeros
+      x[300] = 127, x[301] = 0.5f, x[302] = 1.5f, x[303] = -2.5f, x[304] = -127;
+      const Q8KLayout L(k);
+      std::vector<uint8_t> want(L.stride, 0xee), got(L.stride, 0xee);
+      matmul_detail::quantize_activation_q8k(x.data(), k, want.data());
+      matmul_detail::quantize_activation_q8k(isa, x.data(), k, got.data());
+      EXPECT_EQ(want, got) << isa_name(isa) << " k " << k;
+    }
 }
 
 // Q8 activation tiles (XFormat::Q8Tiles) hold quantize_activation_row's values, scales and sums at

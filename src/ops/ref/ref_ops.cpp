@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/quant.h"
+#include "ops/matmul.h"
 #include "ops/repack.h"
 
 namespace brisk::ref {
@@ -13,12 +14,13 @@ void matmul(const Tensor& w, const float* x, int64_t n, float* y) {
   std::vector<float> row(static_cast<size_t>(k));
   std::vector<double> xq(static_cast<size_t>(n * k));
   for (int64_t i = 0; i < n * k; ++i) xq[static_cast<size_t>(i)] = x[i];
+  const int64_t blk = activation_block(w.type);
   if (dtype_is_quantized(w.type))
-    for (int64_t b = 0; b < n * k; b += 32) {
+    for (int64_t b = 0; b < n * k; b += blk) {
       float amax = 0;
-      for (int64_t i = b; i < b + 32; ++i) amax = std::max(amax, std::fabs(x[i]));
+      for (int64_t i = b; i < b + blk; ++i) amax = std::max(amax, std::fabs(x[i]));
       const float d = amax / 127.0f, id = d > 0 ? 1.0f / d : 0.0f;
-      for (int64_t i = b; i < b + 32; ++i)
+      for (int64_t i = b; i < b + blk; ++i)
         xq[static_cast<size_t>(i)] = static_cast<double>(d) * std::lrintf(x[i] * id);
     }
   std::vector<uint8_t> gguf(w.interleaved ? w.row_bytes() : 0);

@@ -10,8 +10,9 @@
 
 namespace brisk::ref {
 
-// y[t][r] = sum_k W[r][k] x[t][k]. For quantized W, x is first rounded to int8 blocks of 32 with
-// a scale each (largest magnitude / 127), as the integer kernels do.
+// y[t][r] = sum_k W[r][k] x[t][k]. For quantized W, x is first rounded to int8 blocks of
+// activation_block(type) values with a scale each (largest magnitude / 127), as the integer
+// kernels do.
 void matmul(const Tensor& w, const float* x, int64_t n, float* y);
 void rmsnorm(const float* x, const float* w, float* out, int64_t n, float eps);
 void rope(float* x, int n_heads, int head_dim, int rope_dim, int64_t pos, RopeType type,
