@@ -154,6 +154,8 @@ BENCHMARK_CAPTURE(BM_Matmul, iq2_xs_avx2, DType::IQ2_XS, Isa::Avx2)->Apply(Shape
 BENCHMARK_CAPTURE(BM_Matmul, iq2_s_avx2, DType::IQ2_S, Isa::Avx2)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, iq3_xxs_avx2, DType::IQ3_XXS, Isa::Avx2)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_Matmul, iq3_s_avx2, DType::IQ3_S, Isa::Avx2)->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, iq1_s_avx2, DType::IQ1_S, Isa::Avx2)->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Matmul, iq1_m_avx2, DType::IQ1_M, Isa::Avx2)->Apply(Shapes);
 
 // Attention over an f32 cache of `keys` positions: `n` tokens at the last positions (n == keys: a
 // causal prompt), in groups of 8 tokens per KV head as the forward pass runs them. Heads:

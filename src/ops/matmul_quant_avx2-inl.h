@@ -147,7 +147,18 @@ void grid256(const BlockIQ3_S& b, int c, __m256i (&u)[2], __m256i (&sg)[2]) {
   grid_points256(kIQ3SGrid, i, u);
 }
 
-// IQ1 and the ternary types: their decoded signed values q, |q| as magnitudes and q's signs.
+// IQ1: the signed values of iq1_q256, |q| as magnitudes and q's signs.
+template <class B>
+requires std::is_same_v<B, BlockIQ1_S> || std::is_same_v<B, BlockIQ1_M> BRISK_INLINE(
+    BRISK_AVX2_TARGET)
+void grid256(const B& b, int c, __m256i (&u)[2], __m256i (&sg)[2]) {
+  for (int h = 0; h < 2; ++h) {
+    sg[h] = iq1_q256(b, 2 * c + h);
+    u[h] = _mm256_abs_epi8(sg[h]);
+  }
+}
+
+// The ternary types: their decoded signed values q, |q| as magnitudes and q's signs.
 template <class B>
 BRISK_INLINE(BRISK_AVX2_TARGET)
 void grid256(const B& b, int c, __m256i (&u)[2], __m256i (&sg)[2]) {

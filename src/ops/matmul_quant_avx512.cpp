@@ -90,7 +90,12 @@ BRISK_INLINE(BRISK_ISA_AVX512VNNI)
 __m512i grid512(const B& b, int c, __mmask64& neg) {
   if constexpr (requires { iq_mag512(b, c, neg); }) {
     return iq_mag512(b, c, neg);
-  } else {  // IQ1 and the ternary types come signed
+  } else if constexpr (requires { iq1_q256(b, 0); }) {  // IQ1 comes signed
+    const __m512i q =
+        _mm512_inserti64x4(_mm512_castsi256_si512(iq1_q256(b, 2 * c)), iq1_q256(b, 2 * c + 1), 1);
+    neg = _mm512_movepi8_mask(q);
+    return _mm512_abs_epi8(q);
+  } else {  // the ternary types too
     const __m512i q = iq_q512(b, c);
     neg = _mm512_movepi8_mask(q);
     return _mm512_abs_epi8(q);

@@ -181,7 +181,22 @@ BRISK_INLINE(BRISK_ISA_AVX2) __m128i grid_scales(const BlockIQ1_S& b) {
   return grid_odd(
       _mm_shuffle_epi8(w, _mm_setr_epi8(0, 0, 2, 2, 4, 4, 6, 6, 8, 8, 10, 10, 12, 12, 14, 14)));
 }
-// IQ1_M and the ternary types: iq_int_scales (rare in files).
+// IQ1_M: S[4k + m] from bits 3m.. of scale word k. 16-bit lanes take their word, shifted left by
+// a multiply (AVX2 has no per-lane 16-bit shift) so the field lands in the top 3 bits.
+BRISK_INLINE(BRISK_ISA_AVX2) __m128i grid_scales(const BlockIQ1_M& b) {
+  const __m128i w = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.scales));
+  const __m128i up = _mm_setr_epi16(8192, 1024, 128, 16, 8192, 1024, 128, 16);
+  const __m128i lo = _mm_srli_epi16(
+      _mm_mullo_epi16(
+          _mm_shuffle_epi8(w, _mm_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 2, 3)), up),
+      13);
+  const __m128i hi = _mm_srli_epi16(
+      _mm_mullo_epi16(
+          _mm_shuffle_epi8(w, _mm_setr_epi8(4, 5, 4, 5, 4, 5, 4, 5, 6, 7, 6, 7, 6, 7, 6, 7)), up),
+      13);
+  return grid_odd(_mm_packus_epi16(lo, hi));
+}
+// The ternary types: iq_int_scales (rare in files).
 template <class B>
 BRISK_INLINE(BRISK_ISA_AVX2)
 __m128i grid_scales(const B& b) {
@@ -190,43 +205,36 @@ __m128i grid_scales(const B& b) {
   return _mm_load_si128(reinterpret_cast<const __m128i*>(S));
 }
 
-// IQ1: the grid bytes g (-1, 0, 1) of 8 points to 8g + 1, or 8g - 1 where the point's shift is
-// negative (its values are not all of one sign, so they come signed, and offset as the other tiers
-// read them).
-BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq1_q512(const unsigned (&i)[8], uint64_t minus) {
-  __m512i g = iq_points8(kIQ1SGrid, i);
-  g = _mm512_add_epi8(g, g);
-  g = _mm512_add_epi8(g, g);
-  g = _mm512_add_epi8(g, g);
-  return _mm512_add_epi8(g, _mm512_mask_blend_epi8(static_cast<__mmask64>(minus),
-                                                   _mm512_set1_epi8(1), _mm512_set1_epi8(-1)));
+// IQ1: the 32 values of group ib, each point's 8 values 8g + 1, or 8g - 1 where its shift is
+// negative (g: the grid's bytes -1, 0, 1; VPSIGNB of 8 by g is 8g); delta holds the +1 or -1 per
+// value. The same integers iq_decode32 gives, for both tiers.
+BRISK_INLINE(BRISK_ISA_AVX2) __m256i iq1_points(const uint64_t (&p)[4], __m256i delta) {
+  const __m256i g = _mm256_setr_epi64x(static_cast<int64_t>(p[0]), static_cast<int64_t>(p[1]),
+                                       static_cast<int64_t>(p[2]), static_cast<int64_t>(p[3]));
+  return _mm256_add_epi8(_mm256_sign_epi8(_mm256_set1_epi8(8), g), delta);
 }
-
-BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_q512(const BlockIQ1_S& b, int c) {
-  // Point 4h + l's 3 high index bits: bits 3l.. of group 2c + h's qh word; the low 8 bits: qs.
-  const unsigned qh0 = b.qh[2 * c], qh1 = b.qh[2 * c + 1];
-  unsigned i[8];
-  for (int l = 0; l < 4; ++l) {
-    i[l] = b.qs[8 * c + l] | ((qh0 >> (3 * l)) & 7u) << 8;
-    i[4 + l] = b.qs[8 * c + 4 + l] | ((qh1 >> (3 * l)) & 7u) << 8;
-  }
-  const uint64_t minus =
-      (qh0 & 0x8000 ? 0xFFFFFFFFull : 0) | (qh1 & 0x8000 ? 0xFFFFFFFFull << 32 : 0);
-  return iq1_q512(i, minus);
+BRISK_INLINE(BRISK_ISA_AVX2) __m256i iq1_q256(const BlockIQ1_S& b, int ib) {
+  // Point l's 3 high index bits: bits 3l.. of the group's qh word; bit 15 the shift's sign.
+  const unsigned qh = b.qh[ib];
+  const uint8_t* qs = b.qs + 4 * ib;
+  const uint64_t p[4] = {
+      kIQ1SGrid[qs[0] | ((qh << 8) & 0x700)], kIQ1SGrid[qs[1] | ((qh << 5) & 0x700)],
+      kIQ1SGrid[qs[2] | ((qh << 2) & 0x700)], kIQ1SGrid[qs[3] | ((qh >> 1) & 0x700)]};
+  return iq1_points(p, _mm256_set1_epi8(static_cast<char>(1 - 2 * static_cast<int>(qh >> 15))));
 }
-
-BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512i iq_q512(const BlockIQ1_M& b, int c) {
-  // Point k's nibble (3 high index bits, then the shift's sign) is nibble k of qh[4c..4c + 3].
-  const uint32_t nib = iq_word(b.qh + 4 * c);
-  unsigned i[8];
-  uint64_t minus = 0;
-  for (int k = 0; k < 8; ++k) {
-    i[k] = b.qs[8 * c + k] | ((nib >> (4 * k)) & 7u) << 8;
-    // (Without a branch: the shifts' signs are data, and mispredicting them made the kernel 6x
-    // slower.)
-    minus |= (0 - static_cast<uint64_t>((nib >> (4 * k + 3)) & 1)) & (0xFFull << (8 * k));
-  }
-  return iq1_q512(i, minus);
+BRISK_INLINE(BRISK_ISA_AVX2) __m256i iq1_q256(const BlockIQ1_M& b, int ib) {
+  // Point l's nibble l of the group's two qh bytes: 3 high index bits, then the shift's sign.
+  const unsigned qh = b.qh[2 * ib] | static_cast<unsigned>(b.qh[2 * ib + 1]) << 8;
+  const uint8_t* qs = b.qs + 4 * ib;
+  const uint64_t p[4] = {kIQ1SGrid[qs[0] | ((qh << 8) & 0x700)],
+                         kIQ1SGrid[qs[1] | ((qh << 4) & 0x700)], kIQ1SGrid[qs[2] | (qh & 0x700)],
+                         kIQ1SGrid[qs[3] | ((qh >> 4) & 0x700)]};
+  // 64-bit lane l all ones where bit 4l + 3 is set: -1 there, +1 elsewhere. (Without a branch:
+  // the shifts' signs are data, and mispredicting them made a kernel 6x slower.)
+  const __m256i bits = _mm256_setr_epi64x(8, 0x80, 0x800, 0x8000);
+  const __m256i minus = _mm256_cmpeq_epi64(
+      _mm256_and_si256(_mm256_set1_epi64x(static_cast<int64_t>(qh)), bits), bits);
+  return iq1_points(p, _mm256_or_si256(minus, _mm256_set1_epi8(1)));
 }
 
 // The ternary types: the portable decoder (rare in Llama-family files).
