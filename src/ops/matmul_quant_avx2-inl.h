@@ -191,13 +191,6 @@ __m256i grid_dot256(__m256i sum, const __m256i (&u)[2], const __m256i (&sg)[2], 
 #endif
 }
 
-BRISK_INLINE(BRISK_AVX2_TARGET) int32_t hsum256(__m256i v) {
-  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
-  return _mm_cvtsi128_si32(s);
-}
-
 // The grid types (grid_step): one row at a time, its super-block decoded once for the T tokens.
 template <class B, int T>
 BRISK_INLINE(BRISK_AVX2_TARGET)
@@ -225,7 +218,9 @@ void grid_row256(const Args& a, int64_t r, int64_t t) {
         sum[j] = grid_dot256(sum[j], u, sg, sv0, sv1, tok.block(j, sb) + 64 * c);
     }
     const float dw = grid_d(w[sb]);
-    for (int j = 0; j < T; ++j) tok.step(j, sb, hsum256(sum[j]), dw);
+    int32_t sums[T];
+    grid_hsums(sum, sums);
+    for (int j = 0; j < T; ++j) tok.step(j, sb, sums[j], dw);
   }
   tok.store(a, r, t);
 }

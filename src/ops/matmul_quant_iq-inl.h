@@ -205,6 +205,29 @@ __m128i grid_scales(const B& b) {
   return _mm_load_si128(reinterpret_cast<const __m128i*>(S));
 }
 
+// The integer sums of T tokens' vectors of 32-bit lanes, to s[0..T): with several tokens,
+// reduced side by side (a token alone took its own shuffles and adds, as many instructions per
+// super-block as a quarter of its products in prefill).
+template <int T>
+BRISK_INLINE(BRISK_ISA_AVX2)
+void grid_hsums(const __m256i (&v)[T], int32_t (&s)[T]) {
+  if constexpr (T == 1) {
+    __m128i x = _mm_add_epi32(_mm256_castsi256_si128(v[0]), _mm256_extracti128_si256(v[0], 1));
+    x = _mm_add_epi32(x, _mm_shuffle_epi32(x, 0x4e));
+    s[0] = _mm_cvtsi128_si32(_mm_add_epi32(x, _mm_shuffle_epi32(x, 0xb1)));
+  } else {
+    __m256i a[4];
+    for (int j = 0; j < 4; ++j) a[j] = j < T ? v[j] : _mm256_setzero_si256();
+    // Each 128-bit lane ends as the four tokens' partial sums, in order.
+    const __m256i h =
+        _mm256_hadd_epi32(_mm256_hadd_epi32(a[0], a[1]), _mm256_hadd_epi32(a[2], a[3]));
+    alignas(16) int32_t t[4];
+    _mm_store_si128(reinterpret_cast<__m128i*>(t),
+                    _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1)));
+    for (int j = 0; j < T; ++j) s[j] = t[j];
+  }
+}
+
 // IQ1: the 32 values of group ib, each point's 8 values 8g + 1, or 8g - 1 where its shift is
 // negative (g: the grid's bytes -1, 0, 1; VPSIGNB of 8 by g is 8g); delta holds the +1 or -1 per
 // value. The same integers iq_decode32 gives, for both tiers.
