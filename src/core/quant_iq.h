@@ -153,20 +153,19 @@ inline void iq1m_scales32(const BlockIQ1_M& b, float d, int ib, float* scale) {
 // float scales are these products). So a kernel sums S[g] * q * x over the whole super-block in
 // integers, exact in any order, and takes D once. Always inlined: a kernel that called its scale
 // reader saved every vector register around the call.
+// (IQ2's and IQ1's scales count eighths of d, IQ3_XXS's quarters.)
 template <class B>
-inline constexpr float kGridFactor = 1.0f;
-template <>
-inline constexpr float kGridFactor<BlockIQ2_XXS> = 0.125f;
-template <>
-inline constexpr float kGridFactor<BlockIQ2_XS> = 0.125f;
-template <>
-inline constexpr float kGridFactor<BlockIQ2_S> = 0.125f;
-template <>
-inline constexpr float kGridFactor<BlockIQ3_XXS> = 0.25f;
-template <>
-inline constexpr float kGridFactor<BlockIQ1_S> = 0.125f;
-template <>
-inline constexpr float kGridFactor<BlockIQ1_M> = 0.125f;
+constexpr float grid_factor() {
+  if constexpr (std::is_same_v<B, BlockIQ3_XXS>)
+    return 0.25f;
+  else if constexpr (std::is_same_v<B, BlockIQ3_S> || std::is_same_v<B, BlockTQ1_0> ||
+                     std::is_same_v<B, BlockTQ2_0>)
+    return 1.0f;
+  else
+    return 0.125f;
+}
+template <class B>
+inline constexpr float kGridFactor = grid_factor<B>();
 
 template <class B>
 uint16_t iq_d_bits(const B& b) {

@@ -49,6 +49,20 @@ int sum_bytes(const int8_t* q, int n) {
 #if defined(__x86_64__)
 namespace {
 
+// The largest of m's 8 lanes.
+BRISK_INLINE(BRISK_ISA_AVX2) float max8(__m256 m) {
+  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+  return _mm_cvtss_f32(_mm_max_ss(m4, _mm_movehdup_ps(m4)));
+}
+// The int32 values q packed to 32 bytes in order (packing works within 128-bit lanes; the
+// permutation puts the 4-byte groups in order).
+BRISK_INLINE(BRISK_ISA_AVX2) __m256i pack32(const __m256i (&q)[4]) {
+  const __m256i q8 =
+      _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+  return _mm256_permutevar8x32_epi32(q8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
 // quantize_activation_row's steps, 8 values at a time: the maximum is exact in any order, VCVTPS2DQ
 // rounds to nearest even as lrintf does, and the sums are integers. One token's row was scalar
 // before: in decode (one thread quantizes while the others wait) it took as long as the product
@@ -73,10 +87,7 @@ void quantize_row_avx2(const float* x, int64_t k, uint8_t* dst, int offset) {
       __m256 m = _mm256_max_ps(
           _mm256_max_ps(_mm256_and_ps(v[0], abs_mask), _mm256_and_ps(v[1], abs_mask)),
           _mm256_max_ps(_mm256_and_ps(v[2], abs_mask), _mm256_and_ps(v[3], abs_mask)));
-      __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
-      m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-      m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
-      d = _mm_cvtss_f32(m4) / 127.0f;
+      d = max8(m) / 127.0f;
       const __m256 id = _mm256_set1_ps(d > 0 ? 1.0f / d : 0.0f);
       __m256i q[4];
       for (int i = 0; i < 4; ++i) q[i] = _mm256_cvtps_epi32(_mm256_mul_ps(v[i], id));
@@ -87,9 +98,7 @@ void quantize_row_avx2(const float* x, int64_t k, uint8_t* dst, int offset) {
         t4 = _mm_add_epi32(t4, _mm_shuffle_epi32(t4, 0xb1));
         s[h] = _mm_cvtsi128_si32(t4);
       }
-      // Packing works within 128-bit lanes; the permutation puts the 4-byte groups in order.
-      q8 = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
-      q8 = _mm256_permutevar8x32_epi32(q8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+      q8 = pack32(q);
     }
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(qs + k0), q8);
     _mm256_storeu_ps(dxv + (b / 2) * 16 + (b % 2) * 8, _mm256_set1_ps(d));
@@ -110,19 +119,13 @@ void quantize_q8k_avx2(const float* x, int64_t k, uint8_t* dst) {
     __m256 m = _mm256_setzero_ps();
     for (int i = 0; i < 32; ++i)
       m = _mm256_max_ps(m, _mm256_and_ps(_mm256_loadu_ps(xb + 8 * i), abs_mask));
-    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
-    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-    m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
-    const float d = _mm_cvtss_f32(m4) / 127.0f;
+    const float d = max8(m) / 127.0f;
     const __m256 id = _mm256_set1_ps(d > 0 ? 1.0f / d : 0.0f);
     for (int s = 0; s < 8; ++s) {
       __m256i q[4];
       for (int i = 0; i < 4; ++i)
         q[i] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(xb + 32 * s + 8 * i), id));
-      __m256i q8 =
-          _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
-      q8 = _mm256_permutevar8x32_epi32(q8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + b * 256 + 32 * s), q8);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + b * 256 + 32 * s), pack32(q));
     }
     reinterpret_cast<float*>(dst + L.d_off)[b] = d;
   }
@@ -313,17 +316,16 @@ void grid_generic(const Args& a, int64_t r0, int64_t t) {
       int8_t q[256];
       float unused[2];
       for (int ib = 0; ib < 8; ++ib) iq_decode32(w[sb], ib, q + 32 * ib, unused);
-      const float dw = iq_grid_d(w[sb]);
+      int32_t sums[T] = {};
       for (int j = 0; j < T; ++j) {
         const int8_t* x = tok.block(j, sb);
-        int32_t sum = 0;
         for (int g = 0; g < 16; ++g) {
           int32_t s = 0;
           for (int v = 16 * g; v < 16 * g + 16; ++v) s += q[v] * x[v];
-          sum += S[g] * s;
+          sums[j] += S[g] * s;
         }
-        tok.step(j, sb, sum, dw);
       }
+      tok.steps(sb, sums, iq_grid_d(w[sb]));
     }
     tok.store(a, r, t);
   }

@@ -220,7 +220,7 @@ void grid_row256(const Args& a, int64_t r, int64_t t) {
     const float dw = grid_d(w[sb]);
     int32_t sums[T];
     grid_hsums(sum, sums);
-    for (int j = 0; j < T; ++j) tok.step(j, sb, sums[j], dw);
+    tok.steps(sb, sums, dw);
   }
   tok.store(a, r, t);
 }

@@ -136,7 +136,7 @@ void grid_row512(const Args& a, int64_t r, int64_t t) {
           _mm256_add_epi32(_mm512_castsi512_si256(sum[j]), _mm512_extracti64x4_epi64(sum[j], 1));
     int32_t sums[T];
     grid_hsums(half, sums);
-    for (int j = 0; j < T; ++j) tok.step(j, sb, sums[j], dw);
+    tok.steps(sb, sums, dw);
   }
   tok.store(a, r, t);
 }

@@ -484,8 +484,9 @@ struct GridTokens {
   }
   // Token j's values of super-block sb.
   const int8_t* block(int j, int64_t sb) const { return x[j] + sb * 256; }
-  void step(int j, int64_t sb, int32_t sum, float dw) {
-    acc[j] = grid_step(acc[j], sum, dw, dx[j][sb]);
+  // Super-block sb's integer sums of the T tokens, its weights' factor dw.
+  void steps(int64_t sb, const int32_t (&sums)[T], float dw) {
+    for (int j = 0; j < T; ++j) acc[j] = grid_step(acc[j], sums[j], dw, dx[j][sb]);
   }
   void store(const Args& a, int64_t r, int64_t t) const {
     for (int j = 0; j < T; ++j) a.y[(t + j) * a.ldy + r] = acc[j];
