@@ -27,6 +27,8 @@ extern const uint64_t kIQ2SGrid[1024];
 extern const uint32_t kIQ3XXSGrid[256];
 extern const uint32_t kIQ3SGrid[512];
 extern const uint64_t kIQ1SGrid[2048];
+// kIQ1SGrid's bytes plus 1 (0, 1 or 2): the unsigned bytes the x86 kernels multiply by.
+extern const std::array<uint64_t, 2048> kIQ1SGridPlus1;
 
 // 7 stored sign bits to 8: the eighth set when the seven hold an odd count, so the count is even.
 inline constexpr std::array<uint8_t, 128> kIQEvenSigns = [] {

@@ -1080,4 +1080,11 @@ const uint64_t kIQ1SGrid[2048] = {
     0x010101010101ffff, 0x010101010101ff01, 0x01010101010101ff, 0x0101010101010101,
 };
 
+const std::array<uint64_t, 2048> kIQ1SGridPlus1 = [] {
+  std::array<uint64_t, 2048> t{};
+  for (size_t i = 0; i < t.size(); ++i)
+    for (int k = 0; k < 8; ++k) t[i] |= (((kIQ1SGrid[i] >> (8 * k)) + 1) & 0xff) << (8 * k);
+  return t;
+}();
+
 }  // namespace brisk

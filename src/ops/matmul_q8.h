@@ -41,13 +41,15 @@ void quantize_activation_row(Isa isa, const float* x, int64_t k, uint8_t* dst, i
 // multiple of 256):
 //   qs:  int8[k]          the values
 //   d:   float[k / 256]   the blocks' scales
+//   s8:  int16[k / 8]     the sums of each 8 values (IQ1 takes its points' shifts from them)
 struct Q8KLayout {
   int64_t nsb;
-  uint64_t d_off, stride;
+  uint64_t d_off, s8_off, stride;
   explicit Q8KLayout(int64_t k)
       : nsb(k / 256),
         d_off(static_cast<uint64_t>(k)),
-        stride((static_cast<uint64_t>(k) + 4 * static_cast<uint64_t>(nsb) + 63) / 64 * 64) {}
+        s8_off(d_off + 4 * static_cast<uint64_t>(nsb)),
+        stride((s8_off + static_cast<uint64_t>(k) / 4 + 63) / 64 * 64) {}
 };
 void quantize_activation_q8k(const float* x, int64_t k, uint8_t* dst);
 // The same bits with the SIMD of isa's tier.

@@ -44,6 +44,16 @@ int sum_bytes(const int8_t* q, int n) {
   return s;
 }
 
+// A Q8K row's sums of each 8 values, from its values (every tier's quantizer, so one place).
+void q8k_sums(int64_t k, uint8_t* dst) {
+  const Q8KLayout L(k);
+  const auto* q = reinterpret_cast<const int8_t*>(dst);
+  for (int64_t g = 0; g < k / 8; ++g) {
+    const auto v = static_cast<int16_t>(sum_bytes(q + 8 * g, 8));
+    std::memcpy(dst + L.s8_off + 2 * static_cast<uint64_t>(g), &v, 2);
+  }
+}
+
 }  // namespace
 
 #if defined(__x86_64__)
@@ -129,6 +139,7 @@ void quantize_q8k_avx2(const float* x, int64_t k, uint8_t* dst) {
     }
     reinterpret_cast<float*>(dst + L.d_off)[b] = d;
   }
+  q8k_sums(k, dst);
 }
 
 }  // namespace
@@ -148,6 +159,7 @@ void quantize_activation_q8k(const float* x, int64_t k, uint8_t* dst) {
   for (int64_t b = 0; b < L.nsb; ++b)
     reinterpret_cast<float*>(dst + L.d_off)[b] =
         quantize_block<256>(x + b * 256, reinterpret_cast<int8_t*>(dst) + b * 256);
+  q8k_sums(k, dst);
 }
 
 void quantize_activation_row(Isa isa, const float* x, int64_t k, uint8_t* dst, int offset) {
@@ -303,32 +315,30 @@ void micro_generic(const Args& a, int64_t r, int64_t t) {
 }
 
 // The grid i-quants and the ternary types (XFormat::Q8K), in scalar code: per super-block the
-// integer sum of S[g] * q * x (grid_step), one row at a time.
-template <class B, int R, int T>
-void grid_generic(const Args& a, int64_t r0, int64_t t) {
+// integer sum of S[g] * q * x (grid_step), for one row.
+template <class B, int T>
+[[gnu::noinline]] void grid_generic(const Args& a, int64_t r, int64_t t) {
   const Q8KLayout L(a.k);
-  for (int64_t r = r0; r < r0 + R; ++r) {
-    const B* w = reinterpret_cast<const B*>(a.w + r * a.w_stride);
-    GridTokens<T> tok(a, t, L);
-    for (int64_t sb = 0; sb < L.nsb; ++sb) {
-      uint8_t S[16];
-      iq_int_scales(w[sb], S);
-      int8_t q[256];
-      float unused[2];
-      for (int ib = 0; ib < 8; ++ib) iq_decode32(w[sb], ib, q + 32 * ib, unused);
-      int32_t sums[T] = {};
-      for (int j = 0; j < T; ++j) {
-        const int8_t* x = tok.block(j, sb);
-        for (int g = 0; g < 16; ++g) {
-          int32_t s = 0;
-          for (int v = 16 * g; v < 16 * g + 16; ++v) s += q[v] * x[v];
-          sums[j] += S[g] * s;
-        }
+  const B* w = reinterpret_cast<const B*>(a.w + r * a.w_stride);
+  GridTokens<T> tok(a, t, L);
+  for (int64_t sb = 0; sb < L.nsb; ++sb) {
+    uint8_t S[16];
+    iq_int_scales(w[sb], S);
+    int8_t q[256];
+    float unused[2];
+    for (int ib = 0; ib < 8; ++ib) iq_decode32(w[sb], ib, q + 32 * ib, unused);
+    int32_t sums[T] = {};
+    for (int j = 0; j < T; ++j) {
+      const int8_t* x = tok.block(j, sb);
+      for (int g = 0; g < 16; ++g) {
+        int32_t s = 0;
+        for (int v = 16 * g; v < 16 * g + 16; ++v) s += q[v] * x[v];
+        sums[j] += S[g] * s;
       }
-      tok.steps(sb, sums, iq_grid_d(w[sb]));
     }
-    tok.store(a, r, t);
+    tok.steps(sb, sums, iq_grid_d(w[sb]));
   }
+  tok.store(a, r, t);
 }
 
 BRISK_QUANT_PICK(GenericPick, micro_generic, grid_generic);

@@ -147,16 +147,7 @@ void grid256(const BlockIQ3_S& b, int c, __m256i (&u)[2], __m256i (&sg)[2]) {
   grid_points256(kIQ3SGrid, i, u);
 }
 
-// IQ1: the signed values of iq1_q256, |q| as magnitudes and q's signs.
-template <class B>
-requires std::is_same_v<B, BlockIQ1_S> || std::is_same_v<B, BlockIQ1_M> BRISK_INLINE(
-    BRISK_AVX2_TARGET)
-void grid256(const B& b, int c, __m256i (&u)[2], __m256i (&sg)[2]) {
-  for (int h = 0; h < 2; ++h) {
-    sg[h] = iq1_q256(b, 2 * c + h);
-    u[h] = _mm256_abs_epi8(sg[h]);
-  }
-}
+#include "ops/matmul_quant_iq1-inl.h"
 
 // The ternary types: their decoded signed values q, |q| as magnitudes and q's signs.
 template <class B>
@@ -183,12 +174,7 @@ __m256i grid_dot256(__m256i sum, const __m256i (&u)[2], const __m256i (&sg)[2], 
   const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 32));
   const __m256i p0 = _mm256_maddubs_epi16(u[0], _mm256_sign_epi8(x0, sg[0]));
   const __m256i p1 = _mm256_maddubs_epi16(u[1], _mm256_sign_epi8(x1, sg[1]));
-#if BRISK_AVX2_DOT == 1
-  return _mm256_dpwssd_avx_epi32(_mm256_dpwssd_avx_epi32(sum, p0, sv0), p1, sv1);
-#else
-  return _mm256_add_epi32(sum,
-                          _mm256_add_epi32(_mm256_madd_epi16(p0, sv0), _mm256_madd_epi16(p1, sv1)));
-#endif
+  return grid_madd256(grid_madd256(sum, p0, sv0), p1, sv1);
 }
 
 // The grid types (grid_step): one row at a time, its super-block decoded once for the T tokens.
@@ -198,10 +184,6 @@ void grid_row256(const Args& a, int64_t r, int64_t t) {
   const Q8KLayout L(a.k);
   const B* w = reinterpret_cast<const B*>(a.w + r * a.w_stride);
   GridTokens<T> tok(a, t, L);
-  // 16-bit lanes 0..7 take byte 0 of S, lanes 8..15 byte 1, the high bytes 0 (index bytes with
-  // the top bit set give 0, and stay so with 4c added).
-  const __m256i pick = _mm256_set_epi64x(0x8001800180018001, 0x8001800180018001, 0x8000800080008000,
-                                         0x8000800080008000);
   for (int64_t sb = 0; sb < L.nsb; ++sb) {
     const __m256i s16 = _mm256_broadcastsi128_si256(grid_scales(w[sb]));
     __m256i sum[T];
@@ -210,10 +192,7 @@ void grid_row256(const Args& a, int64_t r, int64_t t) {
     for (int c = 0; c < 4; ++c) {
       __m256i u[2], sg[2];
       grid256(w[sb], c, u, sg);
-      const __m256i sv0 = _mm256_shuffle_epi8(
-          s16, _mm256_add_epi8(pick, _mm256_set1_epi8(static_cast<char>(4 * c))));
-      const __m256i sv1 = _mm256_shuffle_epi8(
-          s16, _mm256_add_epi8(pick, _mm256_set1_epi8(static_cast<char>(4 * c + 2))));
+      const __m256i sv0 = grid_sv256(s16, 2 * c), sv1 = grid_sv256(s16, 2 * c + 1);
       for (int j = 0; j < T; ++j)
         sum[j] = grid_dot256(sum[j], u, sg, sv0, sv1, tok.block(j, sb) + 64 * c);
     }
@@ -225,10 +204,13 @@ void grid_row256(const Args& a, int64_t r, int64_t t) {
   tok.store(a, r, t);
 }
 
-template <class B, int R, int T>
+template <class B, int T>
 BRISK_TARGET(BRISK_AVX2_TARGET)
 void grid_avx2(const Args& a, int64_t r, int64_t t) {
-  for (int i = 0; i < R; ++i) grid_row256<B, T>(a, r + i, t);
+  if constexpr (kIQ1<B>)
+    iq1_row256<B, T>(a, r, t);
+  else
+    grid_row256<B, T>(a, r, t);
 }
 
 template <class P, int R, int T>

@@ -90,12 +90,7 @@ BRISK_INLINE(BRISK_ISA_AVX512VNNI)
 __m512i grid512(const B& b, int c, __mmask64& neg) {
   if constexpr (requires { iq_mag512(b, c, neg); }) {
     return iq_mag512(b, c, neg);
-  } else if constexpr (requires { iq1_q256(b, 0); }) {  // IQ1 comes signed
-    const __m512i q =
-        _mm512_inserti64x4(_mm512_castsi256_si512(iq1_q256(b, 2 * c)), iq1_q256(b, 2 * c + 1), 1);
-    neg = _mm512_movepi8_mask(q);
-    return _mm512_abs_epi8(q);
-  } else {  // the ternary types too
+  } else {  // the ternary types
     const __m512i q = iq_q512(b, c);
     neg = _mm512_movepi8_mask(q);
     return _mm512_abs_epi8(q);
@@ -141,10 +136,19 @@ void grid_row512(const Args& a, int64_t r, int64_t t) {
   tok.store(a, r, t);
 }
 
-template <class B, int R, int T>
+#define BRISK_AVX2_TARGET BRISK_ISA_AVX512VNNI
+#define BRISK_AVX2_DOT 2
+#include "ops/matmul_quant_iq1-inl.h"
+#undef BRISK_AVX2_TARGET
+#undef BRISK_AVX2_DOT
+
+template <class B, int T>
 BRISK_TARGET(BRISK_ISA_AVX512VNNI)
 void grid_vnni(const Args& a, int64_t r, int64_t t) {
-  for (int i = 0; i < R; ++i) grid_row512<B, T>(a, r + i, t);
+  if constexpr (kIQ1<B>)
+    iq1_row256<B, T>(a, r, t);
+  else
+    grid_row512<B, T>(a, r, t);
 }
 
 BRISK_QUANT_PICK(VnniPick, micro_vnni, grid_vnni);

@@ -2,11 +2,11 @@
 // 512-bit tier's 64 values of quarter c of a super-block (its 32-groups 2c and 2c + 1), the same
 // integers iq_decode32 gives, and both tiers' scales (grid_scales). IQ2 and IQ3 give their grid
 // points' magnitudes (all positive) and a 64-bit mask of the negative values, one bit per value,
-// which the kernel applies to the activation bytes instead; IQ1's values, negative in the grid
-// itself, come signed. Grid points are loaded one by one into a vector (a gather instruction took
-// as long as the rest of a 64-value step), and the seven stored sign bits of 8 values get their
-// eighth in vector lanes rather than by table lookups. Included by the tiers' kernel files inside
-// their namespaces.
+// which the kernel applies to the activation bytes instead (IQ1 has its own kernel,
+// matmul_quant_iq1-inl.h). Grid points are loaded one by one into a vector (a gather instruction
+// took as long as the rest of a 64-value step), and the seven stored sign bits of 8 values get
+// their eighth in vector lanes rather than by table lookups. Included by the tiers' kernel files
+// inside their namespaces.
 
 // 8 bytes as stored (sign bits: bit i of byte k for value 8k + i), for both tiers' kernels.
 inline uint64_t iq_load64(const void* p) {
@@ -228,36 +228,14 @@ void grid_hsums(const __m256i (&v)[T], int32_t (&s)[T]) {
   }
 }
 
-// IQ1: the 32 values of group ib, each point's 8 values 8g + 1, or 8g - 1 where its shift is
-// negative (g: the grid's bytes -1, 0, 1; VPSIGNB of 8 by g is 8g); delta holds the +1 or -1 per
-// value. The same integers iq_decode32 gives, for both tiers.
-BRISK_INLINE(BRISK_ISA_AVX2) __m256i iq1_points(const uint64_t (&p)[4], __m256i delta) {
-  const __m256i g = _mm256_setr_epi64x(static_cast<int64_t>(p[0]), static_cast<int64_t>(p[1]),
-                                       static_cast<int64_t>(p[2]), static_cast<int64_t>(p[3]));
-  return _mm256_add_epi8(_mm256_sign_epi8(_mm256_set1_epi8(8), g), delta);
-}
-BRISK_INLINE(BRISK_ISA_AVX2) __m256i iq1_q256(const BlockIQ1_S& b, int ib) {
-  // Point l's 3 high index bits: bits 3l.. of the group's qh word; bit 15 the shift's sign.
-  const unsigned qh = b.qh[ib];
-  const uint8_t* qs = b.qs + 4 * ib;
-  const uint64_t p[4] = {
-      kIQ1SGrid[qs[0] | ((qh << 8) & 0x700)], kIQ1SGrid[qs[1] | ((qh << 5) & 0x700)],
-      kIQ1SGrid[qs[2] | ((qh << 2) & 0x700)], kIQ1SGrid[qs[3] | ((qh >> 1) & 0x700)]};
-  return iq1_points(p, _mm256_set1_epi8(static_cast<char>(1 - 2 * static_cast<int>(qh >> 15))));
-}
-BRISK_INLINE(BRISK_ISA_AVX2) __m256i iq1_q256(const BlockIQ1_M& b, int ib) {
-  // Point l's nibble l of the group's two qh bytes: 3 high index bits, then the shift's sign.
-  const unsigned qh = b.qh[2 * ib] | static_cast<unsigned>(b.qh[2 * ib + 1]) << 8;
-  const uint8_t* qs = b.qs + 4 * ib;
-  const uint64_t p[4] = {kIQ1SGrid[qs[0] | ((qh << 8) & 0x700)],
-                         kIQ1SGrid[qs[1] | ((qh << 4) & 0x700)], kIQ1SGrid[qs[2] | (qh & 0x700)],
-                         kIQ1SGrid[qs[3] | ((qh >> 4) & 0x700)]};
-  // 64-bit lane l all ones where bit 4l + 3 is set: -1 there, +1 elsewhere. (Without a branch:
-  // the shifts' signs are data, and mispredicting them made a kernel 6x slower.)
-  const __m256i bits = _mm256_setr_epi64x(8, 0x80, 0x800, 0x8000);
-  const __m256i minus = _mm256_cmpeq_epi64(
-      _mm256_and_si256(_mm256_set1_epi64x(static_cast<int64_t>(qh)), bits), bits);
-  return iq1_points(p, _mm256_or_si256(minus, _mm256_set1_epi8(1)));
+// The 16-bit lanes of S for the 32 values of group ib of a super-block: lanes 0..7 (its first 16
+// values' pair sums) byte 2ib of s16's 128-bit lanes, lanes 8..15 byte 2ib + 1.
+BRISK_INLINE(BRISK_ISA_AVX2) __m256i grid_sv256(__m256i s16, int ib) {
+  // The high bytes' indices have the top bit set: 0, and stay so with 2ib added.
+  const __m256i pick = _mm256_set_epi64x(0x8001800180018001, 0x8001800180018001, 0x8000800080008000,
+                                         0x8000800080008000);
+  return _mm256_shuffle_epi8(s16,
+                             _mm256_add_epi8(pick, _mm256_set1_epi8(static_cast<char>(2 * ib))));
 }
 
 // The ternary types: the portable decoder (rare in Llama-family files).

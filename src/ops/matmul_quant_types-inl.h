@@ -493,8 +493,9 @@ struct GridTokens {
   }
 };
 // A tier's Pick for kernel_for_type, named Name: tile_loop over its micro-kernels fn<P, R, T>
-// (R rows by T tokens, each up to 4) for decoder P, and over grid<B, R, T> for the grid types'
-// blocks B.
+// (R rows by T tokens, each up to 4) for decoder P, and over grid<B, T> for the grid types' blocks
+// B. A grid kernel takes one row (its super-blocks are decoded once for the T tokens, and rows
+// share nothing), so R rows are R calls: one copy of its code per T, not ten.
 #define BRISK_QUANT_PICK(Name, fn, grid)                               \
   struct Name {                                                        \
     template <class P>                                                 \
@@ -509,7 +510,7 @@ struct GridTokens {
     struct GridTable {                                                 \
       template <int R, int T>                                          \
       static void run(const Args& a, int64_t r, int64_t t) {           \
-        grid<B, R, T>(a, r, t);                                        \
+        for (int i = 0; i < R; ++i) grid<B, T>(a, r + i, t);           \
       }                                                                \
       static constexpr MicroFn kMicro[4][4] = BRISK_MICRO_TABLE4(run); \
     };                                                                 \

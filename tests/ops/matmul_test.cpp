@@ -515,7 +515,8 @@ TEST(Matmul, Q8RowsAreTheScalarBitsOnEveryTier) {
       }
 }
 
-// Each tier's Q8K row quantizer (blocks of 256) writes the scalar reference's bytes.
+// Each tier's Q8K row quantizer (blocks of 256) writes the scalar reference's bytes, whose sums of
+// 8 are their values' sums.
 TEST(Matmul, Q8KRowsAreTheScalarBitsOnEveryTier) {
   using matmul_detail::Q8KLayout;
   for (Isa isa : test::available_isas())
@@ -528,6 +529,14 @@ TEST(Matmul, Q8KRowsAreTheScalarBitsOnEveryTier) {
       matmul_detail::quantize_activation_q8k(x.data(), k, want.data());
       matmul_detail::quantize_activation_q8k(isa, x.data(), k, got.data());
       EXPECT_EQ(want, got) << isa_name(isa) << " k " << k;
+      for (int64_t g = 0; g < k / 8; ++g) {
+        int sum = 0;
+        for (int i = 0; i < 8; ++i)
+          sum += static_cast<int8_t>(want[static_cast<size_t>(8 * g + i)]);
+        int16_t s8;
+        std::memcpy(&s8, want.data() + L.s8_off + 2 * g, 2);
+        ASSERT_EQ(sum, s8) << "k " << k << " sum " << g;
+      }
     }
 }
 
