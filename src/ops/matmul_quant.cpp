@@ -135,11 +135,20 @@ void quantize_q8k_avx2(const float* x, int64_t k, uint8_t* dst) {
       __m256i q[4];
       for (int i = 0; i < 4; ++i)
         q[i] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(xb + 32 * s + 8 * i), id));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + b * 256 + 32 * s), pack32(q));
+      const __m256i q8 = pack32(q);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + b * 256 + 32 * s), q8);
+      // The sums of 8 while the values are in a register: VPSADBW of the bytes made unsigned
+      // (+128 each), less 8 * 128; one 64-bit lane per 8 values, taken to int16.
+      const __m256i sad = _mm256_sub_epi64(
+          _mm256_sad_epu8(_mm256_xor_si256(q8, _mm256_set1_epi8(-128)), _mm256_setzero_si256()),
+          _mm256_set1_epi64x(8 * 128));
+      const __m256i s32 =
+          _mm256_permutevar8x32_epi32(sad, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6));
+      const __m128i s16 = _mm_packs_epi32(_mm256_castsi256_si128(s32), _mm256_castsi256_si128(s32));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + L.s8_off + 2 * (32 * b + 4 * s)), s16);
     }
     reinterpret_cast<float*>(dst + L.d_off)[b] = d;
   }
-  q8k_sums(k, dst);
 }
 
 }  // namespace

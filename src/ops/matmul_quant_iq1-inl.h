@@ -28,8 +28,8 @@ BRISK_INLINE(BRISK_AVX2_TARGET) __m256i iq1_group(const BlockIQ1_S& b, int ib) {
   return iq1_points(qs[0] | ((qh << 8) & 0x700), qs[1] | ((qh << 5) & 0x700),
                     qs[2] | ((qh << 2) & 0x700), qs[3] | ((qh >> 1) & 0x700));
 }
-// IQ1_M: point l's are the low 3 bits of nibble l of the group's two qh bytes (the top bit is
-// its shift's sign).
+// IQ1_M: point l's 3 high index bits are the low bits of nibble l of the group's two qh bytes
+// (the nibble's top bit is its shift's sign).
 BRISK_INLINE(BRISK_AVX2_TARGET) __m256i iq1_group(const BlockIQ1_M& b, int ib) {
   const unsigned qh = b.qh[2 * ib] | static_cast<unsigned>(b.qh[2 * ib + 1]) << 8;
   const uint8_t* qs = b.qs + 4 * ib;
@@ -87,16 +87,13 @@ void iq1_row256(const Args& a, int64_t r, int64_t t) {
   const Q8KLayout L(a.k);
   const B* w = reinterpret_cast<const B*>(a.w + r * a.w_stride);
   GridTokens<T> tok(a, t, L);
-  const int16_t* s8[T];
-  for (int j = 0; j < T; ++j)
-    s8[j] = reinterpret_cast<const int16_t*>(a.x + (t + j) * a.x_stride + L.s8_off);
   for (int64_t sb = 0; sb < L.nsb; ++sb) {
     const __m128i s = grid_scales(w[sb]);
     __m256i c[2];
     iq1_shift_coeffs(s, iq1_shift_bits(w[sb]), c);
     __m256i sum[T];
     for (int j = 0; j < T; ++j) {
-      const auto* x8 = reinterpret_cast<const __m256i*>(s8[j] + 32 * sb);
+      const auto* x8 = reinterpret_cast<const __m256i*>(tok.sums8(j, sb));
       sum[j] = grid_madd256(_mm256_madd_epi16(_mm256_loadu_si256(x8), c[0]),
                             _mm256_loadu_si256(x8 + 1), c[1]);
     }

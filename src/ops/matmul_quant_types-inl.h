@@ -475,15 +475,20 @@ template <int T>
 struct GridTokens {
   const int8_t* x[T];
   const float* dx[T];
+  const int16_t* s8[T];
   float acc[T] = {};
   GridTokens(const Args& a, int64_t t, const Q8KLayout& L) {
     for (int j = 0; j < T; ++j) {
-      x[j] = reinterpret_cast<const int8_t*>(a.x + (t + j) * a.x_stride);
-      dx[j] = reinterpret_cast<const float*>(a.x + (t + j) * a.x_stride + L.d_off);
+      const uint8_t* row = a.x + (t + j) * a.x_stride;
+      x[j] = reinterpret_cast<const int8_t*>(row);
+      dx[j] = reinterpret_cast<const float*>(row + L.d_off);
+      s8[j] = reinterpret_cast<const int16_t*>(row + L.s8_off);
     }
   }
   // Token j's values of super-block sb.
   const int8_t* block(int j, int64_t sb) const { return x[j] + sb * 256; }
+  // Token j's 32 sums of 8 values of super-block sb.
+  const int16_t* sums8(int j, int64_t sb) const { return s8[j] + sb * 32; }
   // Super-block sb's integer sums of the T tokens, its weights' factor dw.
   void steps(int64_t sb, const int32_t (&sums)[T], float dw) {
     for (int j = 0; j < T; ++j) acc[j] = grid_step(acc[j], sums[j], dw, dx[j][sb]);
