@@ -111,11 +111,33 @@ grammar::Constraint structured_outputs(const json& so) {
   return found[0];
 }
 
+// structured_outputs with options only ({"disable_any_whitespace": true}): they apply to the
+// constraint another field gives (response_format, guided_json, ...), as vLLM applies them.
+bool options_only(const json& so) {
+  if (!so.is_object()) return false;
+  for (const char* key : {"json", "regex", "choice", "grammar", "json_object"})
+    if (present(so, key)) return false;
+  return present(so, "disable_any_whitespace");
+}
+
 }  // namespace
 
-std::optional<RequestedConstraint> parse_constraint(const json& b) {
+std::optional<RequestedConstraint> parse_constraint(const json& body) {
   for (const char* key : {"guided_whitespace_pattern", "structural_tag"})
-    if (present(b, key)) bad_param(key, fmt::format("'{}' is not supported", key));
+    if (present(body, key)) bad_param(key, fmt::format("'{}' is not supported", key));
+  std::optional<bool> compact;
+  json b = body;
+  if (present(body, "structured_outputs") && options_only(body.at("structured_outputs"))) {
+    const json& v = body.at("structured_outputs").at("disable_any_whitespace");
+    if (!v.is_boolean())
+      bad_param("structured_outputs",
+                "'structured_outputs.disable_any_whitespace' must be true or false");
+    for (const auto& [k, x] : body.at("structured_outputs").items())
+      if (k != "disable_any_whitespace")
+        bad_param("structured_outputs", fmt::format("'structured_outputs.{}' is not supported", k));
+    compact = v.get<bool>();
+    b.erase("structured_outputs");
+  }
   std::vector<RequestedConstraint> found;
   auto add = [&](const char* key, auto&& make) {
     if (!present(b, key)) return;
@@ -144,7 +166,14 @@ std::optional<RequestedConstraint> parse_constraint(const json& b) {
   if (found.size() > 1)
     bad_param(found[1].param, fmt::format("'{}' and '{}' both constrain the output: give one",
                                           found[0].param, found[1].param));
-  if (found.empty()) return std::nullopt;
+  if (found.empty()) {
+    if (compact)
+      bad_param("structured_outputs",
+                "'structured_outputs.disable_any_whitespace' needs a constraint (response_format, "
+                "guided_json, ...) to apply to");
+    return std::nullopt;
+  }
+  if (compact) found[0].constraint.style.compact = *compact;
   return found[0];
 }
 
