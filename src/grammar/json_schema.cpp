@@ -78,8 +78,18 @@ class SchemaCompiler {
       error(path, fmt::format("compiling took longer than {} s (the limit)", o_.max_seconds));
   }
 
-  // A rule matching exactly the values s accepts, or -1 when it accepts none.
+  // A rule matching exactly the values s accepts, or -1 when it accepts none. A keyword whose
+  // value has the wrong JSON type anywhere below is reported at its schema's path (innermost
+  // first: an Error is not a json::exception, so outer levels let it pass).
   int32_t value(const ojson& s, const std::string& path, int depth) {
+    try {
+      return checked_value(s, path, depth);
+    } catch (const nlohmann::json::exception& e) {
+      error(path, fmt::format("a keyword has a value of the wrong type ({})", e.what()));
+    }
+  }
+
+  int32_t checked_value(const ojson& s, const std::string& path, int depth) {
     tick(depth, path);
     if (s.is_boolean()) return s.get<bool>() ? json_.value : -1;
     if (!s.is_object()) error(path, "a schema must be an object or a boolean");
@@ -105,7 +115,7 @@ class SchemaCompiler {
     return false;
   }
 
-  SchemaMerger merger() { return SchemaMerger(root_, draft_, o_.max_depth); }
+  SchemaMerger merger() { return SchemaMerger(root_, draft_, o_.max_depth, t0_ + o_.max_seconds); }
   const ojson& own(ojson s) {
     owned_.push_back(std::make_unique<ojson>(std::move(s)));
     return *owned_.back();
@@ -361,6 +371,8 @@ int32_t SchemaCompiler::object(const ojson& s, const std::string& path, int dept
   const size_t n_required = static_cast<size_t>(
       std::count_if(members.begin(), members.end(), [](const auto& m) { return m.second; }));
   const int32_t more = extra_members(s, names, path, depth);
+  for (const char* k : {"minProperties", "maxProperties"})
+    if (s.contains(k) && !s[k].is_number()) error(path, fmt::format("'{}' must be a number", k));
   if (s.contains("minProperties") && s["minProperties"].get<double>() > double(n_required))
     error(path, "'minProperties' beyond the required properties cannot be enforced");
   if (s.contains("maxProperties") &&
@@ -379,6 +391,8 @@ int32_t SchemaCompiler::extra_members(const ojson& s, const std::vector<std::str
     g_.add_alt(m, {Symbol::ref(key), Symbol::ref(json_.ws), Symbol::one(':'), Symbol::ref(json_.ws),
                    Symbol::ref(value)});
   };
+  if (s.contains("patternProperties") && !s["patternProperties"].is_object())
+    error(path, "'patternProperties' must be an object");
   if (s.contains("patternProperties") && !s["patternProperties"].empty()) {
     const ojson& pp = s["patternProperties"];
     if (!(extra.is_boolean() && !extra.get<bool>()))
@@ -447,6 +461,13 @@ int32_t SchemaCompiler::array(const ojson& s, const std::string& path, int depth
   std::vector<ojson> prefix;
   ojson rest = true;
   const bool tuple_items = s.contains("items") && s["items"].is_array();
+  auto is_schema = [](const ojson& v) { return v.is_object() || v.is_boolean(); };
+  if (s.contains("prefixItems") && !s["prefixItems"].is_array())
+    error(path, "'prefixItems' must be an array of schemas");
+  if (s.contains("items") && !is_schema(s["items"]) && !s["items"].is_array())
+    error(path, "'items' must be a schema or an array of schemas");
+  if (s.contains("additionalItems") && !is_schema(s["additionalItems"]))
+    error(path, "'additionalItems' must be a schema");
   if (s.contains("prefixItems") && draft_ >= 2020) {
     for (const ojson& x : s["prefixItems"]) prefix.push_back(x);
     if (s.contains("items")) rest = s["items"];
@@ -465,6 +486,8 @@ int32_t SchemaCompiler::array(const ojson& s, const std::string& path, int depth
   };
   const uint64_t min = count("minItems", 0);
   uint64_t max = count("maxItems", UINT64_MAX);
+  if (s.contains("uniqueItems") && !s["uniqueItems"].is_boolean())
+    error(path, "'uniqueItems' must be true or false");
   if (s.value("uniqueItems", false) && max > 1) error(path, "'uniqueItems' cannot be enforced");
   std::vector<int32_t> items;
   for (size_t i = 0; i < prefix.size() && i < max; ++i) {

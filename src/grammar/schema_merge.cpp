@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/clock.h"
 #include "core/error.h"
 
 namespace brisk::grammar {
@@ -152,7 +153,12 @@ NumericBounds numeric_bounds(const ojson& s, int draft, const std::string& path)
   };
   const std::optional<double> mn = num("minimum"), mx = num("maximum");
   if (draft <= 4) {
-    const bool emin = s.value("exclusiveMinimum", false), emax = s.value("exclusiveMaximum", false);
+    auto flag = [&](const char* k) {
+      if (!s.contains(k)) return false;
+      if (!s[k].is_boolean()) error(path, fmt::format("'{}' must be true or false (draft 4)", k));
+      return s[k].get<bool>();
+    };
+    const bool emin = flag("exclusiveMinimum"), emax = flag("exclusiveMaximum");
     if (mn) tighter(b.lo, *mn, emin, true);
     if (mx) tighter(b.hi, *mx, emax, false);
     return b;
@@ -188,7 +194,15 @@ ojson SchemaMerger::normalized(ojson s) const {
   return s;
 }
 
+void SchemaMerger::step(const std::string& path) {
+  if (--steps_left_ < 0)
+    error(path, "allOf and $ref expand into too many schemas to merge (the limit)");
+  if ((steps_left_ & 255) == 0 && now_seconds() > deadline_)
+    error(path, "merging allOf and $ref took longer than the compile time limit");
+}
+
 ojson SchemaMerger::flatten(const ojson& s, const std::string& path, int depth) {
+  step(path);
   if (depth > max_depth_)
     error(path, "allOf or $ref nests too deeply to merge (a recursive $ref under allOf?)");
   if (s.is_boolean()) return s.get<bool>() ? ojson::object() : ojson(false);
@@ -221,12 +235,34 @@ ojson SchemaMerger::merge_child(const ojson& a, const ojson& b, const std::strin
   return merge(flatten(a, path, depth + 1), flatten(b, path, depth + 1), path, depth + 1);
 }
 
+namespace {
+
+// A keyword's value checked for the shape merging reads it in; the error names the keyword.
+std::set<std::string> type_names(const ojson& v, const std::string& path) {
+  std::set<std::string> out;
+  for (const ojson& x : v.is_array() ? v : ojson::array({v})) {
+    if (!x.is_string()) error(path, "'type' must be a type name or a list of type names");
+    out.insert(x.get<std::string>());
+  }
+  return out;
+}
+
+double number_of(const ojson& v, const std::string& k, const std::string& path) {
+  if (!v.is_number()) error(path, fmt::format("'{}' must be a number", k));
+  return v.get<double>();
+}
+
+const ojson& array_of(const ojson& v, const std::string& k, const std::string& path) {
+  if (!v.is_array()) error(path, fmt::format("'{}' must be an array", k));
+  return v;
+}
+
+}  // namespace
+
 void SchemaMerger::merge_key(ojson& out, const std::string& k, const ojson& va, const ojson& vb,
                              const std::string& path, int depth) {
   if (k == "type") {
-    std::set<std::string> ta, tb;
-    for (const ojson& x : va.is_array() ? va : ojson::array({va})) ta.insert(x.get<std::string>());
-    for (const ojson& x : vb.is_array() ? vb : ojson::array({vb})) tb.insert(x.get<std::string>());
+    const std::set<std::string> ta = type_names(va, path), tb = type_names(vb, path);
     ojson both = ojson::array();
     for (const std::string& t : ta) {
       if (tb.count(t))
@@ -238,22 +274,27 @@ void SchemaMerger::merge_key(ojson& out, const std::string& k, const ojson& va, 
     }
     out[k] = both;
   } else if (k == "properties") {
+    if (!va.is_object() || !vb.is_object()) error(path, "'properties' must be an object");
+    ojson merged = va;
     for (const auto& [n, x] : vb.items())
-      out[k][n] =
-          out[k].contains(n) ? merge_child(out[k][n], x, path + "/properties/" + n, depth) : x;
+      merged[n] = va.contains(n) ? merge_child(va[n], x, path + "/properties/" + n, depth) : x;
+    out[k] = std::move(merged);
   } else if (k == "required") {
-    for (const ojson& n : vb)
-      if (std::find(out[k].begin(), out[k].end(), n) == out[k].end()) out[k].push_back(n);
+    ojson merged = array_of(va, k, path);
+    for (const ojson& n : array_of(vb, k, path))
+      if (std::find(merged.begin(), merged.end(), n) == merged.end()) merged.push_back(n);
+    out[k] = std::move(merged);
   } else if (k == "minimum" || k == "minLength" || k == "minItems" || k == "exclusiveMinimum" ||
              k == "minProperties") {
-    out[k] = va.get<double>() >= vb.get<double>() ? va : vb;
+    out[k] = number_of(va, k, path) >= number_of(vb, k, path) ? va : vb;
   } else if (k == "maximum" || k == "maxLength" || k == "maxItems" || k == "exclusiveMaximum" ||
              k == "maxProperties") {
-    out[k] = va.get<double>() <= vb.get<double>() ? va : vb;
+    out[k] = number_of(va, k, path) <= number_of(vb, k, path) ? va : vb;
   } else if (k == "enum") {
+    const ojson& eb = array_of(vb, k, path);
     ojson both = ojson::array();
-    for (const ojson& x : va)
-      if (std::find(vb.begin(), vb.end(), x) != vb.end()) both.push_back(x);
+    for (const ojson& x : array_of(va, k, path))
+      if (std::find(eb.begin(), eb.end(), x) != eb.end()) both.push_back(x);
     out[k] = both;
   } else if ((k == "items" && !va.is_array() && !vb.is_array()) || k == "additionalProperties") {
     out[k] = merge_child(va, vb, path + "/" + k, depth);
@@ -263,6 +304,7 @@ void SchemaMerger::merge_key(ojson& out, const std::string& k, const ojson& va, 
 }
 
 ojson SchemaMerger::merge(const ojson& a, const ojson& b, const std::string& path, int depth) {
+  step(path);
   if (depth > max_depth_) error(path, "allOf nests too deeply to merge");
   if (a.is_boolean() || b.is_boolean()) return ojson(false);  // flattened: false only
   ojson out = a;
@@ -280,11 +322,17 @@ ojson SchemaMerger::merge(const ojson& a, const ojson& b, const std::string& pat
     if (!side->contains("additionalProperties")) continue;
     if (other.contains("patternProperties") || side->contains("patternProperties"))
       error(path, "allOf mixing patternProperties and additionalProperties cannot be merged");
+    // Named copies: a range-for over items() of a temporary reads it after it is destroyed.
     const ojson mine = side->value("properties", ojson::object());
-    for (const auto& [n, x] : other.value("properties", ojson::object()).items())
-      if (!mine.contains(n))
-        out["properties"][n] = merge_child(out["properties"][n], (*side)["additionalProperties"],
-                                           path + "/properties/" + n, depth);
+    const ojson theirs = other.value("properties", ojson::object());
+    if (!mine.is_object() || !theirs.is_object()) error(path, "'properties' must be an object");
+    if (theirs.empty()) continue;
+    for (const auto& [n, x] : theirs.items()) {
+      if (mine.contains(n)) continue;
+      ojson judged = merge_child(out["properties"][n], (*side)["additionalProperties"],
+                                 path + "/properties/" + n, depth);
+      out["properties"][n] = std::move(judged);
+    }
   }
   return out;
 }
@@ -315,6 +363,20 @@ bool SchemaMerger::disjoint(const ojson& a, const ojson& b, const std::string& p
         disjoint(fx, fy, path))
       return true;
   }
+  // A property one side requires and the other forbids (closed by additionalProperties false, or
+  // declared as false).
+  auto forbids = [](const ojson& s, const ojson& props, const ojson& name) {
+    if (!name.is_string()) return false;
+    const std::string n = name.get<std::string>();
+    if (props.is_object() && props.contains(n)) return props[n] == ojson(false);
+    if (s.contains("patternProperties") && !s["patternProperties"].empty()) return false;
+    const ojson extra = s.value("additionalProperties", ojson(true));
+    return extra == ojson(false);
+  };
+  for (const ojson& n : ra)
+    if (forbids(b, pb, n)) return true;
+  for (const ojson& n : rb)
+    if (forbids(a, pa, n)) return true;
   return false;
 }
 

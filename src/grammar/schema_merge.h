@@ -4,6 +4,7 @@
 // $ref's siblings) into one schema, and telling whether oneOf's branches can never both match.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -27,8 +28,16 @@ NumericBounds numeric_bounds(const ojson& s, int draft, const std::string& path)
 
 class SchemaMerger {
  public:
-  SchemaMerger(const ojson& root, int draft, int max_depth)
-      : root_(root), draft_(draft), max_depth_(max_depth) {}
+  // deadline: the time (now_seconds()) past which a merge is refused; max_steps bounds the schemas
+  // flattened and merged, so that $refs shared under allOf at many levels (2^depth expansions)
+  // end in an error instead of a hang.
+  SchemaMerger(const ojson& root, int draft, int max_depth, double deadline = 1e300,
+               int64_t max_steps = 200000)
+      : root_(root),
+        draft_(draft),
+        max_depth_(max_depth),
+        deadline_(deadline),
+        steps_left_(max_steps) {}
   // s without $ref or allOf at its top: what they name merged in (false: nothing matches).
   ojson flatten(const ojson& s, const std::string& path, int depth = 0);
   // Both schemas' constraints at once.
@@ -43,10 +52,13 @@ class SchemaMerger {
                  const std::string& path, int depth);
   ojson normalized(ojson s) const;
   bool disjoint(const ojson& a, const ojson& b, const std::string& path);
+  void step(const std::string& path);
 
   const ojson& root_;
   int draft_;
   int max_depth_;
+  double deadline_;
+  int64_t steps_left_;
 };
 
 }  // namespace brisk::grammar

@@ -165,3 +165,46 @@ test('unenforceable schemas and bad constraints get a 400 naming the keyword or 
   const ok = await client.chat.completions.create({ messages, max_tokens: 50, ...rf({ enum: ['fine'] }) });
   assert.equal(JSON.parse(ok.choices[0].message.content), 'fine');
 });
+
+// Shapes that once killed the server (a parent type beside closed object branches read a freed
+// value in the merger), and hostile ones: each is answered (200 or a 400 naming the field), and
+// the server keeps serving everyone else.
+test('schemas that once crashed the server are answered, and the server keeps serving', async () => {
+  const rf = (schema) => ({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema } } });
+  const branch = (name) => ({ properties: { [name]: { type: 'string', maxLength: 5 } }, required: [name], additionalProperties: false });
+  const compiled = [
+    { type: 'object', oneOf: [branch('a'), branch('b')] },
+    { type: 'object', anyOf: [branch('a'), branch('b')] },
+    { type: 'object', required: ['a'], allOf: [branch('a'), { properties: { a: { maxLength: 3 } } }] },
+  ];
+  const outputs = [];
+  for (const schema of compiled) {
+    // Without whitespace (vLLM's option beside response_format), so the tiny model finishes.
+    const r = await postJson(srv.url, '/v1/chat/completions', {
+      messages, max_tokens: 100, temperature: 0, structured_outputs: { disable_any_whitespace: true }, ...rf(schema),
+    });
+    assert.equal(r.status, 200, r.text);
+    const text = r.json.choices[0].message.content;
+    assert.ok(!/\s/.test(text.replace(/"[^"]*"/g, '')), text);
+    if (r.json.choices[0].finish_reason === 'stop') outputs.push({ kind: 'json_schema', schema, text });
+  }
+  assert.ok(outputs.length >= 2, `only ${outputs.length} of 3 finished`);
+  validateOutputs(outputs);
+  const defs = {};
+  for (let i = 0; i < 40; ++i)
+    defs[`d${i}`] = { allOf: [{ $ref: `#/$defs/d${i + 1}` }, { $ref: `#/$defs/d${i + 1}` }], properties: { [`p${i}`]: { type: 'integer' } } };
+  defs.d40 = { type: 'object' };
+  const refused = [
+    { type: 'object', oneOf: [{ properties: 3, additionalProperties: false }, branch('b')] },
+    { type: 'object', anyOf: [{ required: 'a' }, branch('b')], required: ['b'] },
+    { allOf: [{ type: 3 }, { type: 'string' }] },
+    { $defs: defs, $ref: '#/$defs/d0', required: ['p0'] },
+  ];
+  for (const schema of refused) {
+    const r = await postJson(srv.url, '/v1/chat/completions', { messages, max_tokens: 5, ...rf(schema) });
+    assert.equal(r.status, 400, r.text);
+    assert.equal(r.json.error.param, 'response_format', r.text);
+  }
+  const ok = await client.chat.completions.create({ messages, max_tokens: 50, ...rf({ enum: ['fine'] }) });
+  assert.equal(JSON.parse(ok.choices[0].message.content), 'fine');
+});
