@@ -1,13 +1,15 @@
 // The fuzz targets without libFuzzer (any compiler; CI runs them in the sanitizer build): every
 // input of the given corpus folders once, then, for --seconds, random mutations of them (bit
-// flips, byte runs, dictionary words, splices of two inputs). No coverage guidance: the long
-// coverage-guided runs are scripts/fuzz.sh with clang. Each input is saved to --last before it
-// runs, so a crash leaves its reproducer behind.
+// flips, byte runs, dictionary words, splices of two inputs, and the target's own structure-aware
+// mutator where it has one, whose outputs join the corpus now and then so edits build on edits). No
+// coverage guidance: the long coverage-guided runs are scripts/fuzz.sh with clang. Each input is
+// saved to --last before it runs, so a crash leaves its reproducer behind.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -16,8 +18,34 @@
 #include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
+// A target's own structure-aware mutator, where it defines one (libFuzzer's hook).
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size,
+                                          unsigned int seed) __attribute__((weak));
 
 namespace {
+
+std::mt19937_64 g_rng(1);
+size_t pick(size_t n) {
+  return n ? static_cast<size_t>(g_rng() % n) : 0;
+}
+
+// The byte-level mutations: bit flips, random bytes, erased and inserted runs.
+void mutate_bytes(std::string& in) {
+  const size_t at = pick(in.size() + 1);
+  switch (pick(4)) {
+    case 0:
+      if (!in.empty()) in[pick(in.size())] ^= static_cast<char>(1u << pick(8));
+      break;
+    case 1:
+      if (!in.empty()) in[pick(in.size())] = static_cast<char>(g_rng());
+      break;
+    case 2:
+      in.erase(at, pick(16) + 1);
+      break;
+    default:
+      in.insert(at, pick(32) + 1, static_cast<char>(g_rng()));
+  }
+}
 
 std::string read(const std::filesystem::path& p) {
   std::ifstream f(p, std::ios::binary);
@@ -50,6 +78,15 @@ std::vector<std::string> read_dict(const std::string& path) {
 }
 
 }  // namespace
+
+// libFuzzer's LLVMFuzzerMutate for the targets' custom mutators to fall back on.
+extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size) {
+  std::string in(reinterpret_cast<const char*>(data), size);
+  mutate_bytes(in);
+  if (in.size() > max_size) in.resize(max_size);
+  std::memcpy(data, in.data(), in.size());
+  return in.size();
+}
 
 int main(int argc, char** argv) {
   double seconds = 0;
@@ -85,42 +122,44 @@ int main(int argc, char** argv) {
     run(corpus.back());
   }
   const auto words = dict.empty() ? std::vector<std::string>{} : read_dict(dict);
-  std::mt19937_64 rng(seed);
-  auto pick = [&](size_t n) { return n ? static_cast<size_t>(rng() % n) : 0; };
-  uint64_t execs = corpus.size();
+  g_rng.seed(seed);
+  const size_t seeds = corpus.size();
+  uint64_t execs = seeds;
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (!corpus.empty() && std::chrono::steady_clock::now() < end) {
     std::string in = corpus[pick(corpus.size())];
-    for (int m = 1 + static_cast<int>(pick(4)); m > 0; --m) {
-      const size_t at = pick(in.size() + 1);
-      switch (pick(6)) {
-        case 0:
-          if (!in.empty()) in[pick(in.size())] ^= static_cast<char>(1u << pick(8));
-          break;
-        case 1:
-          if (!in.empty()) in[pick(in.size())] = static_cast<char>(rng());
-          break;
-        case 2:
-          in.erase(at, pick(16) + 1);
-          break;
-        case 3:
-          in.insert(at, pick(32) + 1, static_cast<char>(rng()));
-          break;
-        case 4:
-          if (!words.empty()) in.insert(at, words[pick(words.size())]);
-          break;
-        default: {
-          const std::string& other = corpus[pick(corpus.size())];
-          const size_t from = pick(other.size() + 1);
-          in = in.substr(0, at) + other.substr(from, pick(other.size() - from + 1));
+    if (LLVMFuzzerCustomMutator && pick(4) != 0) {
+      // Room for the mutator to grow the input (64 KiB, or twice the input).
+      std::vector<uint8_t> buf(std::max<size_t>(in.size() * 2, 1 << 16));
+      std::memcpy(buf.data(), in.data(), in.size());
+      const size_t n = LLVMFuzzerCustomMutator(buf.data(), in.size(), buf.size(),
+                                               static_cast<unsigned>(g_rng()));
+      in.assign(reinterpret_cast<const char*>(buf.data()), n);
+    } else {
+      for (int m = 1 + static_cast<int>(pick(4)); m > 0; --m) {
+        const size_t at = pick(in.size() + 1);
+        switch (pick(6)) {
+          case 4:
+            if (!words.empty()) in.insert(at, words[pick(words.size())]);
+            break;
+          case 5: {
+            const std::string& other = corpus[pick(corpus.size())];
+            const size_t from = pick(other.size() + 1);
+            in = in.substr(0, at) + other.substr(from, pick(other.size() - from + 1));
+            break;
+          }
+          default:
+            mutate_bytes(in);
         }
       }
     }
+    if (LLVMFuzzerCustomMutator && pick(16) == 0 && corpus.size() < 4 * seeds + 1000)
+      corpus.push_back(in);  // mutations build on mutations
     run(in);
     ++execs;
   }
   std::printf("%s: %llu executions (%zu corpus inputs, %.0f s of mutations, seed %llu)\n", argv[0],
-              static_cast<unsigned long long>(execs), corpus.size(), seconds,
+              static_cast<unsigned long long>(execs), seeds, seconds,
               static_cast<unsigned long long>(seed));
   return 0;
 }
