@@ -11,7 +11,7 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   g++ cmake ninja-build pkg-config python3 clang clang-format \
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev \
   libcurl4-openssl-dev libpcre2-dev libutf8proc-dev libboost-dev ca-certificates curl \
-  json-schema-test-suite python3-jsonschema >/dev/null
+  json-schema-test-suite python3-jsonschema python3-jinja2 >/dev/null
 # Open MPI: the multi-process engine (mpirun brisk ...; a model split over ranks).
 $SUDO apt-get install -y -qq --no-install-recommends libopenmpi-dev openmpi-bin >/dev/null
 # The chat page's libraries (embedded at build time from their Debian paths) and the browser its

@@ -1,6 +1,8 @@
-// Chat templates rendered by brisk's Jinja interpreter against the reference renderer
-// (@huggingface/jinja): tests/chat/jinja/expected/*.json were written by render.mjs there,
-// for every template in templates/ and every conversation in conversations.json.
+// Chat templates rendered by brisk's Jinja interpreter against the reference renderers:
+// tests/chat/jinja/expected/*.json hold, for every template in templates/ and every conversation
+// in conversations.json, what Python's Jinja2 with transformers' settings renders
+// (render_jinja2.py; the model templates and snippets.json) or, for brisk's two templates of
+// JavaScript-style corners, what @huggingface/jinja renders (render.mjs).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -60,6 +62,28 @@ TEST(ChatTemplate, EveryTemplateMatchesTheReferenceRenderer) {
   }
   EXPECT_GE(compared, 13u * 12u);
   EXPECT_GT(errors, 0u);  // raise_exception paths are compared too
+}
+
+// One construct each (tests with and without parentheses, strings and undefined values in loops
+// and filters, dicts through list filters), as Python's Jinja2 renders them.
+TEST(Jinja, SnippetsMatchJinja2) {
+  const json snippets = json::parse(test::read_file(kDir + "snippets.json"));
+  const json expected = json::parse(test::read_file(kDir + "expected/snippets.json"));
+  ASSERT_EQ(snippets.size(), expected.size());
+  for (size_t i = 0; i < snippets.size(); ++i) {
+    const json& s = snippets[i];
+    const std::string name = s.at("name");
+    ASSERT_EQ(expected[i].at("name"), name);
+    const ChatTemplate t(s.at("template").get<std::string>());
+    try {
+      const std::string got = t.render(s.at("context"));
+      ASSERT_TRUE(expected[i].contains("output"))
+          << name << ": Jinja2 raised, brisk rendered " << got;
+      EXPECT_EQ(got, expected[i].at("output").get<std::string>()) << name;
+    } catch (const Error& e) {
+      EXPECT_TRUE(expected[i].contains("error")) << name << ": " << e.what();
+    }
+  }
 }
 
 // Clients send a call's arguments as a JSON string; templates iterate them as a mapping, so they

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <optional>
 #include <set>
 #include <span>
 #include <stdexcept>
@@ -95,7 +96,8 @@ std::string strftime_now(const std::string& fmt_s) {
   return out;
 }
 
-bool run_test(const std::string& name, const Value& v, const Value* arg) {
+// The tests that take no argument.
+std::optional<bool> plain_test(const std::string& name, const Value& v) {
   if (name == "boolean") return v.kind == K::Bool;
   if (name == "callable") return v.kind == K::Callable;
   if (name == "odd" || name == "even") {
@@ -115,8 +117,22 @@ bool run_test(const std::string& name, const Value& v, const Value* arg) {
   if (name == "upper") return v.is_string() && v.s == js_upper(v.s);
   if (name == "defined") return !v.is_undefined();
   if (name == "undefined") return v.is_undefined();
-  if (name == "equalto" || name == "eq") return arg && strict_equal(v, *arg);
-  err("Unknown test: " + name);
+  if (name == "float") return v.kind == K::Float;
+  // Only markup strings (which a chat template never has) are escaped.
+  if (name == "escaped") return false;
+  return std::nullopt;
+}
+
+// Python Jinja2's tests with one argument, each as the operator it names.
+const char* test_operator(const std::string& name) {
+  static const std::pair<const char*, const char*> kOps[] = {
+      {"eq", "=="}, {"equalto", "=="},    {"==", "=="},      {"ne", "!="},
+      {"!=", "!="}, {"lt", "<"},          {"lessthan", "<"}, {"<", "<"},
+      {"le", "<="}, {"<=", "<="},         {"gt", ">"},       {">", ">"},
+      {"ge", ">="}, {"greaterthan", ">"}, {">=", ">="},      {"in", "in"}};
+  for (const auto& [n, op] : kOps)
+    if (name == n) return op;
+  return nullptr;
 }
 
 Value attribute_path(const Value& item, const std::string& path) {
@@ -481,7 +497,9 @@ class Interp {
         return apply_filter(eval(n.a, env), *n.b, env);
       case Node::Kind::Test: {
         const Value v = eval(n.a, env);
-        const bool r = run_test(n.s, v, nullptr);
+        std::vector<Value> args;
+        for (const NodeP& a : n.list) args.push_back(eval(a, env));
+        const bool r = run_test(n.s, v, args);
         return Value::boolean(n.flag ? !r : r);
       }
       case Node::Kind::Select: {
@@ -536,6 +554,10 @@ class Interp {
       for (const auto& [k, _] : iterable.obj->items) keys.push_back(Value::string(k));
       iterable = Value::array(std::move(keys));
     }
+    // As Python's Jinja2 does: a string iterates over its characters (Llama 3.2 Vision's
+    // templates loop over a content that may be text), an undefined value over nothing.
+    if (iterable.is_string()) iterable = string_chars(iterable.s);
+    if (iterable.is_undefined()) iterable = Value::array();
     if (!iterable.is_array())
       err("Expected iterable or object type in for loop: got " + iterable.type_name());
     const Node& var = *n.a;
@@ -860,7 +882,54 @@ class Interp {
     const Value l = eval(n.a, env);
     if (op == "and") return l.truthy() ? eval(n.b, env) : l;
     if (op == "or") return l.truthy() ? l : eval(n.b, env);
-    const Value r = eval(n.b, env);
+    return operate(op, l, eval(n.b, env));
+  }
+
+  // `v is name(args)`: Python Jinja2's tests.
+  bool run_test(const std::string& name, const Value& v, std::span<const Value> args) {
+    if (std::optional<bool> r = plain_test(name, v)) return *r;
+    auto arg = [&]() -> const Value& {
+      if (args.empty()) err("the test '" + name + "' needs an argument");
+      return args[0];
+    };
+    if (const char* op = test_operator(name)) {
+      if (std::string(op) == "==") return strict_equal(v, arg());
+      if (std::string(op) == "!=") return !strict_equal(v, arg());
+      return operate(op, v, arg()).truthy();
+    }
+    if (name == "divisibleby") {
+      const Value& d = arg();
+      if (!v.is_number() || !d.is_number()) err("divisibleby needs numbers");
+      if (v.kind == K::Int && d.kind == K::Int) {
+        if (d.i == 0) err("divisibleby 0");
+        return d.i == -1 || v.i % d.i == 0;
+      }
+      if (d.as_double() == 0) err("divisibleby 0");
+      return std::fmod(v.as_double(), d.as_double()) == 0;
+    }
+    if (name == "sameas") {
+      const Value& o = arg();
+      if (v.kind != o.kind) return false;
+      if (v.is_array()) return v.arr == o.arr;
+      if (v.is_mapping()) return v.obj == o.obj;
+      if (v.kind == K::Callable) return v.fn == o.fn;
+      return strict_equal(v, o);
+    }
+    // `'trim' is filter`, `'odd' is test`: whether a filter or test of that name exists.
+    if (name == "test") {
+      static const std::set<std::string, std::less<>> kNames = {
+          "boolean", "callable", "defined", "divisibleby", "escaped",  "even",
+          "false",   "filter",   "float",   "integer",     "iterable", "lower",
+          "mapping", "none",     "number",  "odd",         "sameas",   "sequence",
+          "string",  "test",     "true",    "undefined",   "upper"};
+      return v.is_string() && (kNames.count(v.s) > 0 || test_operator(v.s));
+    }
+    if (name == "filter") return v.is_string() && filter_exists(v.s);
+    err("Unknown test: " + name);
+  }
+
+  // A binary operator on evaluated operands (the tests `in`, `lt`, ... apply these too).
+  Value operate(const std::string& op, const Value& l, const Value& r) {
     if (op == "==") return Value::boolean(loose_equal(l, r));
     if (op == "!=") return Value::boolean(!loose_equal(l, r));
     if (l.is_undefined() || r.is_undefined()) {
@@ -980,9 +1049,8 @@ class Interp {
     return nullptr;
   }
 
-  Value filter(const Value& v, const std::string& name, const Args& a, const EnvP& env) {
-    step();
-    const FilterCall c{name, a, env};
+  // The filters that take any value.
+  static std::span<const FilterEntry> any_filters() {
     static constexpr FilterEntry kAny[] = {
         {"safe", [](Interp&, const Value& x, const FilterCall&) { return x; }},
         {"tojson", &Interp::filter_tojson},
@@ -992,7 +1060,27 @@ class Interp {
         {"int", &Interp::filter_number},
         {"float", &Interp::filter_number},
     };
-    if (FilterFn f = find_filter(kAny, name)) return f(*this, v, c);
+    return kAny;
+  }
+
+  static bool filter_exists(const std::string& name) {
+    static const std::set<std::string, std::less<>> kOthers = {"abs",   "string", "items",
+                                                               "count", "bool",   "dictsort"};
+    return find_filter(any_filters(), name) || find_filter(array_filters(), name) ||
+           find_filter(string_filters(), name) || kOthers.count(name) > 0;
+  }
+
+  Value filter(const Value& v, const std::string& name, const Args& a, const EnvP& env) {
+    step();
+    const FilterCall c{name, a, env};
+    if (FilterFn f = find_filter(any_filters(), name)) return f(*this, v, c);
+    // Python's Undefined prints as "" and iterates as nothing: a string filter reads it as "",
+    // a list filter as [] (`tool.description | trim` on a tool without one renders "").
+    if (v.is_undefined()) {
+      if (name == "items") return Value::array();
+      if (FilterFn f = find_filter(string_filters(), name)) return f(*this, Value::string(""), c);
+      if (FilterFn f = find_filter(array_filters(), name)) return f(*this, Value::array(), c);
+    }
     if (v.is_array()) {
       if (FilterFn f = find_filter(array_filters(), name)) return f(*this, v, c);
       err("Unknown ArrayValue filter: " + name);
@@ -1015,6 +1103,12 @@ class Interp {
       if (name == "string") return Value::string(v.to_string(room()));
       const Value fn = builtin(v, name);
       if (fn.kind == K::Callable) return call(fn, a, env);
+      // A dict iterates over its keys in Python: `params | reject("in", handled) | list`.
+      if (FilterFn f = find_filter(array_filters(), name)) {
+        std::vector<Value> keys;
+        for (const auto& [k, _] : v.obj->items) keys.push_back(Value::string(k));
+        return f(*this, Value::array(std::move(keys)), c);
+      }
       err("Unknown ObjectValue filter: " + name);
     }
     if (v.kind == K::Bool) {
@@ -1063,7 +1157,7 @@ class Interp {
     } else if (v.is_array()) {
       in.step(static_cast<int64_t>(v.arr->size()));
       for (const Value& x : *v.arr) parts.push_back(js_string(x, in.room()));
-    } else {
+    } else if (!v.is_undefined()) {  // an undefined value joins as nothing, as in Jinja2
       err("Cannot apply filter \"join\" to type: " + v.type_name());
     }
     const Value* sep = c.a.get(0, "separator");
@@ -1128,8 +1222,12 @@ class Interp {
     return Value::array(std::move(out));
   }
 
+  static std::span<const Value> test_args(const Value* arg) {
+    return arg ? std::span<const Value>(arg, 1) : std::span<const Value>();
+  }
+
   // selectattr and rejectattr.
-  static Value filter_selectattr(Interp&, const Value& v, const FilterCall& c) {
+  static Value filter_selectattr(Interp& in, const Value& v, const FilterCall& c) {
     const bool select = c.name == "selectattr";
     for (const Value& x : *v.arr)
       if (!x.is_mapping()) err("`" + c.name + "` can only be applied to array of objects");
@@ -1142,20 +1240,20 @@ class Interp {
       const Value* field = x.obj->find(attr->s);
       bool r = false;
       if (field && !field->is_undefined())
-        r = test ? run_test(test->s, *field, arg) : field->truthy();
+        r = test ? in.run_test(test->s, *field, test_args(arg)) : field->truthy();
       if (r == select) out.push_back(x);
     }
     return Value::array(std::move(out));
   }
 
   // select and reject.
-  static Value filter_select(Interp&, const Value& v, const FilterCall& c) {
+  static Value filter_select(Interp& in, const Value& v, const FilterCall& c) {
     const bool select = c.name == "select";
     const Value* test = c.a.get(0, nullptr);
     const Value* arg = c.a.get(1, nullptr);
     std::vector<Value> out;
     for (const Value& x : *v.arr) {
-      const bool r = test ? run_test(test->s, x, arg) : x.truthy();
+      const bool r = test ? in.run_test(test->s, x, test_args(arg)) : x.truthy();
       if (r == select) out.push_back(x);
     }
     return Value::array(std::move(out));
@@ -1214,9 +1312,13 @@ class Interp {
   }
 
   static Value string_list(Interp& in, const Value& v, const FilterCall&) {
-    const auto cps = utf8_to_cpts(v.s);
-    in.step(static_cast<int64_t>(cps.size()));
-    in.charge(static_cast<int64_t>(cps.size() * sizeof(Value)));
+    return in.string_chars(v.s);
+  }
+  // A string's characters as a list, paid for first.
+  Value string_chars(const std::string& s) {
+    const auto cps = utf8_to_cpts(s);
+    step(static_cast<int64_t>(cps.size()));
+    charge(static_cast<int64_t>(cps.size() * sizeof(Value)));
     std::vector<Value> out;
     out.reserve(cps.size());
     for (uint32_t cp : cps) {

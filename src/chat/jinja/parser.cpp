@@ -688,9 +688,27 @@ class Parser {
       n->a = operand;
       n->flag = negate;
       n->s = name->s;
+      // Python Jinja2's forms: `x is divisibleby(3)`, and one argument without parentheses
+      // (`x is in seq`, `x is sameas none`, `x is ne 3`).
+      if (is(T::LParen)) {
+        Nest nest(*this);
+        n->list = args(false);
+      } else if (starts_test_argument()) {
+        Nest nest(*this);
+        n->list.push_back(member(primary()));
+      }
       operand = n;
     }
     return operand;
+  }
+  // What Jinja2 takes as the start of a test's one bare argument.
+  bool starts_test_argument() const {
+    if (cur_ >= t_.size()) return false;
+    const Tok& t = t_[cur_];
+    if (t.type == T::Num || t.type == T::Str || t.type == T::LBracket || t.type == T::LBrace)
+      return true;
+    return t.type == T::Ident && t.value != "else" && t.value != "or" && t.value != "and" &&
+           t.value != "is" && t.value != "if";
   }
   NodeP filter() {
     auto operand = unary_sign();

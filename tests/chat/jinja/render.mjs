@@ -1,6 +1,8 @@
-// Renders every template in templates/ for every conversation in conversations.json, with
-// add_generation_prompt true and false, using the reference renderer (@huggingface/jinja, what
+// Renders the templates whose templates.json entry has "reference": "huggingface" (brisk's own
+// templates of the interpreter's JavaScript-style corners) for every conversation in
+// conversations.json, with add_generation_prompt true and false, using @huggingface/jinja (what
 // transformers.js uses). Writes expected/<template>.json; the C++ tests compare byte for byte.
+// The model templates are rendered by Python's Jinja2 instead (render_jinja2.py).
 // Usage: cd tests/chat/jinja && npm install && node render.mjs
 import { Template } from "@huggingface/jinja";
 import fs from "node:fs";
@@ -11,13 +13,30 @@ const conversations = JSON.parse(fs.readFileSync("conversations.json", "utf8"));
 // Content given as a list of text parts reaches a "string" template joined by "\n" (as vLLM
 // does for templates that concatenate content); an "openai" template (one that loops over the
 // content) gets the list. templates.json says which each template is; brisk detects it.
+// A null content becomes "" and arguments sent as JSON text are parsed, as brisk's front door
+// (and vLLM) does.
 function forTemplate(messages, format) {
-  if (format === "openai") return messages;
-  return messages.map((m) =>
-    Array.isArray(m.content) ? { ...m, content: m.content.map((p) => p.text).join("\n") } : m);
+  return messages.map((m) => {
+    m = { ...m, content: m.content ?? "" };
+    if (format !== "openai" && Array.isArray(m.content))
+      m.content = m.content.map((p) => p.text).join("\n");
+    if (m.tool_calls)
+      m.tool_calls = m.tool_calls.map((c) => {
+        let args = c.function.arguments;
+        if (typeof args === "string") {
+          try {
+            const parsed = JSON.parse(args);
+            if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) args = parsed;
+          } catch {}
+        }
+        return { ...c, function: { ...c.function, arguments: args } };
+      });
+    return m;
+  });
 }
 fs.mkdirSync("expected", { recursive: true });
 for (const [name, info] of Object.entries(manifest)) {
+  if (info.reference !== "huggingface") continue;
   const source = fs.readFileSync(`templates/${name}.jinja`, "utf8");
   const template = new Template(source);
   const cases = [];
