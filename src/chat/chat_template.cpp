@@ -106,7 +106,47 @@ ChatTemplate::ChatTemplate(std::string source, std::string bos_token, std::strin
       bos_(std::move(bos_token)),
       eos_(std::move(eos_token)),
       program_(jinja::parse(source_)),
-      format_(detect_content_format(program_)) {}
+      format_(detect_content_format(program_)),
+      caps_(probe_caps()) {}
+
+TemplateCaps ChatTemplate::probe_caps() const {
+  // Whether the conversation renders with every marker text in the output.
+  auto renders = [&](const json& messages, std::initializer_list<const char*> markers) {
+    try {
+      const std::string out = apply(messages, false);
+      for (const char* m : markers)
+        if (out.find(m) == std::string::npos) return false;
+      return true;
+    } catch (const std::exception&) {
+      return false;
+    }
+  };
+  const json user = {{"role", "user"}, {"content", "probe-user"}};
+  const json call = {
+      {"role", "assistant"},
+      {"content", ""},
+      {"tool_calls",
+       {{{"id", "call_probe"},
+         {"type", "function"},
+         {"function", {{"name", "probe_function"}, {"arguments", "{\"probe\": 1}"}}}}}}};
+  const json result = {{"role", "tool"},
+                       {"tool_call_id", "call_probe"},
+                       {"name", "probe_function"},
+                       {"content", "probe-result"}};
+  TemplateCaps c;
+  c.system_role =
+      renders({{{"role", "system"}, {"content", "probe-system"}}, user}, {"probe-system"});
+  c.tool_calls = renders({user, call}, {"probe_function"});
+  c.tool_role = renders({user, call, result}, {"probe-result"});
+  json two = call;
+  two["tool_calls"].push_back(call["tool_calls"][0]);
+  two["tool_calls"][1]["id"] = "call_probe2";
+  two["tool_calls"][1]["function"]["name"] = "probe_second";
+  c.parallel_calls = !c.tool_calls || renders({user, two}, {"probe_function", "probe_second"});
+  c.consecutive_users = renders({user, {{"role", "user"}, {"content", "probe-again"}}},
+                                {"probe-user", "probe-again"});
+  return c;
+}
 
 ChatTemplate ChatTemplate::for_vocab(const Vocab& v) {
   if (v.chat_template.empty())

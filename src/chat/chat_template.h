@@ -17,6 +17,16 @@ struct Vocab;
 // Vision, Mistral 3) gets the parts as they were sent.
 enum class ContentFormat { String, OpenAI };
 
+// What a template can render, found by rendering small probe conversations once (as llama.cpp's
+// minja does): a template that raises on a role, or drops what it was given, lacks it.
+struct TemplateCaps {
+  bool system_role = true;        // a system message's text reaches the output
+  bool tool_role = true;          // a `tool` message's text reaches the output
+  bool tool_calls = true;         // an assistant's tool_calls (their names) reach the output
+  bool parallel_calls = true;     // an assistant turn with two calls renders (Llama 3.2: one)
+  bool consecutive_users = true;  // two user messages in a row render
+};
+
 class ChatTemplate {
  public:
   // Parses once; a syntax error names the line and column.
@@ -36,11 +46,15 @@ class ChatTemplate {
 
   const std::string& source() const { return source_; }
   ContentFormat content_format() const { return format_; }
+  const TemplateCaps& caps() const { return caps_; }
 
  private:
+  TemplateCaps probe_caps() const;
+
   std::string source_, bos_, eos_;
   jinja::Program program_;
   ContentFormat format_ = ContentFormat::String;
+  TemplateCaps caps_;
 };
 
 // The template's content format, from its syntax tree.

@@ -74,7 +74,9 @@ json check_messages(const json& messages) {
     const json* c = m.contains("content") ? &m.at("content") : nullptr;
     if (c == nullptr || c->is_null()) {
       if (role != "assistant") invalid("{}.content is required", where);
-      o["content"] = nullptr;
+      // The SDKs send a turn that only calls tools with null content, which most templates
+      // cannot print ("Cannot perform operation on null values"); vLLM renders it as "".
+      o["content"] = "";
     } else if (c->is_array()) {
       o["content"] = check_parts(*c, where);
     } else if (!c->is_string()) {

@@ -18,8 +18,9 @@ class InvalidMessages : public Error {
 
 // Checks roles and content (an empty list is a conversation too; the API refuses it itself) and
 // returns the messages with each content part reduced to its
-// {"type": "text", "text": ...}; content may be a string, a list of text parts, or null (an
-// assistant's turn that only calls tools). Other fields (tool_calls, name, ...) pass unchanged.
+// {"type": "text", "text": ...}; content may be a string, a list of text parts, or null or absent
+// in an assistant's turn that only calls tools (rendered as ""). Tool calls' arguments sent as
+// JSON text reach the template parsed; other fields (name, tool_call_id, ...) pass unchanged.
 nlohmann::ordered_json check_messages(const nlohmann::ordered_json& messages);
 
 }  // namespace brisk

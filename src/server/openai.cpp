@@ -323,11 +323,14 @@ std::string render_messages(const json& b, const PromptFormat& pf, bool add_gene
     extra = b.at("chat_template_kwargs");
   }
   const ChatTools tools = parse_tools(b);
+  const ChatTemplate& tmpl = pf.chat_template();
+  // A template without tools (the generic layout) has them described in the prompt.
   const bool describe = tools.active() && family == ToolFamily::GenericJson;
   if (tools.active() && !describe) extra["tools"] = tools.tools;
   try {
-    return pf.render_chat(describe ? describe_tools(messages, tools.tools) : messages,
-                          add_generation_prompt, extra);
+    return pf.render_chat(
+        fit_tools_to_template(messages, tmpl.caps(), describe ? describe_tools(tools.tools) : ""),
+        add_generation_prompt, extra);
   } catch (const InvalidMessages& e) {
     bad_param("messages", e.what());
   } catch (const Error& e) {
@@ -348,6 +351,7 @@ GenSpec parse_chat_request(const json& b, const PromptFormat& pf, int64_t max_mo
   if (tools.active()) {
     j.tool_family = rf.tools;
     j.tools = tools.tools;
+    j.legacy_functions = tools.legacy;
     if (j.base.constraint && tools.choice != "auto")
       bad_param("tool_choice", fmt::format("'tool_choice' {} cannot be combined with '{}'",
                                            tools.choice, j.constraint_param));
