@@ -57,6 +57,7 @@ struct GenSpec {
   ReasoningFamily reasoning = ReasoningFamily::None;
   bool in_reasoning = false;  // the prompt opened the reasoning block
   json tools = json::array();
+  bool legacy_functions = false;  // calls go back as function_call (the request used `functions`)
 };
 
 GenSpec parse_completion_request(const json& body, const PromptFormat& fmt, int64_t max_model_len);

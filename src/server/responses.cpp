@@ -184,13 +184,16 @@ json reply_choice(size_t index, const Reply& r, const std::vector<std::string>& 
               {"finish_reason", finish}};
 }
 
+json model_object(const std::string& model, int64_t max_model_len) {
+  return json{{"id", model},
+              {"object", "model"},
+              {"created", unix_time()},
+              {"owned_by", "brisk"},
+              {"max_model_len", max_model_len}};
+}
+
 json models_body(const std::string& model, int64_t max_model_len) {
-  return json{{"object", "list"},
-              {"data", json::array({{{"id", model},
-                                     {"object", "model"},
-                                     {"created", unix_time()},
-                                     {"owned_by", "brisk"},
-                                     {"max_model_len", max_model_len}}})}};
+  return json{{"object", "list"}, {"data", json::array({model_object(model, max_model_len)})}};
 }
 
 json completion_logprobs(const Tokenizer& tok, const std::vector<int32_t>& tokens,

@@ -63,7 +63,9 @@ std::vector<json> reply_chunks(const ResponseHead& h, int index, const ReplyDelt
 json reply_choice(size_t index, const Reply& r, const std::vector<std::string>& call_ids,
                   const json& logprobs, const char* finish);
 
-// GET /v1/models: the one model served (vLLM adds max_model_len).
+// GET /v1/models: the one model served (vLLM adds max_model_len); GET /v1/models/{id}: that
+// model's object alone.
+json model_object(const std::string& model, int64_t max_model_len);
 json models_body(const std::string& model, int64_t max_model_len);
 
 // One generated token's log-probabilities in the shape of each API.

@@ -5,6 +5,7 @@
 #include "core/clock.h"
 
 #include <boost/asio/post.hpp>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "server/openai.h"
 #include "server/props.h"
 #include "server/responses.h"
+#include "server/tools.h"
 #include "server/web_assets.h"
 
 namespace brisk::server {
@@ -35,6 +37,22 @@ void send_error(Exchange& ex, const ApiError& e, const Headers& extra = {}) {
 
 void send_json(Exchange& ex, const json& j) {
   ex.respond(http::status::ok, "application/json", dump(j));
+}
+
+// A path segment's %XX escapes decoded (a model id "org/name" arrives as "org%2Fname" from
+// clients that escape it); a malformed escape stays as it is.
+std::string percent_decode(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -239,8 +257,11 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
     const bool aborted = o.finish == FinishReason::Abort;
     const char* fin =
         last && !aborted ? reply_finish_reason(o.finish, !ch.reply->sent().calls.empty()) : nullptr;
-    for (const json& c : reply_chunks(head, index, d, ch.call_ids, lps, fin, spec.include_usage))
+    for (json& c : reply_chunks(head, index, d, ch.call_ids, lps, fin, spec.include_usage)) {
+      if (spec.legacy_functions)
+        for (json& choice : c["choices"]) to_legacy_function_call(choice);
       send_event(c);
+    }
   }
 
   void complete() {
@@ -292,6 +313,7 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
         for (size_t k = 0; k < r.calls.size(); ++k) ids.push_back(new_call_id(spec.tool_family));
         list.push_back(
             reply_choice(i, r, ids, lps, reply_finish_reason(ch.finish, !r.calls.empty())));
+        if (spec.legacy_functions) to_legacy_function_call(list.back());
       } else if (chat()) {
         list.push_back(choice_body(head, i, ch.text, lps, ch.finish));
       } else {
@@ -421,6 +443,7 @@ void Server::route(const std::shared_ptr<Exchange>& ex) {
       {"/v1/completions", http::verb::post, false},
       {"/v1/chat/completions", http::verb::post, false},
       {"/v1/models", http::verb::get, false},
+      {"/v1/models/{id}", http::verb::get, false},
       {"/tokenize", http::verb::post, false},
       {"/detokenize", http::verb::post, false},
       {"/health", http::verb::get, true},
@@ -436,9 +459,13 @@ void Server::route(const std::shared_ptr<Exchange>& ex) {
         ApiError(405, fmt::format("{} takes GET requests", target), "", "", "method_not_allowed"),
         {{"Allow", "GET"}});
   }
+  // One route for every model id (ids such as "org/name" hold slashes).
+  const std::string model_prefix = "/v1/models/";
+  const bool model_route = target.size() > model_prefix.size() && target.starts_with(model_prefix);
+  const std::string path = model_route ? "/v1/models/{id}" : target;
   const Route* route = nullptr;
   for (const auto& r : kRoutes)
-    if (target == r.path) route = &r;
+    if (path == r.path) route = &r;
   if (!route)
     throw ApiError(404, fmt::format("no route {} {}", std::string(req.method_string()), target), "",
                    "", "not_found");
@@ -465,6 +492,13 @@ void Server::route(const std::shared_ptr<Exchange>& ex) {
         *ex, props_body(engine_, c_.model_name, reply_format_, fmt_.uses_fallback_template()));
   if (target == "/v1/models")
     return send_json(*ex, models_body(c_.model_name, engine_.max_model_len()));
+  if (model_route) {
+    const std::string id = percent_decode(target.substr(model_prefix.size()));
+    if (id != c_.model_name)
+      throw ApiError(404, fmt::format("The model `{}` does not exist.", id), "model",
+                     "invalid_request_error", "model_not_found");
+    return send_json(*ex, model_object(c_.model_name, engine_.max_model_len()));
+  }
   if (draining_) throw ApiError(503, "the server is shutting down");
   if (target == "/tokenize") return tokenize(ex);
   if (target == "/detokenize") return detokenize(ex);

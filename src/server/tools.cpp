@@ -27,10 +27,39 @@ void check_tool(const json& t, size_t i) {
               fmt::format("'{}.function.strict' must be true or false", at));
 }
 
+// OpenAI's deprecated `functions` and `function_call` as `tools` and `tool_choice`.
+json legacy_as_tools(const json& b) {
+  if (present(b, "tools") || present(b, "tool_choice"))
+    bad_param("functions", "give either 'functions' / 'function_call' or 'tools' / 'tool_choice'");
+  json out = b;
+  if (present(b, "functions")) {
+    if (!b.at("functions").is_array()) bad_param("functions", "'functions' must be a list");
+    json tools = json::array();
+    for (const json& f : b.at("functions"))
+      tools.push_back({{"type", "function"}, {"function", f}});
+    out["tools"] = std::move(tools);
+  }
+  if (present(b, "function_call")) {
+    const json& fc = b.at("function_call");
+    if (fc.is_string())
+      out["tool_choice"] = fc;
+    else if (fc.is_object() && fc.contains("name"))
+      out["tool_choice"] = {{"type", "function"}, {"function", {{"name", fc["name"]}}}};
+    else
+      bad_param("function_call", "'function_call' must be none, auto or {\"name\": ...}");
+  }
+  out.erase("functions");
+  out.erase("function_call");
+  return out;
+}
+
 }  // namespace
 
-ChatTools parse_tools(const json& b) {
+ChatTools parse_tools(const json& body) {
+  const bool legacy = present(body, "functions") || present(body, "function_call");
+  const json b = legacy ? legacy_as_tools(body) : body;
   ChatTools t;
+  t.legacy = legacy;
   if (present(b, "tools")) {
     if (!b.at("tools").is_array()) bad_param("tools", "'tools' must be a list");
     if (b.at("tools").size() > kMaxTools)
@@ -66,7 +95,21 @@ ChatTools parse_tools(const json& b) {
       bad_param("parallel_tool_calls", "'parallel_tool_calls' must be true or false");
     t.parallel = b.at("parallel_tool_calls").get<bool>();
   }
+  // A named function is called once; the legacy fields knew one call per reply.
+  if (t.choice == "function" || t.legacy) t.parallel = false;
   return t;
+}
+
+void to_legacy_function_call(json& c) {
+  const char* key = c.contains("message") ? "message" : "delta";
+  if (c.contains(key) && c[key].contains("tool_calls")) {
+    json& m = c[key];
+    const json first = m["tool_calls"].empty() ? json::object() : m["tool_calls"][0];
+    m.erase("tool_calls");
+    if (first.contains("function")) m["function_call"] = first["function"];
+  }
+  if (c.contains("finish_reason") && c["finish_reason"] == "tool_calls")
+    c["finish_reason"] = "function_call";
 }
 
 }  // namespace brisk::server

@@ -13,12 +13,20 @@ struct ChatTools {
   std::string choice = "auto";  // none, auto, required, or function (then `function` names it)
   std::string function;
   bool parallel = true;
+  // The request used the legacy `functions` / `function_call` fields, mapped to tools and
+  // tool_choice: the reply is given back in their shape (message.function_call).
+  bool legacy = false;
   // Whether calls may come: tools were given and tool_choice is not none.
   bool active() const { return !tools.empty() && choice != "none"; }
 };
 
 // Throws ApiError 400 naming the field: tools[i].function.name missing, a tool_choice naming a
-// function that is not among the tools, ...
+// function that is not among the tools, ... A named tool_choice (or function_call) gives one
+// call, as OpenAI's and vLLM's do.
 ChatTools parse_tools(const json& body);
+
+// A reply choice (message.tool_calls) or stream chunk (delta.tool_calls) in the legacy shape:
+// the first call as function_call {name, arguments}, finish_reason "function_call".
+void to_legacy_function_call(json& choice_or_chunk);
 
 }  // namespace brisk::server
