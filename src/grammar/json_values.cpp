@@ -461,7 +461,9 @@ int32_t add_number(Grammar& g, std::optional<NumberBound> lo, std::optional<Numb
       "number");
 }
 
-int32_t add_string(Grammar& g, const StringSpec& s) {
+int32_t add_string(Grammar& g, const StringSpec& spec) {
+  StringSpec s = spec;
+  if (format_is_annotation(s.format)) s.format.clear();  // unknown formats constrain nothing
   if (s.max_length && *s.max_length < s.min_length) return -1;
   int32_t body;
   if (!s.pattern.empty() || !s.format.empty()) {

@@ -53,6 +53,20 @@ TEST(Formats, ValidAndInvalidValues) {
       {"uri",
        {"https://example.com/a?b=c#d", "urn:isbn:0451450523", "mailto:joe@example.com"},
        {"//example.com", "1http://x", "http://exa mple.com", "http://x/%zz"}},
+      {"iri",
+       {"https://例え.jp/パス?q=値", "urn:isbn:0451450523", "http://x/%41"},
+       {"例え.jp", "http://x y", "http://x/%zz", "http://x/<a>"}},
+      {"iri-reference", {"/パス/x", "https://例え.jp", "", "a#b"}, {"a b", "%g0", "a|b"}},
+      {"uri-template",
+       {"https://api.example.com/users/{id}{?fields,limit}", "{+path}/x", "{var:3}", "plain"},
+       {"{}", "{a b}", "{?}", "x}", "a b"}},
+      {"duration",
+       {"P1Y2M3DT4H5M6S", "PT0S", "P3W", "P1D", "PT1H30M", "P1M", "P1YT1S"},
+       {"P", "PT", "P1H", "1D", "P1W2D", "PT1D", "P1S", "P1.5D"}},
+      {"byte", {"", "aGVsbG8=", "aGk=", "YWJj", "+/+/"}, {"aGVsbG8", "a", "aGk==", "a=bc", "a b="}},
+      {"regex",
+       {"", "^[a-z]+$", "a|b", "(x(y)*)+", "\\d{3}-\\d{4}", ".*\\.svg", "(?:a|b)?c{2,}", "[^,]+"},
+       {"(", "a)", "[", "[]", "*a", "a**", "(((a)))", "\\q", "[z-a]", "a{3,2}"}},
   };
   for (const auto& c : cases) {
     const Grammar g = format_grammar(c.format);
@@ -73,6 +87,15 @@ TEST(Formats, EveryDayOfFourYears) {
             << year << "-" << month << "-" << day;
       }
   }
+}
+
+// Formats no JSON Schema draft defines are annotations, as the drafts say: they constrain
+// nothing. Those the drafts define but brisk cannot promise are refused by name.
+TEST(Formats, UndefinedFormatsAreAnnotations) {
+  for (const char* f : {"int32", "color", "path", "abc-draft-js_RawDraftContentState", "semver"})
+    EXPECT_TRUE(format_is_annotation(f)) << f;
+  for (const char* f : {"date", "regex", "idn-email", "idn-hostname", "byte", "duration"})
+    EXPECT_FALSE(format_is_annotation(f)) << f;
 }
 
 TEST(Formats, UnknownFormatsAreNamed) {
