@@ -1,9 +1,12 @@
 #include "grammar/json_schema.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "core/clock.h"
 #include "core/error.h"
@@ -314,6 +317,8 @@ class SchemaCompiler {
   int32_t extra_members(const ojson& s, const std::vector<std::string>& names,
                         const std::string& path, int depth);
   int32_t array(const ojson& s, const std::string& path, int depth);
+  std::optional<std::vector<ojson>> finite_values(const ojson& items, const std::string& path);
+  int32_t unique_items(const ojson& items, uint64_t min, uint64_t max, const std::string& path);
 
   Grammar& g_;
   const ojson& root_;
@@ -457,6 +462,80 @@ int32_t SchemaCompiler::object_members(const std::vector<std::pair<int32_t, bool
   return r;
 }
 
+// The values an items schema allows when they are few and known (enum, const, boolean, null),
+// else none.
+std::optional<std::vector<ojson>> SchemaCompiler::finite_values(const ojson& items,
+                                                                const std::string& path) {
+  if (!items.is_object()) return std::nullopt;
+  const ojson flat = merger().flatten(items, path);
+  if (!flat.is_object()) return std::nullopt;
+  for (const auto& [k, v] : flat.items())
+    if (k != "enum" && k != "const" && k != "type" && is_validation_keyword(k)) return std::nullopt;
+  const std::vector<std::string> types = type_set(flat, path);
+  std::vector<ojson> candidates;
+  if (flat.contains("enum") || flat.contains("const")) {
+    const ojson values = flat.contains("enum") ? flat["enum"] : ojson::array({flat["const"]});
+    if (!values.is_array()) error(path, "'enum' must be an array");
+    for (const ojson& v : values)
+      if (!flat.contains("const") || v == flat["const"]) candidates.push_back(v);
+  } else if (flat.contains("type")) {
+    for (const std::string& t : types) {
+      if (t == "boolean")
+        candidates.insert(candidates.end(), {ojson(false), ojson(true)});
+      else if (t == "null")
+        candidates.push_back(nullptr);
+      else
+        return std::nullopt;
+    }
+  } else {
+    return std::nullopt;
+  }
+  std::vector<ojson> out;
+  for (const ojson& v : candidates)
+    if (has_type(v, types) && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  return out;
+}
+
+// uniqueItems over items of a few known values: which values have been used is the state, so an
+// array of n values has 2^n rules (n at most 10), each taking any unused value next.
+int32_t SchemaCompiler::unique_items(const ojson& items, uint64_t min, uint64_t max,
+                                     const std::string& path) {
+  const auto values = finite_values(items, path);
+  if (!values)
+    error(path,
+          "'uniqueItems' cannot be enforced (only over items of a few known values: enum, "
+          "const, boolean)");
+  const size_t n = values->size();
+  constexpr size_t kMaxValues = 10;
+  if (n > kMaxValues)
+    error(path, fmt::format("'uniqueItems' over {} values cannot be enforced (at most {})", n,
+                            kMaxValues));
+  max = std::min<uint64_t>(max, n);
+  if (min > max) return -1;
+  std::vector<int32_t> literal(n);
+  for (size_t i = 0; i < n; ++i) literal[i] = add_literal(g_, (*values)[i], json_.ws);
+  const int32_t ws = json_.ws;
+  // Rule `used`: the rest of the array once the values in the bit set `used` are in it.
+  std::vector<int32_t> rule(size_t{1} << n);
+  for (size_t used = 0; used < rule.size(); ++used) rule[used] = g_.add_rule("unique-items");
+  for (size_t used = 0; used < rule.size(); ++used) {
+    const auto count = static_cast<uint64_t>(std::popcount(used));
+    if (count >= min) g_.add_alt(rule[used], {});
+    if (count >= max) continue;
+    for (size_t i = 0; i < n; ++i) {
+      if (used >> i & 1) continue;
+      Sequence next = used ? Sequence{Symbol::ref(ws), Symbol::one(','), Symbol::ref(ws)}
+                           : Sequence{Symbol::ref(ws)};
+      next.push_back(Symbol::ref(literal[i]));
+      next.push_back(Symbol::ref(rule[used | size_t{1} << i]));
+      g_.add_alt(rule[used], std::move(next));
+    }
+  }
+  const int32_t r = g_.add_rule("array");
+  g_.add_alt(r, {Symbol::one('['), Symbol::ref(rule[0]), Symbol::ref(ws), Symbol::one(']')});
+  return r;
+}
+
 int32_t SchemaCompiler::array(const ojson& s, const std::string& path, int depth) {
   std::vector<ojson> prefix;
   ojson rest = true;
@@ -488,7 +567,10 @@ int32_t SchemaCompiler::array(const ojson& s, const std::string& path, int depth
   uint64_t max = count("maxItems", UINT64_MAX);
   if (s.contains("uniqueItems") && !s["uniqueItems"].is_boolean())
     error(path, "'uniqueItems' must be true or false");
-  if (s.value("uniqueItems", false) && max > 1) error(path, "'uniqueItems' cannot be enforced");
+  if (s.value("uniqueItems", false) && max > 1) {
+    if (!prefix.empty()) error(path, "'uniqueItems' beside tuple items cannot be enforced");
+    return unique_items(rest, min, max, path);
+  }
   std::vector<int32_t> items;
   for (size_t i = 0; i < prefix.size() && i < max; ++i) {
     const int32_t v = value(prefix[i], fmt::format("{}/items/{}", path, i), depth + 1);
