@@ -231,25 +231,34 @@ bool needs_escape(uint32_t c) {
 
 // A set of code points as the JSON text of one of them: the raw ones as a class, the ones JSON
 // escapes as their escapes (\u00XX in either case).
-Symbol json_class(Grammar& g, const std::vector<CharRange>& ranges) {
-  std::vector<CharRange> raw;
+// A character class split for a JSON string: the characters written as themselves, and those
+// that must be escaped (controls, '"', '\\').
+struct JsonChars {
+  std::vector<CharRange> plain;
   std::vector<uint32_t> escaped;
+};
+
+JsonChars json_chars(const std::vector<CharRange>& ranges) {
+  JsonChars out;
+  std::vector<CharRange> raw;
   for (const CharRange& r : ranges) {
     for (uint32_t c = r.lo; c <= std::min<uint32_t>(r.hi, 0x5C); ++c)
-      if (needs_escape(c)) escaped.push_back(c);
+      if (needs_escape(c)) out.escaped.push_back(c);
     raw.push_back(r);
   }
   raw = complement(complement(raw));  // normalized
   std::vector<CharRange> specials = {{0, 0x1F}, {'"', '"'}, {'\\', '\\'}};
-  std::vector<CharRange> keep;
   for (const CharRange& r : complement(specials))
     for (const CharRange& x : raw) {
       const uint32_t lo = std::max(r.lo, x.lo), hi = std::min(r.hi, x.hi);
-      if (lo <= hi) keep.push_back({lo, hi});
+      if (lo <= hi) out.plain.push_back({lo, hi});
     }
-  if (escaped.empty()) return Symbol::chars(keep);
-  const int32_t rule = g.add_rule("json-char");
-  if (!keep.empty()) g.add_alt(rule, {Symbol::chars(keep)});
+  return out;
+}
+
+// One rule of the escape sequences of `escaped` (each hex digit in either case).
+int32_t escapes_rule(Grammar& g, const std::vector<uint32_t>& escaped) {
+  const int32_t rule = g.add_rule("json-escape");
   for (uint32_t c : escaped) {
     Sequence seq;
     const std::string t = char_text(c);
@@ -263,6 +272,15 @@ Symbol json_class(Grammar& g, const std::vector<CharRange>& ranges) {
     }
     g.add_alt(rule, std::move(seq));
   }
+  return rule;
+}
+
+Symbol json_class(Grammar& g, const std::vector<CharRange>& ranges) {
+  const JsonChars jc = json_chars(ranges);
+  if (jc.escaped.empty()) return Symbol::chars(jc.plain);
+  const int32_t rule = g.add_rule("json-char");
+  if (!jc.plain.empty()) g.add_alt(rule, {Symbol::chars(jc.plain)});
+  g.add_alt(rule, {Symbol::ref(escapes_rule(g, jc.escaped))});
   return Symbol::ref(rule);
 }
 
@@ -340,7 +358,10 @@ struct NameTrie {
   }
 };
 
-int32_t except_rule(Grammar& g, const NameTrie& t, int v, int32_t any) {
+// The escape rules are shared by every node that leaves the same characters escaped (nearly all
+// of them): one rule each instead of some 34 alternatives per node of a large trie.
+int32_t except_rule(Grammar& g, const NameTrie& t, int v, int32_t any,
+                    std::map<std::vector<uint32_t>, int32_t>& escapes) {
   const NameTrie::Node& n = t.nodes[size_t(v)];
   const int32_t r = g.add_rule("other-name");
   if (!n.terminal) g.add_alt(r, {});
@@ -348,11 +369,18 @@ int32_t except_rule(Grammar& g, const NameTrie& t, int v, int32_t any) {
   for (const auto& [c, kid] : n.kids) {
     Sequence seq;
     append_text(seq, char_text(c));
-    seq.push_back(Symbol::ref(except_rule(g, t, kid, any)));
+    seq.push_back(Symbol::ref(except_rule(g, t, kid, any, escapes)));
     g.add_alt(r, std::move(seq));
     taken.push_back({c, c});
   }
-  g.add_alt(r, {json_class(g, complement(Symbol::chars(taken).ranges)), Symbol::ref(any)});
+  const JsonChars other = json_chars(complement(Symbol::chars(taken).ranges));
+  if (!other.plain.empty()) g.add_alt(r, {Symbol::chars(other.plain), Symbol::ref(any)});
+  if (!other.escaped.empty()) {
+    auto it = escapes.find(other.escaped);
+    if (it == escapes.end())
+      it = escapes.emplace(other.escaped, escapes_rule(g, other.escaped)).first;
+    g.add_alt(r, {Symbol::ref(it->second), Symbol::ref(any)});
+  }
   return r;
 }
 
@@ -499,7 +527,9 @@ int32_t add_string_except(Grammar& g, const std::vector<std::string>& names) {
   g.add_alt(any, {json_class(g, {{0, 0x10FFFF}}), Symbol::ref(any)});
   g.add_alt(any, {});
   const int32_t r = g.add_rule("other-key");
-  g.add_alt(r, {Symbol::one('"'), Symbol::ref(except_rule(g, t, 0, any)), Symbol::one('"')});
+  std::map<std::vector<uint32_t>, int32_t> escapes;
+  g.add_alt(r,
+            {Symbol::one('"'), Symbol::ref(except_rule(g, t, 0, any, escapes)), Symbol::one('"')});
   return r;
 }
 
