@@ -195,6 +195,9 @@ void add_constraint_options(CLI::App& app, ConstraintArgs& c) {
   app.add_option("--json-whitespace", c.json_whitespace,
                  "Most whitespace characters allowed between JSON tokens (0: compact JSON)")
       ->check(CLI::Range(0, 1000));
+  app.add_flag("--json-oneof-as-anyof", c.oneof_as_anyof,
+               "Enforce a JSON Schema's oneOf as anyOf where its branches may overlap (refused "
+               "otherwise; a value may then match two branches)");
   app.add_option("--tools", c.tools,
                  "Tools the output may call: a JSON file of OpenAI's tools list; calls are "
                  "written in the chat template's family (see --tool-call-parser)");
@@ -282,6 +285,7 @@ std::optional<grammar::Constraint> Options::constraint_spec(
   grammar::Constraint out;
   out.style.max_whitespace = c.json_whitespace;
   out.style.compact = c.json_whitespace == 0;
+  out.oneof_as_anyof = c.oneof_as_anyof;
   if (c.json) out.kind = K::Json;
   if (!c.json_schema.empty()) {
     out.kind = K::JsonSchema;

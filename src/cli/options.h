@@ -50,6 +50,7 @@ struct ConstraintArgs {
   std::string grammar;  // a GBNF file
   std::string choice;   // A,B,...
   int json_whitespace = 20;
+  bool oneof_as_anyof = false;
   std::string tools;                 // a file of OpenAI's tools list
   std::string tool_choice = "auto";  // auto, required, or a function's name
   std::string tool_parser = "auto";  // the family's syntax: auto (the chat template's) or a name

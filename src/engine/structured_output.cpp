@@ -11,7 +11,7 @@ namespace {
 std::string constraint_key(const grammar::Constraint& c) {
   std::string k = grammar::kind_name(c.kind);
   k += '\0' + std::to_string(c.style.max_whitespace) + (c.style.compact ? "c" : "w") +
-       (c.special_text ? "s" : "") + '\0';
+       (c.oneof_as_anyof ? "a" : "") + (c.special_text ? "s" : "") + '\0';
   k += c.text;
   for (const std::string& s : c.choices) k += '\0' + std::to_string(s.size()) + ':' + s;
   return k;

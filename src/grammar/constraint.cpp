@@ -43,6 +43,7 @@ Grammar constraint_grammar(const Constraint& c) {
       }
       SchemaOptions o;
       o.style = c.style;
+      o.oneof_as_anyof = c.oneof_as_anyof;
       return json_schema_grammar(schema, o);
     }
     case Constraint::Kind::Regex:

@@ -20,6 +20,9 @@ struct Constraint {
   std::string text;                  // the schema (JSON text), the pattern or the GBNF
   std::vector<std::string> choices;  // Choice: the whole output is one of these
   JsonStyle style;                   // whitespace inside JSON
+  // JSON Schema: oneOf enforced as anyOf where its branches may overlap (the caller opted in, as
+  // other engines take oneOf; a value matching two branches is then possible).
+  bool oneof_as_anyof = false;
   std::function<Grammar()> builder;
   // The grammar's text may be spelled by special tokens whose text it is (a tool call's markers
   // are such tokens in some vocabularies); otherwise special tokens are never allowed.

@@ -6,12 +6,15 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "grammar/formats.h"
 #include "grammar/json_values.h"
 #include "grammar/schema_merge.h"
+#include "grammar/schema_negation.h"
 #include "grammar/stacks.h"
 
 namespace brisk::grammar {
@@ -100,14 +103,16 @@ class SchemaCompiler {
       return ref_rule(s["$ref"], path, depth);
     if (s.contains("$ref") || s.contains("allOf"))
       return value(own(merger().flatten(s, path)), path, depth + 1);
+    if (s.contains("not") || (s.contains("if") && (s.contains("then") || s.contains("else")))) {
+      SchemaMerger m = merger();
+      return value(own(without_negations(s, m, path)), path, depth + 1);
+    }
     for (const char* k :
-         {"not", "contains", "minContains", "maxContains", "propertyNames", "unevaluatedItems",
+         {"contains", "minContains", "maxContains", "propertyNames", "unevaluatedItems",
           "unevaluatedProperties", "$dynamicRef", "$recursiveRef", "dependentSchemas"})
       if (s.contains(k) &&
           !(s[k].is_object() && s[k].empty() && std::string(k) == "dependentSchemas"))
         error(path, fmt::format("'{}' cannot be enforced", k));
-    if (s.contains("if") && (s.contains("then") || s.contains("else")))
-      error(path, "'if' / 'then' / 'else' cannot be enforced");
     if (s.contains("anyOf") || s.contains("oneOf")) return alternatives(s, path, depth);
     return typed(s, path, depth);
   }
@@ -152,7 +157,7 @@ class SchemaCompiler {
       const std::string p = fmt::format("{}/{}/{}", path, key, i);
       parts.push_back(siblings ? &own(merger().merge_pair(base, branches[i], p)) : &branches[i]);
     }
-    if (key == "oneOf") merger().check_disjoint(parts, path);
+    if (key == "oneOf" && !o_.oneof_as_anyof) merger().check_disjoint(parts, path);
     const int32_t r = g_.add_rule(key);
     for (size_t i = 0; i < parts.size(); ++i) {
       const int32_t v = value(*parts[i], fmt::format("{}/{}/{}", path, key, i), depth + 1);
@@ -164,22 +169,63 @@ class SchemaCompiler {
   int32_t typed(const ojson& s, const std::string& path, int depth) {
     if (s.contains("enum") || s.contains("const")) return literals(s, path);
     const std::vector<std::string> types = type_set(s, path);
+    const Excluded ex = excluded(s, types, path);
     const int32_t r = g_.add_rule("value");
     for (const std::string& t : types) {
       int32_t v = -1;
-      if (t == "null") v = add_literal(g_, nullptr, json_.ws);
+      if (t == "null" && !ex.null) v = add_literal(g_, nullptr, json_.ws);
       if (t == "boolean") {
         v = g_.add_rule("boolean");
-        g_.add_alt(v, {Symbol::ref(add_literal(g_, true, json_.ws))});
-        g_.add_alt(v, {Symbol::ref(add_literal(g_, false, json_.ws))});
+        for (bool b : {true, false})
+          if (!ex.booleans.count(b)) g_.add_alt(v, {Symbol::ref(add_literal(g_, b, json_.ws))});
+        if (g_.rule(v).alts.empty()) v = -1;
       }
-      if (t == "string") v = string(s, path);
+      if (t == "string") v = ex.strings.empty() ? string(s, path) : string_except(s, ex, path);
       if (t == "number" || t == "integer") v = number(s, path, t == "integer");
       if (t == "object") v = object(s, path, depth);
       if (t == "array") v = array(s, path, depth);
       if (v >= 0) g_.add_alt(r, {Symbol::ref(v)});
     }
     return g_.rule(r).alts.empty() ? -1 : r;
+  }
+
+  // What a negated enum (kNotEnum) leaves out, by type; values it cannot leave out of a grammar
+  // (numbers, objects, arrays) are refused where their type is allowed.
+  struct Excluded {
+    bool null = false;
+    std::set<bool> booleans;
+    std::vector<std::string> strings;
+  };
+  static Excluded excluded(const ojson& s, const std::vector<std::string>& types,
+                           const std::string& path) {
+    Excluded ex;
+    if (!s.contains(kNotEnum)) return ex;
+    for (const ojson& v : s[kNotEnum]) {
+      if (v.is_null())
+        ex.null = true;
+      else if (v.is_boolean())
+        ex.booleans.insert(v.get<bool>());
+      else if (v.is_string())
+        ex.strings.push_back(v.get<std::string>());
+      else if (has_type(v, types))
+        fail(
+            "json_schema: at {}: 'not' over the value {} cannot be enforced (only over null, "
+            "booleans and strings)",
+            path, v.dump());
+    }
+    return ex;
+  }
+
+  int32_t string_except(const ojson& s, const Excluded& ex, const std::string& path) {
+    for (const char* k : {"pattern", "format", "minLength", "maxLength"})
+      if (s.contains(k) && !(std::string(k) == "format" &&
+                             format_is_annotation(s[k].is_string() ? s[k].get<std::string>() : "")))
+        error(path, fmt::format("'not' over strings beside '{}' cannot be enforced", k));
+    try {
+      return add_string_except(g_, ex.strings);
+    } catch (const Error& e) {
+      error(path, e.what());
+    }
   }
 
   // The types s allows: its `type` (integer dropped where number is there), else all.
@@ -204,8 +250,9 @@ class SchemaCompiler {
 
   int32_t literals(const ojson& s, const std::string& path) {
     for (const auto& [k, v] : s.items())
-      if (k != "enum" && k != "const" && k != "type" && is_validation_keyword(k))
+      if (k != "enum" && k != "const" && k != "type" && k != kNotEnum && is_validation_keyword(k))
         error(path, fmt::format("'{}' together with enum or const cannot be enforced", k));
+    const ojson excluded = s.value(kNotEnum, ojson::array());
     ojson values = s.contains("const") ? ojson::array({s["const"]}) : s["enum"];
     if (!values.is_array()) error(path, "'enum' must be an array");
     if (s.contains("const") && s.contains("enum")) {
@@ -218,7 +265,9 @@ class SchemaCompiler {
     const int32_t r = g_.add_rule("enum");
     std::vector<ojson> seen;
     for (const ojson& v : values) {
-      if (std::find(seen.begin(), seen.end(), v) != seen.end() || !has_type(v, types)) continue;
+      if (std::find(seen.begin(), seen.end(), v) != seen.end() || !has_type(v, types) ||
+          std::find(excluded.begin(), excluded.end(), v) != excluded.end())
+        continue;
       seen.push_back(v);
       g_.add_alt(r, {Symbol::ref(add_literal(g_, v, json_.ws))});
     }

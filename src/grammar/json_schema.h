@@ -21,6 +21,8 @@ struct SchemaOptions {
   int draft = 0;
   double max_seconds = 2.0;  // compiling longer than this is refused
   int max_depth = 64;        // nesting of schemas
+  // oneOf whose branches may overlap is enforced as anyOf instead of refused (Constraint's).
+  bool oneof_as_anyof = false;
 };
 
 // A rule of g matching the values `schema` accepts, whitespace around them included.

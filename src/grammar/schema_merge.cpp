@@ -6,6 +6,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "grammar/schema_negation.h"
 
 namespace brisk::grammar {
 namespace {
@@ -52,7 +53,8 @@ const std::set<std::string, std::less<>> kValidation = {"type",
                                                         "$recursiveRef",
                                                         "unevaluatedItems",
                                                         "unevaluatedProperties",
-                                                        "format"};
+                                                        "format",
+                                                        "\x01not-enum"};
 
 [[noreturn]] void error(const std::string& path, const std::string& what) {
   fail("json_schema: at {}: {}", path, what);
@@ -290,12 +292,28 @@ void SchemaMerger::merge_key(ojson& out, const std::string& k, const ojson& va, 
   } else if (k == "maximum" || k == "maxLength" || k == "maxItems" || k == "exclusiveMaximum" ||
              k == "maxProperties") {
     out[k] = number_of(va, k, path) <= number_of(vb, k, path) ? va : vb;
+  } else if (k == "\x01not-enum") {  // schema_negation.h's kNotEnum: none of either side's
+    ojson both = array_of(va, k, path);
+    for (const ojson& x : array_of(vb, k, path))
+      if (std::find(both.begin(), both.end(), x) == both.end()) both.push_back(x);
+    out[k] = both;
   } else if (k == "enum") {
     const ojson& eb = array_of(vb, k, path);
     ojson both = ojson::array();
     for (const ojson& x : array_of(va, k, path))
       if (std::find(eb.begin(), eb.end(), x) != eb.end()) both.push_back(x);
     out[k] = both;
+  } else if (k == "not") {  // neither a nor b: not (a or b)
+    out[k] = ojson{{"anyOf", {va, vb}}};
+  } else if (k == "anyOf") {  // a branch of each: the pairs (at most 64)
+    const ojson& x = array_of(va, k, path);
+    const ojson& y = array_of(vb, k, path);
+    if (x.size() * y.size() > 64)
+      error(path, "allOf with two anyOf (or conditionals) makes too many branches to enforce");
+    ojson pairs = ojson::array();
+    for (const ojson& i : x)
+      for (const ojson& j : y) pairs.push_back({{"allOf", {i, j}}});
+    out[k] = std::move(pairs);
   } else if ((k == "items" && !va.is_array() && !vb.is_array()) || k == "additionalProperties") {
     out[k] = merge_child(va, vb, path + "/" + k, depth);
   } else if (is_validation_keyword(k)) {
@@ -307,6 +325,11 @@ ojson SchemaMerger::merge(const ojson& a, const ojson& b, const std::string& pat
   step(path);
   if (depth > max_depth_) error(path, "allOf nests too deeply to merge");
   if (a.is_boolean() || b.is_boolean()) return ojson(false);  // flattened: false only
+  // Two conditionals (allOf: [{if, then}, {if, then}], common in real schemas): one of them
+  // becomes its anyOf of the two cases first, whose branches then pair with the other side's.
+  if (a.contains("if") && b.contains("if") && (b.contains("then") || b.contains("else")))
+    return merge(a, flatten(without_negations(b, *this, path, depth), path, depth + 1), path,
+                 depth + 1);
   ojson out = a;
   for (const auto& [k, vb] : b.items()) {
     if (!out.contains(k)) {
@@ -388,7 +411,8 @@ void SchemaMerger::check_disjoint(const std::vector<const ojson*>& branches,
     for (size_t j = i + 1; j < flat.size(); ++j)
       if (!disjoint(flat[i], flat[j], path))
         error(path, fmt::format("oneOf branches {} and {} may both match, which oneOf forbids and "
-                                "a grammar cannot enforce (anyOf can be)",
+                                "a grammar cannot enforce (anyOf can be; a request may opt into "
+                                "oneOf as anyOf)",
                                 i, j));
 }
 

@@ -45,6 +45,11 @@ class SchemaMerger {
   // Refuses oneOf branches unless no value can match two of them (then oneOf is anyOf).
   void check_disjoint(const std::vector<const ojson*>& branches, const std::string& path);
 
+  // How many rewrites of `not` / `if` are under way through this merger (schema_negation.h):
+  // a $ref back into one starts another, so the count bounds that recursion whatever path
+  // (merging, flattening) it takes.
+  int negations_open = 0;
+
  private:
   ojson merge(const ojson& a, const ojson& b, const std::string& path, int depth);
   ojson merge_child(const ojson& a, const ojson& b, const std::string& path, int depth);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <utility>
 #include <vector>
 
 namespace brisk::server {
@@ -77,7 +78,32 @@ std::optional<grammar::Constraint> response_format(const json& rf) {
   return schema(js.at("schema"), p + ".json_schema.schema");
 }
 
-// vLLM's structured_outputs: one of json, regex, choice, grammar, json_object.
+// The options a structured_outputs object may carry beside (or instead of) its constraint:
+// vLLM's disable_any_whitespace and brisk's oneof_as_anyof.
+struct OutputOptions {
+  std::optional<bool> compact, oneof_as_anyof;
+};
+
+OutputOptions output_options(const json& so) {
+  OutputOptions o;
+  const std::pair<const char*, std::optional<bool>*> fields[] = {
+      {"disable_any_whitespace", &o.compact}, {"oneof_as_anyof", &o.oneof_as_anyof}};
+  for (const auto& [key, field] : fields) {
+    if (!present(so, key)) continue;
+    if (!so.at(key).is_boolean())
+      bad_param("structured_outputs",
+                fmt::format("'structured_outputs.{}' must be true or false", key));
+    *field = so.at(key).get<bool>();
+  }
+  return o;
+}
+
+void apply(const OutputOptions& o, grammar::Constraint& c) {
+  if (o.compact) c.style.compact = *o.compact;
+  if (o.oneof_as_anyof) c.oneof_as_anyof = *o.oneof_as_anyof;
+}
+
+// vLLM's structured_outputs: one of json, regex, choice, grammar, json_object, and the options.
 grammar::Constraint structured_outputs(const json& so) {
   const std::string p = "structured_outputs";
   if (!so.is_object()) bad_param(p, "'structured_outputs' must be an object");
@@ -103,11 +129,7 @@ grammar::Constraint structured_outputs(const json& so) {
     bad_param(p,
               "'structured_outputs' must give exactly one of json, regex, choice, grammar, "
               "json_object");
-  if (present(so, "disable_any_whitespace")) {
-    if (!so.at("disable_any_whitespace").is_boolean())
-      bad_param(p, "'structured_outputs.disable_any_whitespace' must be true or false");
-    found[0].style.compact = so.at("disable_any_whitespace").get<bool>();
-  }
+  apply(output_options(so), found[0]);
   return found[0];
 }
 
@@ -117,7 +139,7 @@ bool options_only(const json& so) {
   if (!so.is_object()) return false;
   for (const char* key : {"json", "regex", "choice", "grammar", "json_object"})
     if (present(so, key)) return false;
-  return present(so, "disable_any_whitespace");
+  return present(so, "disable_any_whitespace") || present(so, "oneof_as_anyof");
 }
 
 }  // namespace
@@ -125,17 +147,13 @@ bool options_only(const json& so) {
 std::optional<RequestedConstraint> parse_constraint(const json& body) {
   for (const char* key : {"guided_whitespace_pattern", "structural_tag"})
     if (present(body, key)) bad_param(key, fmt::format("'{}' is not supported", key));
-  std::optional<bool> compact;
+  std::optional<OutputOptions> options;
   json b = body;
   if (present(body, "structured_outputs") && options_only(body.at("structured_outputs"))) {
-    const json& v = body.at("structured_outputs").at("disable_any_whitespace");
-    if (!v.is_boolean())
-      bad_param("structured_outputs",
-                "'structured_outputs.disable_any_whitespace' must be true or false");
     for (const auto& [k, x] : body.at("structured_outputs").items())
-      if (k != "disable_any_whitespace")
+      if (k != "disable_any_whitespace" && k != "oneof_as_anyof")
         bad_param("structured_outputs", fmt::format("'structured_outputs.{}' is not supported", k));
-    compact = v.get<bool>();
+    options = output_options(body.at("structured_outputs"));
     b.erase("structured_outputs");
   }
   std::vector<RequestedConstraint> found;
@@ -167,13 +185,13 @@ std::optional<RequestedConstraint> parse_constraint(const json& body) {
     bad_param(found[1].param, fmt::format("'{}' and '{}' both constrain the output: give one",
                                           found[0].param, found[1].param));
   if (found.empty()) {
-    if (compact)
+    if (options)
       bad_param("structured_outputs",
-                "'structured_outputs.disable_any_whitespace' needs a constraint (response_format, "
-                "guided_json, ...) to apply to");
+                "'structured_outputs' options need a constraint (response_format, guided_json, "
+                "...) to apply to");
     return std::nullopt;
   }
-  if (compact) found[0].constraint.style.compact = *compact;
+  if (options) apply(*options, found[0].constraint);
   return found[0];
 }
 

@@ -82,7 +82,7 @@ printf '{"type":"object","properties":{"n":{"type":"integer","minimum":1}},"requ
 printf '{"text": "{\\"n\\": 5}"}\n{"text": "{\\"n\\": 0}"}\n' >"$T/c.jsonl"
 "$BRISK" grammar -m "$V/llama3-hf/tokenizer.json" --json-schema "$T/s.json" --check "$T/c.jsonl" >"$T/g"
 check "grammar: verdicts and a summary" 'sed -n 1p "$T/g" | grep -q "\"accepted\":true" && sed -n 2p "$T/g" | grep -q "\"index\":1,\"accepted\":false,\"error_at\":6" && grep -q "mask_us_p99" "$T/g"'
-printf '{"not":{}}' >"$T/bad.json"
+printf '{"type":"string","not":{"pattern":"a"}}' >"$T/bad.json"
 "$BRISK" grammar -m "$V/llama3-hf/tokenizer.json" --json-schema "$T/bad.json" 2>"$T/e" >/dev/null
 rc=$?
 check "grammar: a refused schema exits 2 naming the keyword" '[ $rc -eq 2 ] && grep -q "'"'"'not'"'"'" "$T/e"'

@@ -276,7 +276,7 @@ TEST(StructuredOutput, RefusedConstraintsNameTheProblem) {
   r.constraint.emplace();
   r.constraint->kind = Kind::JsonSchema;
   const std::pair<const char*, const char*> bad[] = {
-      {R"({"type":"string","not":{"const":"a"}})", "not"},
+      {R"({"type":"string","not":{"pattern":"a"}})", "not"},
       {R"({"type":"array","uniqueItems":true})", "uniqueItems"},
       {R"({"$ref":"https://example.com/s.json"})", "$ref"},
       {R"({"type":"object")", "JSON"}};

@@ -185,6 +185,11 @@ TEST(SchemaHostile, SelfReferencesEndInAnErrorOrARecursiveRule) {
           R"({"$defs": {"a": {"allOf": [{"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"})",
           R"({"type": "object", "properties": {"x": {"$ref": "#"}}, "additionalProperties": false})",
           R"({"properties": {"x": {"$ref": "#"}}, "allOf": [{"properties": {"x": {"$ref": "#"}}}]})",
+          // Negations that reach themselves (the structure-aware fuzzer's first find).
+          R"({"$defs": {"d": {"not": {"$ref": "#"}}}, "allOf": [{"$ref": "#/$defs/d"}]})",
+          R"({"not": {"$ref": "#"}})",
+          R"({"if": {"$ref": "#"}, "then": {"type": "string"}})",
+          R"({"allOf": [{"if": {"$ref": "#"}, "then": {}}, {"if": {"$ref": "#"}, "else": {}}]})",
       })
     compiles(ojson::parse(text));
 }
