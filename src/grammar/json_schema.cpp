@@ -157,13 +157,98 @@ class SchemaCompiler {
       const std::string p = fmt::format("{}/{}/{}", path, key, i);
       parts.push_back(siblings ? &own(merger().merge_pair(base, branches[i], p)) : &branches[i]);
     }
-    if (key == "oneOf" && !o_.oneof_as_anyof) merger().check_disjoint(parts, path);
+    if (key == "oneOf" && !o_.oneof_as_anyof) {
+      try {
+        merger().check_disjoint(parts, path);
+      } catch (const Error&) {
+        // Branches that may overlap: each one without the others, where that is a schema.
+        const auto exclusive = exclusive_branches(parts, path, depth);
+        if (!exclusive) throw;
+        parts = *exclusive;
+      }
+    }
     const int32_t r = g_.add_rule(key);
     for (size_t i = 0; i < parts.size(); ++i) {
       const int32_t v = value(*parts[i], fmt::format("{}/{}/{}", path, key, i), depth + 1);
       if (v >= 0) g_.add_alt(r, {Symbol::ref(v)});
     }
     return g_.rule(r).alts.empty() ? -1 : r;
+  }
+
+  // oneOf [B1, ..., Bn] as anyOf [B1 and not the others, ...], when every branch's complement is a
+  // schema (schema_negation.h) or the branch is a list of values (then those that another branch
+  // accepts are dropped); nullopt otherwise.
+  std::optional<std::vector<const ojson*>> exclusive_branches(
+      const std::vector<const ojson*>& parts, const std::string& path, int depth) {
+    SchemaMerger m = merger();
+    std::vector<ojson> flat;
+    std::vector<std::optional<ojson>> negated;
+    for (const ojson* b : parts) {
+      flat.push_back(m.flatten(*b, path));
+      try {
+        negated.push_back(negate_schema(flat.back(), m, path));
+      } catch (const Error&) {
+        negated.push_back(std::nullopt);
+      }
+    }
+    auto is_values = [&](size_t i) {
+      return flat[i].is_object() && flat[i].contains("enum") && flat[i]["enum"].is_array();
+    };
+    std::vector<const ojson*> out;
+    for (size_t i = 0; i < flat.size(); ++i) {
+      if (is_values(i)) {
+        ojson kept = flat[i];
+        kept["enum"] = ojson::array();
+        for (const ojson& v : flat[i]["enum"]) {
+          // Decided by matching v's text, which is exact for scalars written one way only.
+          if (!(v.is_string() || v.is_boolean() || v.is_null() || v.is_number_integer()))
+            return std::nullopt;
+          bool elsewhere = false;
+          for (size_t j = 0; j < flat.size() && !elsewhere; ++j)
+            elsewhere = j != i && accepts_value(flat[j], v, path, depth);
+          if (!elsewhere) kept["enum"].push_back(v);
+        }
+        out.push_back(&own(std::move(kept)));
+        continue;
+      }
+      ojson all = ojson::array({flat[i]});
+      for (size_t j = 0; j < flat.size(); ++j) {
+        if (j == i) continue;
+        if (is_values(j)) {  // only the values of j that i also accepts are left out of i
+          ojson both = ojson::array();
+          for (const ojson& v : flat[j]["enum"])
+            if (accepts_value(flat[i], v, path, depth)) both.push_back(v);
+          if (!both.empty()) all.push_back({{kNotEnum, std::move(both)}});
+          continue;
+        }
+        if (!negated[j]) return std::nullopt;
+        all.push_back(*negated[j]);
+      }
+      out.push_back(&own(ojson{{"allOf", std::move(all)}}));
+    }
+    return out;
+  }
+
+  // Whether the schema s (of this document) accepts the value v, by matching v's text against s's
+  // grammar; false where s cannot be compiled.
+  bool accepts_value(const ojson& s, const ojson& v, const std::string& path, int depth) {
+    Grammar g;
+    try {
+      SchemaOptions o = o_;
+      o.style.compact = true;
+      SchemaCompiler sub(g, root_, o);
+      sub.t0_ = t0_;
+      const int32_t rule = sub.value(s, path, depth + 1);
+      if (rule < 0) return false;
+      g.set_root(rule);
+      const ByteGrammar bg = lower_to_bytes(g);
+      StackSets st(bg);
+      int32_t at = st.start();
+      for (char c : v.dump()) at = st.step(at, static_cast<uint8_t>(c));
+      return (st.flags(at) & StackSets::kAccept) != 0;
+    } catch (const Error&) {
+      return false;
+    }
   }
 
   int32_t typed(const ojson& s, const std::string& path, int depth) {

@@ -305,14 +305,26 @@ void SchemaMerger::merge_key(ojson& out, const std::string& k, const ojson& va, 
     out[k] = both;
   } else if (k == "not") {  // neither a nor b: not (a or b)
     out[k] = ojson{{"anyOf", {va, vb}}};
-  } else if (k == "anyOf") {  // a branch of each: the pairs (at most 64)
+  } else if (k == "anyOf") {  // a branch of each: the pairs no value can satisfy left out
     const ojson& x = array_of(va, k, path);
     const ojson& y = array_of(vb, k, path);
-    if (x.size() * y.size() > 64)
-      error(path, "allOf with two anyOf (or conditionals) makes too many branches to enforce");
     ojson pairs = ojson::array();
+    ojson rest = out;  // what the pair must also satisfy (a parent's required names, say)
+    rest.erase(k);
     for (const ojson& i : x)
-      for (const ojson& j : y) pairs.push_back({{"allOf", {i, j}}});
+      for (const ojson& j : y) {
+        ojson pair = {{"allOf", {i, j}}};
+        try {
+          if (unsatisfiable(flatten(ojson{{"allOf", {rest, i, j}}}, path, depth + 1), depth + 1))
+            continue;
+        } catch (const Error&) {
+          // Left for the compiler, which names what it cannot merge.
+        }
+        pairs.push_back(std::move(pair));
+        if (pairs.size() > 64)
+          error(path, "allOf with two anyOf (or conditionals) makes too many branches to enforce");
+      }
+    if (pairs.empty()) pairs.push_back(false);
     out[k] = std::move(pairs);
   } else if ((k == "items" && !va.is_array() && !vb.is_array()) || k == "additionalProperties") {
     out[k] = merge_child(va, vb, path + "/" + k, depth);
@@ -358,6 +370,24 @@ ojson SchemaMerger::merge(const ojson& a, const ojson& b, const std::string& pat
     }
   }
   return out;
+}
+
+bool SchemaMerger::unsatisfiable(const ojson& s, int depth) {
+  if (s.is_boolean()) return !s.get<bool>();
+  if (!s.is_object() || depth > max_depth_) return false;
+  for (const char* k : {"enum", "type"})
+    if (s.contains(k) && s[k].is_array() && s[k].empty()) return true;
+  // A required property no value satisfies (two discriminators that differ, say).
+  if (!s.contains("required") || !s["required"].is_array() || !s.contains("properties") ||
+      !s["properties"].is_object())
+    return false;
+  for (const ojson& n : s["required"]) {
+    if (!n.is_string() || !s["properties"].contains(n.get<std::string>())) continue;
+    const ojson& p = s["properties"][n.get<std::string>()];
+    if (p.is_boolean() ? !p.get<bool>() : unsatisfiable(flatten(p, "#", depth + 1), depth + 1))
+      return true;
+  }
+  return false;
 }
 
 bool SchemaMerger::disjoint(const ojson& a, const ojson& b, const std::string& path) {

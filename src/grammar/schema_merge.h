@@ -57,6 +57,9 @@ class SchemaMerger {
                  const std::string& path, int depth);
   ojson normalized(ojson s) const;
   bool disjoint(const ojson& a, const ojson& b, const std::string& path);
+  // Whether no value can satisfy a flattened schema: false, an empty enum or type list, or a
+  // required property that none satisfies (not complete: false means "may be satisfiable").
+  bool unsatisfiable(const ojson& s, int depth);
   void step(const std::string& path);
 
   const ojson& root_;

@@ -222,6 +222,15 @@ TEST(JsonSchema, NotAndIfThenElse) {
       {R"({"type": "string", "allOf": [{"not": {"const": "a"}}, {"not": {"const": "b"}}]})",
        {R"("c")"},
        {R"("a")", R"("b")"}},
+      // oneOf whose branches overlap: each branch without the others.
+      {R"({"type": "object", "properties": {"build": {"type": "string"}, "image": {"type": "string"}},
+           "oneOf": [{"required": ["build"]}, {"required": ["image"]}]})",
+       {R"({"build": "x"})", R"({"image": "y"})"},
+       {R"({})", R"({"build": "x", "image": "y"})"}},
+      {R"({"oneOf": [{"enum": ["HTTP", "HTTPS"]}, {"type": "string", "pattern": "^\\[.*\\]$"}]})",
+       {R"("HTTP")", R"("[y]")", R"("[x]")"},
+       {R"("ftp")"}},
+      {R"({"oneOf": [{"type": "string"}, {"enum": ["a", 1]}]})", {R"("b")", "1"}, {R"("a")", "2"}},
   };
   for (const auto& c : cases) {
     const Grammar g = json_schema_grammar(ojson::parse(c.schema));
