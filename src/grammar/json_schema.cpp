@@ -103,16 +103,16 @@ class SchemaCompiler {
       return ref_rule(s["$ref"], path, depth);
     if (s.contains("$ref") || s.contains("allOf"))
       return value(own(merger().flatten(s, path)), path, depth + 1);
+    for (const char* k : {"dependencies", "dependentRequired", "dependentSchemas"})
+      if (s.contains(k)) return value(own(without_dependencies(s, path)), path, depth + 1);
     if (s.contains("not") || (s.contains("if") && (s.contains("then") || s.contains("else")))) {
       SchemaMerger m = merger();
       return value(own(without_negations(s, m, path)), path, depth + 1);
     }
     for (const char* k :
          {"contains", "minContains", "maxContains", "propertyNames", "unevaluatedItems",
-          "unevaluatedProperties", "$dynamicRef", "$recursiveRef", "dependentSchemas"})
-      if (s.contains(k) &&
-          !(s[k].is_object() && s[k].empty() && std::string(k) == "dependentSchemas"))
-        error(path, fmt::format("'{}' cannot be enforced", k));
+          "unevaluatedProperties", "$dynamicRef", "$recursiveRef"})
+      if (s.contains(k)) error(path, fmt::format("'{}' cannot be enforced", k));
     if (s.contains("anyOf") || s.contains("oneOf")) return alternatives(s, path, depth);
     return typed(s, path, depth);
   }
@@ -471,9 +471,6 @@ int32_t SchemaCompiler::object(const ojson& s, const std::string& path, int dept
   const ojson required = s.value("required", ojson::array());
   if (!props.is_object()) error(path, "'properties' must be an object");
   if (!required.is_array()) error(path, "'required' must be an array");
-  for (const char* k : {"dependencies", "dependentRequired"})
-    if (s.contains(k) && !(s[k].is_object() && s[k].empty()))
-      error(path, fmt::format("'{}' cannot be enforced", k));
   auto is_required = [&](const std::string& n) {
     return std::find(required.begin(), required.end(), ojson(n)) != required.end();
   };

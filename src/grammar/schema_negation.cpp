@@ -152,6 +152,37 @@ ojson conjoin(const ojson& a, const ojson& b, const std::string& path) {
 
 }  // namespace
 
+ojson without_dependencies(const ojson& s, const std::string& path) {
+  ojson out = s;
+  ojson all = ojson::array();
+  for (const char* key : {"dependencies", "dependentRequired", "dependentSchemas"}) {
+    if (!s.contains(key)) continue;
+    out.erase(key);
+    const ojson& deps = s[key];
+    if (!deps.is_object()) error(path, fmt::format("'{}' must be an object", key));
+    for (const auto& [name, v] : deps.items()) {
+      ojson present;
+      if (v.is_array()) {  // names that must come with it
+        ojson required = ojson::array({name});
+        for (const ojson& n : v) {
+          if (!n.is_string()) error(path, fmt::format("'{}/{}' must list names", key, name));
+          required.push_back(n);
+        }
+        present = {{"required", std::move(required)}};
+      } else if (v.is_object() || v.is_boolean()) {  // a schema the object must then satisfy
+        // The name declared first, so it is generated before the schema's own properties.
+        present = {{"allOf", {ojson{{"required", {name}}, {"properties", {{name, true}}}}, v}}};
+      } else {
+        error(path, fmt::format("'{}/{}' must be a list of names or a schema", key, name));
+      }
+      all.push_back({{"anyOf", {ojson{{"properties", {{name, false}}}}, std::move(present)}}});
+    }
+  }
+  if (all.empty()) return out;
+  all.insert(all.begin(), std::move(out));
+  return ojson{{"allOf", std::move(all)}};
+}
+
 ojson without_negations(const ojson& s, SchemaMerger& m, const std::string& path, int depth) {
   struct Open {
     SchemaMerger& m;

@@ -23,6 +23,10 @@ inline constexpr const char* kNotEnum = "\x01not-enum";
 std::optional<ojson> negate_schema(const ojson& s, SchemaMerger& m, const std::string& path,
                                    int depth = 0);
 
+// s with its dependencies (draft 4-7's, and 2019-09's dependentRequired and dependentSchemas)
+// as conditions: each "if NAME is present, then ..." is anyOf [NAME absent, NAME present and ...].
+ojson without_dependencies(const ojson& s, const std::string& path);
+
 // s with its `not` and `if` / `then` / `else` rewritten: merged into s, or as anyOf branches.
 // Throws an Error naming the keyword where the complement cannot be enforced. depth: how many
 // negations enclose this one (a $ref back into a `not` would otherwise recurse without end).

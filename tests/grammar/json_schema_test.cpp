@@ -222,6 +222,13 @@ TEST(JsonSchema, NotAndIfThenElse) {
       {R"({"type": "string", "allOf": [{"not": {"const": "a"}}, {"not": {"const": "b"}}]})",
        {R"("c")"},
        {R"("a")", R"("b")"}},
+      // Dependencies: a name present brings others, or a schema, with it.
+      {R"({"type": "object", "properties": {"a": {}, "b": {}}, "dependentRequired": {"a": ["b"]}})",
+       {"{}", R"({"b": 1})", R"({"a": 1, "b": 2})"},
+       {R"({"a": 1})"}},
+      {R"({"type": "object", "dependencies": {"a": {"properties": {"n": {"type": "integer"}}, "required": ["n"]}}})",
+       {"{}", R"({"n": "x"})", R"({"a": 0, "n": 3})"},
+       {R"({"a": 0})", R"({"a": 0, "n": "x"})"}},
       // oneOf whose branches overlap: each branch without the others.
       {R"({"type": "object", "properties": {"build": {"type": "string"}, "image": {"type": "string"}},
            "oneOf": [{"required": ["build"]}, {"required": ["image"]}]})",
