@@ -448,6 +448,8 @@ class SchemaCompiler {
 
   int32_t object(const ojson& s, const std::string& path, int depth);
   int32_t object_members(const std::vector<std::pair<int32_t, bool>>& members, int32_t extra);
+  int32_t counted_members(const std::vector<std::pair<int32_t, bool>>& members, int32_t extra,
+                          uint64_t min, std::optional<uint64_t> max, const std::string& path);
   int32_t extra_members(const ojson& s, const std::vector<std::string>& names,
                         const std::string& path, int depth);
   int32_t array(const ojson& s, const std::string& path, int depth);
@@ -509,11 +511,17 @@ int32_t SchemaCompiler::object(const ojson& s, const std::string& path, int dept
   const int32_t more = extra_members(s, names, path, depth);
   for (const char* k : {"minProperties", "maxProperties"})
     if (s.contains(k) && !s[k].is_number()) error(path, fmt::format("'{}' must be a number", k));
-  if (s.contains("minProperties") && s["minProperties"].get<double>() > double(n_required))
-    error(path, "'minProperties' beyond the required properties cannot be enforced");
-  if (s.contains("maxProperties") &&
-      (more >= 0 || s["maxProperties"].get<double>() < double(members.size())))
-    error(path, "'maxProperties' cannot be enforced (unless every object satisfies it)");
+  auto count = [&](const char* k) -> std::optional<uint64_t> {
+    if (!s.contains(k)) return std::nullopt;
+    const double v = s[k].get<double>();
+    if (v < 0 || v != std::floor(v)) error(path, fmt::format("'{}' must be a count", k));
+    return static_cast<uint64_t>(std::min(v, 1e9));
+  };
+  const uint64_t min_props = count("minProperties").value_or(0);
+  const std::optional<uint64_t> max_props = count("maxProperties");
+  const bool min_binds = min_props > n_required;
+  const bool max_binds = max_props && (more >= 0 || *max_props < members.size());
+  if (min_binds || max_binds) return counted_members(members, more, min_props, max_props, path);
   return object_members(members, more);
 }
 
@@ -554,6 +562,66 @@ int32_t SchemaCompiler::extra_members(const ojson& s, const std::vector<std::str
     if (v >= 0) add(add_string_except(g_, names), v);
   }
   return g_.rule(m).alts.empty() ? -1 : m;
+}
+
+// object_members with the members counted, for minProperties and maxProperties: rule (i, c)
+// holds the members from declared member i on after c members, the count going as far as the
+// bound that matters (and staying there when there is no maximum).
+int32_t SchemaCompiler::counted_members(const std::vector<std::pair<int32_t, bool>>& members,
+                                        int32_t extra, uint64_t min, std::optional<uint64_t> max,
+                                        const std::string& path) {
+  constexpr uint64_t kMaxCount = 64;
+  const uint64_t top = max ? *max : min;  // counts above `top` are `top` (no maximum) or refused
+  if (top > kMaxCount)
+    error(path,
+          fmt::format("minProperties or maxProperties past {} cannot be enforced", kMaxCount));
+  if (max && *max < min) return -1;
+  const int32_t ws = json_.ws;
+  auto sep = [&](uint64_t c) {
+    return c == 0 ? Sequence{Symbol::ref(ws)}
+                  : Sequence{Symbol::ref(ws), Symbol::one(','), Symbol::ref(ws)};
+  };
+  auto next = [&](uint64_t c) { return max ? c + 1 : std::min(c + 1, top); };
+  const size_t n = members.size();
+  // A rule left without alternatives (no way on from there) is never referred to: -1.
+  auto alive = [&](int32_t rule) { return g_.rule(rule).alts.empty() ? -1 : rule; };
+  // tail[c]: the extra members after c members in all. A rule with no maximum loops on itself
+  // at the top count, so each is made before its alternatives.
+  std::vector<int32_t> tail(top + 1);
+  for (uint64_t c = top + 1; c-- > 0;) {
+    tail[c] = g_.add_rule("members");
+    if (c >= min) g_.add_alt(tail[c], {});
+  }
+  for (uint64_t c = top + 1; c-- > 0;) {
+    if (extra < 0 || (max && c >= *max)) continue;
+    Sequence more = sep(c);
+    more.push_back(Symbol::ref(extra));
+    more.push_back(Symbol::ref(tail[next(c)]));
+    if (next(c) == c || !g_.rule(tail[next(c)]).alts.empty()) g_.add_alt(tail[c], std::move(more));
+  }
+  std::vector<int32_t> decl(top + 1);
+  for (uint64_t c = 0; c <= top; ++c) decl[c] = alive(tail[c]);
+  // decl[c] for member i, built from the last member back.
+  for (size_t i = n; i-- > 0;) {
+    const auto [m, required] = members[i];
+    std::vector<int32_t> here(top + 1);
+    for (uint64_t c = 0; c <= top; ++c) {
+      here[c] = g_.add_rule("members");
+      if ((!max || c < *max) && decl[next(c)] >= 0) {
+        Sequence take = sep(c);
+        take.push_back(Symbol::ref(m));
+        take.push_back(Symbol::ref(decl[next(c)]));
+        g_.add_alt(here[c], std::move(take));
+      }
+      if (!required && decl[c] >= 0) g_.add_alt(here[c], {Symbol::ref(decl[c])});
+      here[c] = alive(here[c]);
+    }
+    decl = std::move(here);
+  }
+  if (decl[0] < 0) return -1;
+  const int32_t r = g_.add_rule("object");
+  g_.add_alt(r, {Symbol::one('{'), Symbol::ref(decl[0]), Symbol::ref(ws), Symbol::one('}')});
+  return r;
 }
 
 // "{" then the declared members in order (the optional ones may be left out), then any number of

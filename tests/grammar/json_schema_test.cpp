@@ -229,6 +229,16 @@ TEST(JsonSchema, NotAndIfThenElse) {
       {R"({"type": "object", "dependencies": {"a": {"properties": {"n": {"type": "integer"}}, "required": ["n"]}}})",
        {"{}", R"({"n": "x"})", R"({"a": 0, "n": 3})"},
        {R"({"a": 0})", R"({"a": 0, "n": "x"})"}},
+      // minProperties and maxProperties: the members counted.
+      {R"({"type": "object", "properties": {"a": {}, "b": {}}, "minProperties": 1, "maxProperties": 2})",
+       {R"({"a": 1})", R"({"b": 1})", R"({"a": 1, "b": 2})", R"({"x": 1})", R"({"a": 1, "x": 1})"},
+       {"{}", R"({"a": 1, "b": 2, "x": 3})", R"({"x": 1, "y": 2, "z": 3})"}},
+      {R"({"type": "object", "required": ["a"], "properties": {"a": {}}, "maxProperties": 1})",
+       {R"({"a": 1})"},
+       {"{}", R"({"a": 1, "x": 2})"}},
+      {R"({"type": "object", "minProperties": 2})",
+       {R"({"a": 1, "b": 2})", R"({"a": 1, "b": 2, "c": 3})"},
+       {"{}", R"({"a": 1})"}},
       // oneOf whose branches overlap: each branch without the others.
       {R"({"type": "object", "properties": {"build": {"type": "string"}, "image": {"type": "string"}},
            "oneOf": [{"required": ["build"]}, {"required": ["image"]}]})",
