@@ -4,7 +4,10 @@
 # with its dictionary, and prints how many inputs each ran and how many new ones it kept.
 # A crash leaves its input in build-fuzz/crashes/; add it to fuzz/corpus/<target>/ (the tests
 # replay that folder) together with a unit test, then fix it.
+# json_schema also starts from the official test suite's files (Debian's json-schema-test-suite)
+# and, where SCHEMASTORE names a checkout of github:SchemaStore/schemastore, its schemas.
 #   ./scripts/fuzz.sh [SECONDS] [TARGET...]     e.g. ./scripts/fuzz.sh 600 jinja gguf
+#   SCHEMASTORE=~/schemastore ./scripts/fuzz.sh 1800 json_schema
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-60}
@@ -20,6 +23,13 @@ JOBS=$(nproc)
 run_one() {
   local t=$1 work=build-fuzz/work/$1
   rm -rf "$work" && mkdir -p "$work" && cp fuzz/corpus/"$t"/* "$work"/
+  if [ "$t" = json_schema ]; then
+    local d
+    for d in /usr/share/json-schema-test-suite/tests/draft{4,6,7}; do
+      [ -d "$d" ] && for f in "$d"/*.json; do cp "$f" "$work/suite-$(basename "$d")-$(basename "$f")"; done
+    done
+    [ -n "${SCHEMASTORE:-}" ] && cp "$SCHEMASTORE"/src/schemas/json/*.json "$work"/
+  fi
   local before; before=$(ls "$work" | wc -l)
   # -rss_limit_mb / -malloc_limit_mb: an input that makes brisk allocate over 2 GiB is a finding.
   build-fuzz/fuzz/fuzz_"$t" "$work" -dict=fuzz/dict/"$t".dict -max_total_time="$SECONDS_EACH" \
@@ -32,7 +42,7 @@ run_one() {
   echo "$t $execs $new $crashes" >build-fuzz/logs/"$t".summary
 }
 export -f run_one
-export SECONDS_EACH
+export SECONDS_EACH SCHEMASTORE
 printf '%s\n' $TARGETS | xargs -P "$JOBS" -I{} bash -c 'run_one {}'
 printf '%-14s %14s %12s %9s\n' target executions new-inputs crashes
 total=0; bad=0
