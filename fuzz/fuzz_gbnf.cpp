@@ -1,7 +1,9 @@
 // A GBNF grammar from anywhere, parsed under the default limits: every failure must be a
 // brisk::Error, within bounded time and memory; a grammar that parses prints back as GBNF that
-// parses again to as many rules, and is matched token by token (grammar_walk.h).
+// parses again to as many rules, and is matched token by token (grammar_walk.h). Mutations are
+// syntax-aware (text_mutator.h): rules, references, repetitions and recursion.
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <string_view>
 
@@ -9,6 +11,9 @@
 #include "fuzz_util.h"
 #include "grammar/grammar.h"
 #include "grammar_walk.h"
+#include "text_mutator.h"
+
+extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace brisk;
@@ -30,4 +35,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const Error&) {
   }
   return 0;
+}
+
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size,
+                                          unsigned int seed) {
+  if (seed % 8 == 0) return LLVMFuzzerMutate(data, size, max_size);
+  std::string text(reinterpret_cast<const char*>(data), size);
+  brisk::fuzz::TextMutator(seed).mutate_gbnf(text);
+  if (text.size() > max_size) text.resize(max_size);
+  std::memcpy(data, text.data(), text.size());
+  return text.size();
 }

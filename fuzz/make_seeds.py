@@ -163,6 +163,14 @@ def main():
     put("gbnf", "nested.txt", 'root ::= value\nvalue ::= "[" ws (value ws ("," ws value ws)*)? "]" | [0-9]+\n'
         'ws ::= [ \\t\\n]*\n')
     put("gbnf", "leftrec.txt", 'root ::= x "a"\nx ::= "" | root\n')
+    regexes = {
+        "identifier": r"^[a-z][a-z0-9_-]{2,31}$", "phone": r"(\d{3})-(\d{4})|\+?[0-9 ]{7,15}",
+        "url": r"^(https?|ftp)://[^\s/$.?#].[^\s]*$",
+        "base64": r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?",
+        "names": r"^\p{Lu}\p{Ll}+( \p{Lu}\p{Ll}+)*$", "nfa": r"(a|b)*abb(a|b){0,3}",
+        "escapes": r'[^"\\]*(\\.[^"\\]*)*', "unicode": r"^\u00e9t\u00e9|\u{1F600}+$"}
+    for name, re_text in regexes.items():
+        put("regex", name + ".txt", re_text)
 
 
 if __name__ == "__main__":

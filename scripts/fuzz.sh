@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-60}
 shift || true
-TARGETS=${*:-gguf safetensors llama2c hf_tokenizer tokenize jinja openai gbnf json_schema reply imatrix}
+TARGETS=${*:-gguf safetensors llama2c hf_tokenizer tokenize jinja openai gbnf json_schema regex reply imatrix}
 command -v clang++ >/dev/null || { echo "error: clang++ is missing (apt-get install clang)" >&2; exit 1; }
 CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DBRISK_FUZZ=ON -DBRISK_BUILD_TESTS=OFF \
