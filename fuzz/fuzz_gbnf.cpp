@@ -3,7 +3,6 @@
 // parses again to as many rules, and is matched token by token (grammar_walk.h). Mutations are
 // syntax-aware (text_mutator.h): rules, references, repetitions and recursion.
 #include <cstdlib>
-#include <cstring>
 #include <optional>
 #include <string_view>
 
@@ -12,8 +11,6 @@
 #include "grammar/grammar.h"
 #include "grammar_walk.h"
 #include "text_mutator.h"
-
-extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace brisk;
@@ -39,10 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
 extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size,
                                           unsigned int seed) {
-  if (seed % 8 == 0) return LLVMFuzzerMutate(data, size, max_size);
-  std::string text(reinterpret_cast<const char*>(data), size);
-  brisk::fuzz::TextMutator(seed).mutate_gbnf(text);
-  if (text.size() > max_size) text.resize(max_size);
-  std::memcpy(data, text.data(), text.size());
-  return text.size();
+  return brisk::fuzz::mutate_text(data, size, max_size, seed, [](std::string& t, unsigned int s) {
+    brisk::fuzz::TextMutator(s).mutate_gbnf(t);
+  });
 }

@@ -2,7 +2,6 @@
 // ways brisk uses it, as the whole output and as a pattern found anywhere in a string: every
 // failure must be a brisk::Error, within bounded time and memory; what compiles is matched token by
 // token (grammar_walk.h). Mutations are syntax-aware (text_mutator.h).
-#include <cstring>
 #include <optional>
 #include <string_view>
 
@@ -10,8 +9,6 @@
 #include "grammar/grammar.h"
 #include "grammar_walk.h"
 #include "text_mutator.h"
-
-extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace brisk;
@@ -39,10 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
 extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size,
                                           unsigned int seed) {
-  if (seed % 8 == 0) return LLVMFuzzerMutate(data, size, max_size);
-  std::string re(reinterpret_cast<const char*>(data), size);
-  brisk::fuzz::TextMutator(seed).mutate_regex(re);
-  if (re.size() > max_size) re.resize(max_size);
-  std::memcpy(data, re.data(), re.size());
-  return re.size();
+  return brisk::fuzz::mutate_text(data, size, max_size, seed, [](std::string& t, unsigned int s) {
+    brisk::fuzz::TextMutator(s).mutate_regex(t);
+  });
 }

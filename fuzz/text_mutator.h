@@ -6,11 +6,27 @@
 #pragma once
 
 #include <cctype>
+#include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
+extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
+
 namespace brisk::fuzz {
+
+// libFuzzer's custom-mutator hook over a text: one time in eight its own byte-level mutation, else
+// `edit` (a TextMutator method) on the text, cut to max_size.
+template <typename Edit>
+size_t mutate_text(uint8_t* data, size_t size, size_t max_size, unsigned int seed, Edit edit) {
+  if (seed % 8 == 0) return LLVMFuzzerMutate(data, size, max_size);
+  std::string text(reinterpret_cast<const char*>(data), size);
+  edit(text, seed);
+  if (text.size() > max_size) text.resize(max_size);
+  std::memcpy(data, text.data(), text.size());
+  return text.size();
+}
 
 class TextMutator {
  public:

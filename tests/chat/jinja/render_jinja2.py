@@ -100,19 +100,23 @@ def main():
     conversations = json.loads((HERE / "conversations.json").read_text())
     env = environment()
     differ = 0
-    for name, info in manifest.items():
-        if info.get("reference") != "jinja2":
-            continue
-        text = json.dumps(render_all(name, info, conversations, env), indent=1,
-                          ensure_ascii=False) + "\n"
-        path = HERE / "expected" / f"{name}.json"
+
+    def emit(label, cases, path):
+        """Writes the renderings to path, or with --check compares them with it."""
+        nonlocal differ
+        text = json.dumps(cases, indent=1, ensure_ascii=False) + "\n"
         if check:
             if not path.exists() or path.read_text() != text:
-                print(f"{name}: Jinja2 {jinja2.__version__} renders differently from {path}")
+                print(f"{label}: Jinja2 {jinja2.__version__} renders differently from {path}")
                 differ += 1
         else:
             path.write_text(text)
-            print(f"{name}: {text.count('conversation')} renderings")
+            print(f"{label}: {len(cases)} renderings")
+
+    for name, info in manifest.items():
+        if info.get("reference") == "jinja2":
+            emit(name, render_all(name, info, conversations, env),
+                 HERE / "expected" / f"{name}.json")
     # Snippets: one construct each, rendered with their own context.
     cases = []
     for snip in json.loads((HERE / "snippets.json").read_text()):
@@ -122,15 +126,7 @@ def main():
         except Exception as e:
             case["error"] = str(e)
         cases.append(case)
-    text = json.dumps(cases, indent=1, ensure_ascii=False) + "\n"
-    path = HERE / "expected" / "snippets.json"
-    if check:
-        if not path.exists() or path.read_text() != text:
-            print(f"snippets: Jinja2 {jinja2.__version__} renders differently from {path}")
-            differ += 1
-    else:
-        path.write_text(text)
-        print(f"snippets: {len(cases)} renderings")
+    emit("snippets", cases, HERE / "expected" / "snippets.json")
     if check:
         print(f"{'differences in ' + str(differ) if differ else 'no differences in'} "
               f"the Jinja2-rendered fixtures (Jinja2 {jinja2.__version__})")
