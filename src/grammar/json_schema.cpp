@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <vector>
 
 #include "core/clock.h"
@@ -22,6 +23,23 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
+// A grammar's texts, checked whole: lowered once, then one walk a text.
+class TextCheck {
+ public:
+  explicit TextCheck(const Grammar& g) : bg_(lower_to_bytes(g)), st_(bg_) {}
+  TextCheck(const TextCheck&) = delete;
+  TextCheck& operator=(const TextCheck&) = delete;
+  bool accepts(std::string_view text) {
+    int32_t s = st_.start();
+    for (char c : text) s = st_.step(s, static_cast<uint8_t>(c));
+    return (st_.flags(s) & StackSets::kAccept) != 0;
+  }
+
+ private:
+  ByteGrammar bg_;
+  StackSets st_;
+};
+
 // Whether the pattern (search semantics, as enforced) matches the text.
 bool pattern_matches(const std::string& pattern, const std::string& text, const std::string& path) {
   Grammar g;
@@ -30,11 +48,7 @@ bool pattern_matches(const std::string& pattern, const std::string& text, const 
   } catch (const Error& e) {
     fail("json_schema: at {}: {}", path, e.what());
   }
-  const ByteGrammar bg = lower_to_bytes(g);
-  StackSets st(bg);
-  int32_t s = st.start();
-  for (char c : text) s = st.step(s, static_cast<uint8_t>(c));
-  return (st.flags(s) & StackSets::kAccept) != 0;
+  return TextCheck(g).accepts(text);
 }
 
 const char* const kTypes[] = {"null", "boolean", "object", "array", "string", "number", "integer"};
@@ -194,6 +208,16 @@ class SchemaCompiler {
     auto is_values = [&](size_t i) {
       return flat[i].is_object() && flat[i].contains("enum") && flat[i]["enum"].is_array();
     };
+    // Whether branch j accepts the value v: each branch's grammar compiled once, on first use.
+    std::vector<std::unique_ptr<TextCheck>> checks(flat.size());
+    std::vector<bool> built(flat.size(), false);
+    auto accepts = [&](size_t j, const ojson& v) {
+      if (!built[j]) {
+        built[j] = true;
+        checks[j] = branch_check(flat[j], path, depth);
+      }
+      return checks[j] && checks[j]->accepts(v.dump());
+    };
     std::vector<const ojson*> out;
     for (size_t i = 0; i < flat.size(); ++i) {
       if (is_values(i)) {
@@ -205,7 +229,7 @@ class SchemaCompiler {
             return std::nullopt;
           bool elsewhere = false;
           for (size_t j = 0; j < flat.size() && !elsewhere; ++j)
-            elsewhere = j != i && accepts_value(flat[j], v, path, depth);
+            elsewhere = j != i && accepts(j, v);
           if (!elsewhere) kept["enum"].push_back(v);
         }
         out.push_back(&own(std::move(kept)));
@@ -217,7 +241,7 @@ class SchemaCompiler {
         if (is_values(j)) {  // only the values of j that i also accepts are left out of i
           ojson both = ojson::array();
           for (const ojson& v : flat[j]["enum"])
-            if (accepts_value(flat[i], v, path, depth)) both.push_back(v);
+            if (accepts(i, v)) both.push_back(v);
           if (!both.empty()) all.push_back({{kNotEnum, std::move(both)}});
           continue;
         }
@@ -229,9 +253,9 @@ class SchemaCompiler {
     return out;
   }
 
-  // Whether the schema s (of this document) accepts the value v, by matching v's text against s's
-  // grammar; false where s cannot be compiled.
-  bool accepts_value(const ojson& s, const ojson& v, const std::string& path, int depth) {
+  // The compact texts of the values the schema s (of this document) accepts, as a check; null
+  // where s accepts nothing or cannot be compiled.
+  std::unique_ptr<TextCheck> branch_check(const ojson& s, const std::string& path, int depth) {
     Grammar g;
     try {
       SchemaOptions o = o_;
@@ -239,15 +263,11 @@ class SchemaCompiler {
       SchemaCompiler sub(g, root_, o);
       sub.t0_ = t0_;
       const int32_t rule = sub.value(s, path, depth + 1);
-      if (rule < 0) return false;
+      if (rule < 0) return nullptr;
       g.set_root(rule);
-      const ByteGrammar bg = lower_to_bytes(g);
-      StackSets st(bg);
-      int32_t at = st.start();
-      for (char c : v.dump()) at = st.step(at, static_cast<uint8_t>(c));
-      return (st.flags(at) & StackSets::kAccept) != 0;
+      return std::make_unique<TextCheck>(g);
     } catch (const Error&) {
-      return false;
+      return nullptr;
     }
   }
 
@@ -302,10 +322,12 @@ class SchemaCompiler {
   }
 
   int32_t string_except(const ojson& s, const Excluded& ex, const std::string& path) {
-    for (const char* k : {"pattern", "format", "minLength", "maxLength"})
-      if (s.contains(k) && !(std::string(k) == "format" &&
-                             format_is_annotation(s[k].is_string() ? s[k].get<std::string>() : "")))
+    for (const char* k : {"pattern", "minLength", "maxLength"})
+      if (s.contains(k))
         error(path, fmt::format("'not' over strings beside '{}' cannot be enforced", k));
+    if (s.contains("format") && s["format"].is_string() &&
+        !format_is_annotation(s["format"].get<std::string>()))
+      error(path, "'not' over strings beside 'format' cannot be enforced");
     try {
       return add_string_except(g_, ex.strings);
     } catch (const Error& e) {
