@@ -85,6 +85,7 @@ class Lowering {
   ByteGrammar run() {
     translate();
     inline_leaves();
+    factor_prefixes();
     return flatten();
   }
 
@@ -242,6 +243,30 @@ class Lowering {
           });
       state[static_cast<size_t>(f.rule)] = 2;
       stack.pop_back();
+    }
+  }
+
+  // Alternatives that start with the same byte class share it: "\\" "u" "0" | "\\" "t" becomes
+  // "\\" ("u" "0" | "t"), so one parse follows the common bytes instead of one per alternative (an
+  // inlined escape has dozens), and each first byte is one grammar position to classify.
+  void factor_prefixes() {
+    for (size_t r = 0; r < rules_.size(); ++r) {  // tails added below are factored in turn
+      std::vector<Alt> alts = std::move(rules_[r].alts), out;
+      for (size_t i = 0; i < alts.size();) {
+        size_t j = i + 1;
+        if (!alts[i].empty() && !alts[i][0].ref)
+          while (j < alts.size() && !alts[j].empty() && alts[j][0] == alts[i][0]) ++j;
+        if (j - i == 1) {
+          out.push_back(std::move(alts[i++]));
+          continue;
+        }
+        IRule tail{rules_[r].name, {}};
+        for (; i < j; ++i) tail.alts.emplace_back(alts[i].begin() + 1, alts[i].end());
+        std::sort(tail.alts.begin(), tail.alts.end());
+        out.push_back({alts[j - 1][0], {true, static_cast<int32_t>(rules_.size())}});
+        rules_.push_back(std::move(tail));
+      }
+      rules_[r].alts = std::move(out);
     }
   }
 

@@ -18,6 +18,12 @@ size_t StackSets::VecHash::operator()(const std::vector<int32_t>& v) const {
   return static_cast<size_t>(h);
 }
 
+size_t StackSets::PairsHash::operator()(const std::vector<std::pair<int32_t, int32_t>>& v) const {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ v.size();
+  for (auto [a, b] : v) h = (h ^ pair_key(a, b)) * 0x100000001B3ull + (h >> 29);
+  return static_cast<size_t>(h);
+}
+
 StackSets::StackSets(const ByteGrammar& g)
     : g_(g), n_eq_(static_cast<size_t>(std::max(g.n_byte_classes, 1))) {
   // Set 0 is the dead set; every byte leads from it to itself.
@@ -107,14 +113,26 @@ int32_t StackSets::of_node(int32_t n) {
   return intern();
 }
 
+// The next set depends only on which of the set's stacks take the byte, so bytes of different
+// classes that the same stacks take (most bytes, from a set with a few literals and one loop) and
+// sets that hand on the same stacks reuse one closure.
 int32_t StackSets::compute(int32_t set, uint8_t byte) {
   for (int32_t n : nodes(set)) {
     const Node nd = nodes_[static_cast<size_t>(n)];
     const ByteGrammar::Elem e = g_.elems[static_cast<size_t>(nd.pos)];
     if (g_.classes[static_cast<size_t>(e.arg)].has(byte)) work_.push_back({nd.pos + 1, nd.parent});
   }
-  close();
-  const int32_t next = intern();
+  int32_t next = kDead;
+  if (!work_.empty()) {
+    auto [it, fresh] = moves_.try_emplace(work_, 0);
+    if (fresh) {
+      close();
+      it->second = intern();
+    } else {
+      work_.clear();
+    }
+    next = it->second;
+  }
   trans_[static_cast<size_t>(set) * n_eq_ + g_.byte_class[byte]] = next;
   return next;
 }

@@ -38,6 +38,10 @@ class StackSets {
     const int32_t t = trans_[static_cast<size_t>(set) * n_eq_ + g_.byte_class[byte]];
     return t >= 0 ? t : compute(set, byte);
   }
+  // Whether step(set, byte) is a lookup (computed before) rather than a closure to compute.
+  bool known(int32_t set, uint8_t byte) const {
+    return trans_[static_cast<size_t>(set) * n_eq_ + g_.byte_class[byte]] >= 0;
+  }
   uint8_t flags(int32_t set) const { return sets_[static_cast<size_t>(set)].flags; }
   bool live(int32_t set) const { return sets_[static_cast<size_t>(set)].count > 0; }
   std::span<const int32_t> nodes(int32_t set) const {
@@ -57,6 +61,9 @@ class StackSets {
   struct VecHash {
     size_t operator()(const std::vector<int32_t>& v) const;
   };
+  struct PairsHash {
+    size_t operator()(const std::vector<std::pair<int32_t, int32_t>>& v) const;
+  };
   int32_t compute(int32_t set, uint8_t byte);
   int32_t node(int32_t pos, int32_t parent);
   // Follows references and rule ends from the pending (pos, parent) pairs until every stack's
@@ -73,6 +80,8 @@ class StackSets {
   std::unordered_map<std::vector<int32_t>, int32_t, VecHash> set_ids_;
   std::vector<int32_t> trans_;  // per set, per byte class: the next set, or -1 not yet known
   std::vector<std::pair<int32_t, int32_t>> work_;
+  // The set each list of stacks that took a byte closes into (see compute()).
+  std::unordered_map<std::vector<std::pair<int32_t, int32_t>>, int32_t, PairsHash> moves_;
   std::unordered_set<uint64_t> visited_;
   std::vector<int32_t> out_;
   uint8_t out_flags_ = 0;

@@ -23,32 +23,69 @@ TokenMasks::TokenMasks(const ByteGrammar& g, const TokenTrie& trie)
   }
 }
 
-bool TokenMasks::takes_every(int32_t set, const std::vector<std::vector<uint8_t>>& seq, size_t i,
-                             const ByteSet* first, std::vector<int32_t>& out) {
+TokenMasks::Takes TokenMasks::takes_every(int32_t set, const std::vector<std::vector<uint8_t>>& seq,
+                                          size_t i, const ByteSet* first, std::vector<int32_t>& out,
+                                          size_t& budget) {
   for (uint8_t b : seq[i]) {
     if (i == 0 && first && !first->has(b)) continue;
+    if (!walker_.known(set, b)) {  // a closure costs about one unit per stack in the set
+      const size_t cost = std::max<size_t>(1, walker_.nodes(set).size());
+      if (cost > budget) return Takes::kUnknown;
+      budget -= cost;
+    }
     const int32_t s = walker_.step(set, b);
-    if (s == StackSets::kDead) return false;
-    if (i + 1 == seq.size())
+    if (s == StackSets::kDead) return Takes::kNo;
+    if (i + 1 == seq.size()) {
       out.push_back(s);
-    else if (!takes_every(s, seq, i + 1, nullptr, out))
-      return false;
+    } else if (const Takes t = takes_every(s, seq, i + 1, nullptr, out, budget); t != Takes::kAll) {
+      return t;
+    }
   }
-  return true;
+  return Takes::kAll;
 }
 
+TokenMasks::Takes TokenMasks::plain_successors(int32_t set, const ByteSet* first, size_t& budget,
+                                               std::vector<int32_t>& out) {
+  if (!first)
+    if (auto it = plain_next_.find(set); it != plain_next_.end()) {
+      if (it->second.size() == 1 && it->second[0] == StackSets::kDead) return Takes::kNo;
+      out.insert(out.end(), it->second.begin(), it->second.end());
+      return Takes::kAll;
+    }
+  std::vector<int32_t> next;
+  for (const auto& form : plain_forms_)
+    if (const Takes t = takes_every(set, form, 0, first, next, budget); t != Takes::kAll) {
+      if (t == Takes::kNo && !first) plain_next_[set] = {StackSets::kDead};
+      return t;
+    }
+  std::sort(next.begin(), next.end());
+  next.erase(std::unique(next.begin(), next.end()), next.end());
+  out.insert(out.end(), next.begin(), next.end());
+  if (!first) plain_next_[set] = std::move(next);
+  return Takes::kAll;
+}
+
+// Breadth first over the sets n characters lead to. Once a step leads only to sets already
+// expanded, every set reachable is among them and takes every character: the reach is unbounded
+// (a string's body loop gets there in one or two characters).
 size_t TokenMasks::plain_reach(int32_t pos) {
   constexpr size_t kMaxFrontier = 64;  // past this many ways at once the grammar is no string
   const ByteSet& first = g_.classes[static_cast<size_t>(g_.elems[static_cast<size_t>(pos)].arg)];
-  std::vector<int32_t> frontier = {walker_.at_position(pos)}, next;
+  std::vector<int32_t> frontier = {walker_.at_position(pos)}, next, expanded;
+  size_t budget = kMaxPlainSteps;
   for (size_t n = 0; n < kMaxPlainReach; ++n) {
     next.clear();
-    for (int32_t f : frontier)
-      for (const auto& form : plain_forms_)  // the first character where `pos` may start it
-        if (!takes_every(f, form, 0, n == 0 ? &first : nullptr, next)) return n;
+    for (int32_t f : frontier)  // the first character: one where `pos` may start it
+      if (plain_successors(f, n == 0 ? &first : nullptr, budget, next) != Takes::kAll) return n;
     std::sort(next.begin(), next.end());
     next.erase(std::unique(next.begin(), next.end()), next.end());
-    if (next.size() > kMaxFrontier) return n;
+    if (n > 0) {
+      expanded.insert(expanded.end(), frontier.begin(), frontier.end());
+      std::sort(expanded.begin(), expanded.end());
+      if (std::includes(expanded.begin(), expanded.end(), next.begin(), next.end()))
+        return kMaxPlainReach;
+    }
+    if (next.size() > kMaxFrontier) return n + 1;
     frontier.swap(next);
   }
   return kMaxPlainReach;
@@ -83,6 +120,7 @@ void TokenMasks::keep(size_t bytes) {
   if (cache_bytes_ + bytes > kMaxCacheBytes) {
     for (auto& c : cache_) c.reset();
     for (auto& c : narrowed_) c.reset();
+    plain_next_.clear();
     cache_bytes_ = 0;
   }
   cache_bytes_ += bytes;
@@ -145,7 +183,16 @@ std::shared_ptr<const PositionTokens> TokenMasks::compute(int32_t pos) {
   std::vector<uint8_t> left(trie_.max_depth() + 1);
   set[0] = walker_.at_position(pos);
   left[0] = 0;
-  std::vector<uint64_t> bits(trie_.n_words(), 0);  // the accepted tokens
+  // The accepted tokens as ranges of order(): a position that takes a few tokens (a literal's
+  // next byte) costs its walk, not a pass over a vocabulary-sized mask.
+  std::vector<std::pair<uint32_t, uint32_t>> accepted;
+  auto accept = [&](uint32_t from, uint32_t to) {
+    if (from == to) return;
+    if (!accepted.empty() && accepted.back().second == from)
+      accepted.back().second = to;
+    else
+      accepted.push_back({from, to});
+  };
   // Plain tokens that short are all accepted (those the position may start): a subtree of
   // nothing else is taken whole.
   const size_t plain = plain_reach(pos);
@@ -164,10 +211,7 @@ std::shared_ptr<const PositionTokens> TokenMasks::compute(int32_t pos) {
       continue;
     }
     if (max_plain[i] <= plain) {
-      for (uint32_t k = nd.first; k < nodes[nd.end].first; ++k) {
-        const int32_t t = order[k];
-        bits[size_t(t) >> 6] |= uint64_t{1} << (t & 63);
-      }
+      accept(nd.first, nodes[nd.end].first);
       i = nd.end;
       continue;
     }
@@ -175,26 +219,25 @@ std::shared_ptr<const PositionTokens> TokenMasks::compute(int32_t pos) {
     set[d] = s;
     left[d] = left[d - 1] | ((f & StackSets::kPopped) ? 1 : 0);
     if (walker_.live(s) || f) {
-      for (uint32_t k = 0; k < nd.n_here; ++k) {
-        const int32_t t = order[nd.first + k];
-        bits[size_t(t) >> 6] |= uint64_t{1} << (t & 63);
-      }
+      accept(nd.first, nd.first + nd.n_here);
     } else if (left[d - 1]) {
       add_uncertain(nd.first, nd.first + nd.n_here);
     }
     ++i;
   }
   size_t n_accepted = 0;
-  for (uint64_t w : bits) n_accepted += static_cast<size_t>(std::popcount(w));
+  for (auto [from, to] : accepted) n_accepted += to - from;
   // Many accepted tokens stay a mask; few become a list.
   if (n_accepted > static_cast<size_t>(trie_.n_vocab()) / 32) {
-    pt->accepted_bits = std::move(bits);
+    pt->accepted_bits.assign(trie_.n_words(), 0);
+    for (auto [from, to] : accepted)
+      for (uint32_t k = from; k < to; ++k)
+        pt->accepted_bits[size_t(order[k]) >> 6] |= uint64_t{1} << (order[k] & 63);
   } else {
     pt->accepted.reserve(n_accepted);
-    for (size_t w = 0; w < bits.size(); ++w)
-      for (uint64_t b = bits[w]; b; b &= b - 1)
-        pt->accepted.push_back(
-            static_cast<int32_t>(w * 64 + static_cast<size_t>(std::countr_zero(b))));
+    for (auto [from, to] : accepted)
+      for (uint32_t k = from; k < to; ++k) pt->accepted.push_back(order[k]);
+    std::sort(pt->accepted.begin(), pt->accepted.end());
   }
   // Each uncertain token's common prefix with the one before: the least adjacent common prefix
   // in between, read off the order (loading the tokens' own bytes cost most of a position with

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "grammar/byte_grammar.h"
@@ -53,8 +54,18 @@ class TokenMasks {
   // such plain token that short is accepted there.
   size_t plain_reach(int32_t pos);
   static constexpr size_t kMaxPlainReach = 32;
-  bool takes_every(int32_t set, const std::vector<std::vector<uint8_t>>& seq, size_t i,
-                   const ByteSet* first, std::vector<int32_t>& out);
+  // The work plain_reach() may spend on parser steps it must compute rather than look up (a unit
+  // per stack of the set stepped) before it settles for the reach proven so far: past it, proving
+  // more costs more than walking the tokens it would skip (a key position of an object with
+  // hundreds of named properties carries every name's prefix).
+  static constexpr size_t kMaxPlainSteps = 4096;
+  enum class Takes { kAll, kNo, kUnknown };  // kUnknown: the budget ran out
+  // The sets one plain character leads to from `set` (the characters `first` takes, when given),
+  // added to `out`; remembered per set when `first` is not given.
+  Takes plain_successors(int32_t set, const ByteSet* first, size_t& budget,
+                         std::vector<int32_t>& out);
+  Takes takes_every(int32_t set, const std::vector<std::vector<uint8_t>>& seq, size_t i,
+                    const ByteSet* first, std::vector<int32_t>& out, size_t& budget);
 
   const ByteGrammar& g_;
   const TokenTrie& trie_;
@@ -63,6 +74,7 @@ class TokenMasks {
   const SharedPositions shared_;
   // Plain text's UTF-8 forms: per form, per byte, one byte of each byte class it may be.
   std::vector<std::vector<std::vector<uint8_t>>> plain_forms_;
+  std::unordered_map<int32_t, std::vector<int32_t>> plain_next_;  // see plain_successors()
   std::vector<std::shared_ptr<const PositionTokens>> cache_;
   std::vector<std::shared_ptr<const PositionTokens>> narrowed_;  // per position sharing another's
   size_t cache_bytes_ = 0;
