@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "grammar/formats.h"
 #include "grammar/json.h"
+#include "grammar/length_bounds.h"
 #include "tokenizer/unicode.h"
 
 namespace brisk::grammar {
@@ -284,12 +285,45 @@ Symbol json_class(Grammar& g, const std::vector<CharRange>& ranges) {
   return Symbol::ref(rule);
 }
 
-// Bounded string bodies: rule k matches k to `extra` more characters after `need` required ones.
-// Each rule has its own escape rule, so every rule here is called from one place (see stacks.h).
-int32_t bounded_chars(Grammar& g, uint32_t need, std::optional<uint32_t> extra) {
-  const Symbol raw = Symbol::chars(complement({{0, 0x1F}, {'"', '"'}, {'\\', '\\'}}));
-  auto escapes = [&](int32_t next) {
-    const int32_t e = g.add_rule("escape");
+// String bodies of `need` to `need + extra` characters (any number past `need` when extra is
+// absent). Up to kMaxChain characters are a chain of rules, one per character still allowed, each
+// with its own escape rule so that every rule is called from one place (see stacks.h). Longer
+// bounds are counted in blocks instead of unrolled (maxLength 65535 is common in real schemas):
+// at most n characters are R_q with R_i ::= up_to(K-1) | exact(K) R_(i-1), R_0 ::= up_to(K-1)
+// and the odd remainder in the outermost rule, so the rules grow with the number of digits of n in
+// base kMaxChain, and at most one parse per level is alive at once (still in a block, or past it).
+class CharCounts {
+ public:
+  explicit CharCounts(Grammar& g) : g_(g) {}
+
+  int32_t body(uint32_t need, std::optional<uint32_t> extra) {
+    int32_t tail;
+    if (extra) {
+      tail = up_to(*extra);
+    } else {
+      tail = g_.add_rule("chars-star");
+      const int32_t one = step(tail, false);
+      g_.add_alt(tail, {Symbol::ref(one)});
+      g_.add_alt(tail, {});
+    }
+    return exact(need, tail);
+  }
+
+ private:
+  static constexpr uint32_t kMaxChain = 256;
+
+  // One character, then `next` (nothing when -1); or nothing at all when optional.
+  int32_t step(int32_t next, bool optional) {
+    const int32_t r = g_.add_rule("chars");
+    Sequence a = {raw_};
+    if (next >= 0) a.push_back(Symbol::ref(next));
+    g_.add_alt(r, std::move(a));
+    g_.add_alt(r, {Symbol::one('\\'), Symbol::ref(escapes(next))});
+    if (optional) g_.add_alt(r, {});
+    return r;
+  }
+  int32_t escapes(int32_t next) {
+    const int32_t e = g_.add_rule("escape");
     Sequence simple = {Symbol::chars({{'"', '"'},
                                       {'/', '/'},
                                       {'\\', '\\'},
@@ -307,35 +341,62 @@ int32_t bounded_chars(Grammar& g, uint32_t need, std::optional<uint32_t> extra) 
                    Symbol::chars({{'0', '7'}}), hex, hex};
     for (Sequence* s : {&simple, &u1, &u2}) {
       if (next >= 0) s->push_back(Symbol::ref(next));
-      g.add_alt(e, *s);
+      g_.add_alt(e, *s);
     }
     return e;
-  };
-  auto step = [&](int32_t next, bool optional) {
-    const int32_t r = g.add_rule("chars");
-    Sequence a = {raw};
-    if (next >= 0) a.push_back(Symbol::ref(next));
-    g.add_alt(r, std::move(a));
-    g.add_alt(r, {Symbol::one('\\'), Symbol::ref(escapes(next))});
-    if (optional) g.add_alt(r, {});
+  }
+  static uint32_t block(uint32_t n) { return std::max(kMaxChain, (n + kMaxChain - 1) / kMaxChain); }
+  // A rule with one alternative: the symbols.
+  int32_t seq(const char* name, Sequence s) {
+    const int32_t r = g_.add_rule(name);
+    g_.add_alt(r, std::move(s));
     return r;
-  };
-  int32_t tail = -1;
-  if (!extra) {
-    tail = g.add_rule("chars-star");
-    const int32_t body = step(tail, false);
-    g.add_alt(tail, {Symbol::ref(body)});
-    g.add_alt(tail, {});
-  } else {
-    for (uint32_t k = 0; k < *extra; ++k) tail = step(tail, true);
   }
-  for (uint32_t k = 0; k < need; ++k) tail = step(tail, false);
-  if (tail < 0) {
-    tail = g.add_rule("chars");
-    g.add_alt(tail, {});
+
+  // Exactly n characters, then `next` (-1: nothing).
+  int32_t exact(uint32_t n, int32_t next) {
+    if (n <= kMaxChain) {
+      for (uint32_t k = 0; k < n; ++k) next = step(next, false);
+      if (next < 0) next = seq("chars", {});
+      return next;
+    }
+    const uint32_t k = block(n);
+    const int32_t b = exact(k, -1);
+    next = exact(n % k, next);
+    for (uint32_t i = 0; i < n / k; ++i)
+      next = seq("chars-block", {Symbol::ref(b), Symbol::ref(next)});
+    return next;
   }
-  return tail;
-}
+
+  // 0 to n characters, and nothing after.
+  int32_t up_to(uint32_t n) {
+    if (n <= kMaxChain) {
+      int32_t next = -1;
+      for (uint32_t k = 0; k < n; ++k) next = step(next, true);
+      if (next < 0) next = seq("chars", {});
+      return next;
+    }
+    const uint32_t k = block(n), q = (n + 1) / k - 1, r = (n + 1) % k;
+    // n + 1 = (q + 1) k + r: q uniform rounds of a block under one of at most k - 1 characters,
+    // and the remainder r as a shorter first round (r - 1 characters, or r and then the rounds).
+    const int32_t b = exact(k, -1), less = up_to(k - 1);
+    int32_t next = less;
+    for (uint32_t i = 0; i < q; ++i) {
+      const int32_t round = g_.add_rule("chars-round");
+      g_.add_alt(round, {Symbol::ref(less)});
+      g_.add_alt(round, {Symbol::ref(b), Symbol::ref(next)});
+      next = round;
+    }
+    if (r == 0) return next;
+    const int32_t first = g_.add_rule("chars-round");
+    g_.add_alt(first, {Symbol::ref(up_to(r - 1))});
+    g_.add_alt(first, {Symbol::ref(exact(r, -1)), Symbol::ref(next)});
+    return first;
+  }
+
+  Grammar& g_;
+  const Symbol raw_ = Symbol::chars(complement({{0, 0x1F}, {'"', '"'}, {'\\', '\\'}}));
+};
 
 // A rule of the strings whose value is none of the names, from trie node `at`.
 struct NameTrie {
@@ -497,18 +558,21 @@ int32_t add_string(Grammar& g, const StringSpec& spec) {
   if (!s.pattern.empty() || !s.format.empty()) {
     if (!s.pattern.empty() && !s.format.empty())
       fail("pattern and format together cannot be enforced");
-    if (s.min_length > 0 || s.max_length)
-      fail("minLength or maxLength together with {} cannot be enforced",
-           s.pattern.empty() ? "format" : "pattern");
     const auto first = static_cast<int32_t>(g.rules().size());
-    body = s.pattern.empty() ? add_format(g, s.format) : add_regex_search(g, s.pattern, "pattern");
+    if (s.min_length > 0 || s.max_length) {
+      Grammar language;
+      language.set_root(s.pattern.empty() ? add_format(language, s.format)
+                                          : add_regex_search(language, s.pattern, "pattern"));
+      body = add_length_bounded(g, language, s.min_length, s.max_length);
+      if (body < 0) return -1;
+    } else {
+      body =
+          s.pattern.empty() ? add_format(g, s.format) : add_regex_search(g, s.pattern, "pattern");
+    }
     g.map_chars(first, [&](const std::vector<CharRange>& r) { return json_class(g, r); });
   } else {
-    for (uint32_t n : {s.min_length, s.max_length.value_or(0)})
-      if (n > g.limits().max_repeat)
-        fail("a string length of {} is past what can be enforced ({})", n, g.limits().max_repeat);
-    body = bounded_chars(
-        g, s.min_length,
+    body = CharCounts(g).body(
+        s.min_length,
         s.max_length ? std::optional<uint32_t>(*s.max_length - s.min_length) : std::nullopt);
   }
   const int32_t r = g.add_rule("string");
