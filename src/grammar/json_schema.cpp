@@ -272,7 +272,7 @@ class SchemaCompiler {
   }
 
   int32_t typed(const ojson& s, const std::string& path, int depth) {
-    if (s.contains("enum") || s.contains("const")) return literals(s, path);
+    if (s.contains("enum") || s.contains("const")) return literals(s, path, depth);
     const std::vector<std::string> types = type_set(s, path);
     const Excluded ex = excluded(s, types, path);
     const int32_t r = g_.add_rule("value");
@@ -355,10 +355,74 @@ class SchemaCompiler {
     return named;
   }
 
-  int32_t literals(const ojson& s, const std::string& path) {
+  // A check of a value's compact text against the schema s; nothing when s accepts no value.
+  std::optional<std::unique_ptr<TextCheck>> value_check(const ojson& s, const std::string& path,
+                                                        int depth) {
+    Grammar g;
+    SchemaOptions o = o_;
+    o.style.compact = true;
+    SchemaCompiler sub(g, root_, o);
+    sub.t0_ = t0_;
+    const int32_t rule = sub.value(s, path, depth + 1);
+    if (rule < 0) return std::nullopt;
+    g.set_root(rule);
+    return std::make_unique<TextCheck>(g);
+  }
+
+  // Checks of enum or const values against the schema's other keywords: all of them at once, or
+  // where that schema cannot be compiled as a grammar (minLength beside pattern), each keyword
+  // (or group of keywords read together) apart, since a value must pass them all. Empty
+  // (nullopt) when some part accepts no value at all.
+  std::optional<std::vector<std::unique_ptr<TextCheck>>> literal_checks(const ojson& s,
+                                                                        const std::string& path,
+                                                                        int depth) {
+    ojson rest = ojson::object();
     for (const auto& [k, v] : s.items())
-      if (k != "enum" && k != "const" && k != "type" && k != kNotEnum && is_validation_keyword(k))
-        error(path, fmt::format("'{}' together with enum or const cannot be enforced", k));
+      if (k != "enum" && k != "const" && k != kNotEnum && k != "type" && is_validation_keyword(k))
+        rest[k] = v;
+    std::vector<std::unique_ptr<TextCheck>> out;
+    if (rest.empty()) return out;
+    try {
+      auto c = value_check(rest, path, depth);
+      if (!c) return std::nullopt;
+      out.push_back(std::move(*c));
+      return out;
+    } catch (const Error&) {
+    }
+    static const std::vector<std::vector<std::string>> kTogether = {
+        {"properties", "patternProperties", "additionalProperties", "required", "propertyNames",
+         "minProperties", "maxProperties", "dependencies", "dependentRequired", "dependentSchemas",
+         "unevaluatedProperties"},
+        {"items", "prefixItems", "additionalItems", "contains", "minItems", "maxItems",
+         "uniqueItems", "minContains", "maxContains", "unevaluatedItems"},
+        {"if", "then", "else"},
+        {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}};
+    std::map<std::string, ojson> parts;
+    for (const auto& [k, v] : rest.items()) {
+      std::string group = k;
+      for (const auto& together : kTogether)
+        if (std::find(together.begin(), together.end(), k) != together.end()) group = together[0];
+      if (!parts.count(group)) parts[group] = ojson::object();
+      parts[group][k] = v;
+    }
+    for (const auto& [group, part] : parts) {
+      std::optional<std::unique_ptr<TextCheck>> c;
+      try {
+        c = value_check(part, path, depth);
+      } catch (const Error& e) {
+        error(path, fmt::format("'{}' together with enum or const cannot be enforced: {}",
+                                part.begin().key(), e.what()));
+      }
+      if (!c) return std::nullopt;
+      out.push_back(std::move(*c));
+    }
+    return out;
+  }
+
+  // The values of enum or const that the schema's other keywords accept.
+  int32_t literals(const ojson& s, const std::string& path, int depth) {
+    auto checks = literal_checks(s, path, depth);
+    if (!checks) return -1;
     const ojson excluded = s.value(kNotEnum, ojson::array());
     ojson values = s.contains("const") ? ojson::array({s["const"]}) : s["enum"];
     if (!values.is_array()) error(path, "'enum' must be an array");
@@ -374,6 +438,10 @@ class SchemaCompiler {
     for (const ojson& v : values) {
       if (std::find(seen.begin(), seen.end(), v) != seen.end() || !has_type(v, types) ||
           std::find(excluded.begin(), excluded.end(), v) != excluded.end())
+        continue;
+      const std::string text = v.dump(-1, ' ', false, ojson::error_handler_t::replace);
+      if (!std::all_of(checks->begin(), checks->end(),
+                       [&](const auto& c) { return c->accepts(text); }))
         continue;
       seen.push_back(v);
       g_.add_alt(r, {Symbol::ref(add_literal(g_, v, json_.ws))});

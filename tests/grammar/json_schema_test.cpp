@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
+#include <random>
 
 #include "core/error.h"
 #include "grammar/json_schema.h"
+#include "grammar/matcher.h"
 #include "grammar/recognizer.h"
 
 namespace brisk::grammar {
@@ -87,6 +90,87 @@ TEST(JsonSchema, StringLengthsCountCharactersNotBytes) {
   EXPECT_FALSE(accepts(s, "\"\\ud83d\\ude00\""));  // one character written as two escapes
 }
 
+// The byte-level matcher over single-byte tokens (the recognizer above recurses per character,
+// too deep for strings of 20,000 characters): whether it takes the whole text and may end there.
+std::shared_ptr<const CompiledGrammar> compiled(const ojson& schema) {
+  std::vector<std::string> bytes = {""};
+  for (int b = 0; b < 256; ++b) bytes.push_back(std::string(1, static_cast<char>(b)));
+  auto trie = std::make_shared<TokenTrie>(std::move(bytes), std::vector<int32_t>{0});
+  return std::make_shared<CompiledGrammar>(json_schema_grammar(schema), trie);
+}
+bool matches(const std::shared_ptr<const CompiledGrammar>& g, const std::string& text) {
+  Matcher m(g);
+  return m.accept_bytes(text) == text.size() && m.can_end();
+}
+
+// Long bounds are counted in blocks of rules rather than one rule per character: every length
+// around the bounds and the block edges is judged right, with escapes and multi-byte characters
+// counted as one, and a bound of four billion compiles to a small grammar.
+TEST(JsonSchema, LongStringLengthsAreCountedWithoutUnrolling) {
+  const std::vector<std::string> pieces = {"a", "\\n", "\xC3\xA9", "\\u00e9", "\xF0\x9F\x98\x80",
+                                           " "};
+  auto text = [&](uint32_t n) {
+    std::string t = "\"";
+    for (uint32_t i = 0; i < n; ++i) t += pieces[(i * 7 + n) % pieces.size()];
+    return t + "\"";
+  };
+  const std::vector<std::pair<uint32_t, uint32_t>> bounds = {{0, 257},   {0, 300},     {0, 511},
+                                                             {0, 512},   {3, 1000},    {256, 256},
+                                                             {257, 513}, {1000, 1000}, {0, 20000}};
+  for (auto [lo, hi] : bounds) {
+    const auto g = compiled({{"type", "string"}, {"minLength", lo}, {"maxLength", hi}});
+    std::vector<uint32_t> lengths = {hi, hi + 1};  // each character of a long text costs a step
+    if (hi <= 1000) lengths.insert(lengths.end(), {lo, 255, 256, 257, 511, 512, 513, 767, 768});
+    if (hi <= 1000 && lo > 0) lengths.push_back(lo - 1);
+    if (hi <= 1000 && hi > lo) lengths.push_back(hi - 1), lengths.push_back(lo + 1);
+    for (uint32_t n : lengths)
+      EXPECT_EQ(matches(g, text(n)), n >= lo && n <= hi) << lo << ".." << hi << ", length " << n;
+  }
+  const ojson huge = {{"type", "string"}, {"maxLength", 4000000000u}};
+  EXPECT_LT(json_schema_grammar(huge).rules().size(), 20000u);
+  EXPECT_TRUE(matches(compiled(huge), text(20000)));
+  const auto least = compiled({{"type", "string"}, {"minLength", 20000}});
+  EXPECT_FALSE(matches(least, text(19999)));
+  EXPECT_TRUE(matches(least, text(20001)));
+}
+
+// A pattern (or format) beside lengths: on random strings the grammar agrees with the pattern
+// alone and a count of the characters, escapes and multi-byte characters counted as one.
+TEST(JsonSchema, PatternsAndFormatsWithLengthsAgreeWithBothChecks) {
+  const std::vector<std::string> patterns = {"^[a-z0-9-]+$", "b",     "^(ab|c)*$", "^[^c]*a.$",
+                                             "^a{2,4}$",     "é|\\n", "^.+$"};
+  const std::vector<std::pair<uint32_t, std::optional<uint32_t>>> bounds = {
+      {1, std::nullopt}, {0, 3}, {2, 5}, {3, 3}, {4, std::nullopt}, {6, 8}};
+  const std::vector<std::string> pieces = {"a", "b", "c", "-", "0", "\\n", "\xC3\xA9", "\\u00e9"};
+  std::mt19937 rng(7);
+  for (const std::string& p : patterns) {
+    const ojson alone = {{"type", "string"}, {"pattern", p}};
+    for (auto [lo, hi] : bounds) {
+      ojson s = alone;
+      s["minLength"] = lo;
+      if (hi) s["maxLength"] = *hi;
+      std::optional<Grammar> g;
+      try {
+        g = json_schema_grammar(s);
+      } catch (const Error&) {  // no string fits both: none of the texts below may
+      }
+      for (int k = 0; k < 60; ++k) {
+        std::string text = "\"";
+        const uint32_t n = rng() % 10;
+        for (uint32_t i = 0; i < n; ++i) text += pieces[rng() % pieces.size()];
+        text += "\"";
+        const bool want = accepts(alone, text) && n >= lo && (!hi || n <= *hi);
+        EXPECT_EQ(g && test::accepts(*g, text), want) << p << " " << lo << " " << text;
+      }
+    }
+  }
+  const ojson date = {{"type", "string"}, {"format", "date"}, {"maxLength", 10}};
+  EXPECT_TRUE(accepts(date, R"("2024-02-29")"));
+  // A date has ten characters: none is nine or fewer.
+  EXPECT_THROW(json_schema_grammar({{"type", "string"}, {"format", "date"}, {"maxLength", 9}}),
+               Error);
+}
+
 TEST(JsonSchema, PropertiesComeInTheSchemasOrderAndExtraKeysAreNew) {
   const ojson s = ojson::parse(R"({"type": "object",
       "properties": {"b": {"type": "integer"}, "a": {"type": "string"}},
@@ -136,6 +220,20 @@ namespace brisk::grammar {
 namespace {
 
 // uniqueItems over a few known values: each array holds each value at most once, in any order.
+// enum and const beside other keywords keep the values those keywords accept, each keyword
+// checked apart where they cannot be compiled together (a length beside a pattern).
+TEST(JsonSchema, EnumValuesAreFilteredByTheOtherKeywords) {
+  const ojson s = ojson::parse(R"({"type": "string", "enum": ["a", "abc", "ab1", "abcdef"],
+      "minLength": 2, "maxLength": 5, "pattern": "^[a-z]+$"})");
+  EXPECT_TRUE(accepts(s, R"("abc")"));
+  for (const char* t : {R"("a")", R"("ab1")", R"("abcdef")"}) EXPECT_FALSE(accepts(s, t)) << t;
+  const ojson n = ojson::parse(R"({"enum": [1, 5, 10, "x"], "maximum": 6})");
+  for (const char* t : {"1", "5", R"("x")"}) EXPECT_TRUE(accepts(n, t)) << t;
+  EXPECT_FALSE(accepts(n, "10"));
+  const ojson c = ojson::parse(R"({"const": "abc", "maxLength": 2})");
+  EXPECT_THROW(json_schema_grammar(c), Error);  // no value left: unsatisfiable
+}
+
 TEST(JsonSchema, UniqueItemsOverKnownValues) {
   const ojson s = {{"type", "array"},
                    {"items", {{"enum", {"a", "b", "c"}}}},
