@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -14,6 +15,7 @@
 #include "core/error.h"
 #include "grammar/formats.h"
 #include "grammar/json_values.h"
+#include "grammar/pattern_keys.h"
 #include "grammar/schema_merge.h"
 #include "grammar/schema_negation.h"
 #include "grammar/stacks.h"
@@ -502,7 +504,7 @@ class SchemaCompiler {
                     spec.max_length ? int64_t{*spec.max_length} : -1, spec.format, spec.pattern);
     if (auto it = strings_.find(key); it != strings_.end()) return it->second;
     try {
-      return strings_[key] = add_string(g_, spec);
+      return strings_[key] = add_string(g_, spec, &bodies_);
     } catch (const Error& e) {
       error(path, e.what());
     }
@@ -542,6 +544,10 @@ class SchemaCompiler {
                           uint64_t min, std::optional<uint64_t> max, const std::string& path);
   int32_t extra_members(const ojson& s, const std::vector<std::string>& names,
                         const std::string& path, int depth);
+  void pattern_members(const ojson& pp, const std::vector<std::string>& patterns,
+                       const ojson& extra, const std::vector<std::string>& names,
+                       const std::string& path, int depth,
+                       const std::function<void(int32_t, int32_t)>& add);
   int32_t array(const ojson& s, const std::string& path, int depth);
   std::optional<std::vector<ojson>> finite_values(const ojson& items, const std::string& path);
   int32_t unique_items(const ojson& items, uint64_t min, uint64_t max, const std::string& path);
@@ -555,6 +561,7 @@ class SchemaCompiler {
   JsonRules json_{};
   std::map<const ojson*, int32_t> ref_rules_;
   std::map<std::string, int32_t> strings_;  // by spec
+  StringBodies bodies_;                     // their length chains
   std::vector<std::unique_ptr<ojson>> owned_;
 };
 
@@ -629,29 +636,67 @@ int32_t SchemaCompiler::extra_members(const ojson& s, const std::vector<std::str
     error(path, "'patternProperties' must be an object");
   if (s.contains("patternProperties") && !s["patternProperties"].empty()) {
     const ojson& pp = s["patternProperties"];
-    if (!(extra.is_boolean() && !extra.get<bool>()))
-      error(path,
-            "patternProperties with additionalProperties other than false cannot be enforced");
-    const ojson& first = pp.begin().value();
+    std::vector<std::string> patterns;
+    bool one_schema = true;
     for (const auto& [pattern, sub] : pp.items()) {
-      if (sub != first)
-        error(path, "patternProperties whose patterns take different schemas cannot be enforced");
       for (const std::string& n : names)
         if (pattern_matches(pattern, n, path))
           error(path, fmt::format("property '{}' also matches patternProperties '{}': cannot be "
                                   "enforced",
                                   n, pattern));
-      StringSpec spec;
-      spec.pattern = pattern;
-      const int32_t key = shared_string(spec, path + "/patternProperties");
-      const int32_t v = value(sub, path + "/patternProperties/" + pattern, depth + 1);
-      if (v >= 0) add(key, v);
+      patterns.push_back(pattern);
+      one_schema = one_schema && sub == pp.begin().value();
+    }
+    if (one_schema && extra.is_boolean() && !extra.get<bool>()) {
+      // Every key matches a pattern and takes the one schema: no need to tell patterns apart.
+      const int32_t v = value(pp.begin().value(), path + "/patternProperties", depth + 1);
+      for (const std::string& pattern : patterns) {
+        StringSpec spec;
+        spec.pattern = pattern;
+        if (v >= 0) add(shared_string(spec, path + "/patternProperties"), v);
+      }
+    } else {
+      pattern_members(pp, patterns, extra, names, path, depth, add);
     }
   } else if (!(extra.is_boolean() && !extra.get<bool>())) {
     const int32_t v = value(extra, path + "/additionalProperties", depth + 1);
     if (v >= 0) add(add_string_except(g_, names), v);
   }
   return g_.rule(m).alts.empty() ? -1 : m;
+}
+
+// Extra keys told apart by the patterns they match (pattern_keys.h): each class of keys takes
+// the schemas of its patterns, or additionalProperties' when it matches none.
+void SchemaCompiler::pattern_members(const ojson& pp, const std::vector<std::string>& patterns,
+                                     const ojson& extra, const std::vector<std::string>& names,
+                                     const std::string& path, int depth,
+                                     const std::function<void(int32_t, int32_t)>& add) {
+  const auto first = static_cast<int32_t>(g_.rules().size());
+  std::vector<PatternKeys> classes;
+  try {
+    classes = add_pattern_keys(g_, patterns, names);
+  } catch (const Error& e) {
+    error(path + "/patternProperties", e.what());
+  }
+  to_json_chars(g_, first);
+  for (const PatternKeys& k : classes) {
+    int32_t v = -1;
+    if (k.patterns.empty()) {
+      if (extra.is_boolean() && !extra.get<bool>()) continue;
+      v = value(extra, path + "/additionalProperties", depth + 1);
+    } else if (k.patterns.size() == 1) {
+      const std::string& p = patterns[k.patterns[0]];
+      v = value(pp[p], path + "/patternProperties/" + p, depth + 1);
+    } else {
+      ojson all = ojson::array();
+      for (size_t i : k.patterns) all.push_back(pp[patterns[i]]);
+      v = value(ojson{{"allOf", std::move(all)}}, path + "/patternProperties", depth + 1);
+    }
+    if (v < 0) continue;
+    const int32_t key = g_.add_rule("key");
+    g_.add_alt(key, {Symbol::one('"'), Symbol::ref(k.rule), Symbol::one('"')});
+    add(key, v);
+  }
 }
 
 // object_members with the members counted, for minProperties and maxProperties: rule (i, c)

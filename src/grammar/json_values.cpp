@@ -294,7 +294,7 @@ Symbol json_class(Grammar& g, const std::vector<CharRange>& ranges) {
 // base kMaxChain, and at most one parse per level is alive at once (still in a block, or past it).
 class CharCounts {
  public:
-  explicit CharCounts(Grammar& g) : g_(g) {}
+  CharCounts(Grammar& g, StringBodies* shared) : g_(g), shared_(shared ? shared : &own_) {}
 
   int32_t body(uint32_t need, std::optional<uint32_t> extra) {
     int32_t tail;
@@ -368,12 +368,17 @@ class CharCounts {
     return next;
   }
 
-  // 0 to n characters, and nothing after.
+  // 0 to n characters, and nothing after; a chain goes on from the longest one made before.
   int32_t up_to(uint32_t n) {
+    auto& made = shared_->up_to;
+    if (auto it = made.find(n); it != made.end()) return it->second;
     if (n <= kMaxChain) {
+      uint32_t k = 0;
       int32_t next = -1;
-      for (uint32_t k = 0; k < n; ++k) next = step(next, true);
-      if (next < 0) next = seq("chars", {});
+      if (auto it = made.upper_bound(n); it != made.begin() && (--it)->first >= 1)
+        k = it->first, next = it->second;
+      for (; k < n; ++k) made[k + 1] = next = step(next, true);
+      if (next < 0) made[0] = next = seq("chars", {});
       return next;
     }
     const uint32_t k = block(n), q = (n + 1) / k - 1, r = (n + 1) % k;
@@ -387,14 +392,18 @@ class CharCounts {
       g_.add_alt(round, {Symbol::ref(b), Symbol::ref(next)});
       next = round;
     }
-    if (r == 0) return next;
-    const int32_t first = g_.add_rule("chars-round");
-    g_.add_alt(first, {Symbol::ref(up_to(r - 1))});
-    g_.add_alt(first, {Symbol::ref(exact(r, -1)), Symbol::ref(next)});
-    return first;
+    if (r > 0) {
+      const int32_t first = g_.add_rule("chars-round");
+      g_.add_alt(first, {Symbol::ref(up_to(r - 1))});
+      g_.add_alt(first, {Symbol::ref(exact(r, -1)), Symbol::ref(next)});
+      next = first;
+    }
+    return made[n] = next;
   }
 
   Grammar& g_;
+  StringBodies own_;
+  StringBodies* shared_;
   const Symbol raw_ = Symbol::chars(complement({{0, 0x1F}, {'"', '"'}, {'\\', '\\'}}));
 };
 
@@ -550,7 +559,7 @@ int32_t add_number(Grammar& g, std::optional<NumberBound> lo, std::optional<Numb
       "number");
 }
 
-int32_t add_string(Grammar& g, const StringSpec& spec) {
+int32_t add_string(Grammar& g, const StringSpec& spec, StringBodies* shared) {
   StringSpec s = spec;
   if (format_is_annotation(s.format)) s.format.clear();  // unknown formats constrain nothing
   if (s.max_length && *s.max_length < s.min_length) return -1;
@@ -571,13 +580,17 @@ int32_t add_string(Grammar& g, const StringSpec& spec) {
     }
     g.map_chars(first, [&](const std::vector<CharRange>& r) { return json_class(g, r); });
   } else {
-    body = CharCounts(g).body(
+    body = CharCounts(g, shared).body(
         s.min_length,
         s.max_length ? std::optional<uint32_t>(*s.max_length - s.min_length) : std::nullopt);
   }
   const int32_t r = g.add_rule("string");
   g.add_alt(r, {Symbol::one('"'), Symbol::ref(body), Symbol::one('"')});
   return r;
+}
+
+void to_json_chars(Grammar& g, int32_t first) {
+  g.map_chars(first, [&](const std::vector<CharRange>& r) { return json_class(g, r); });
 }
 
 int32_t add_string_except(Grammar& g, const std::vector<std::string>& names) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -39,8 +40,17 @@ struct StringSpec {
   std::string pattern;  // an ECMAScript pattern the value must contain a match of
   std::string format;   // a format (formats.h) the value must have
 };
+// Rules that strings of one grammar may share: the chains of their maxLength bounds, by bound
+// (the body of at most n characters is the tail of the body of at most n + 1, so a schema with a
+// dozen different bounds builds one chain).
+struct StringBodies {
+  std::map<uint32_t, int32_t> up_to;
+};
 // A quoted JSON string (code points counted as JSON Schema counts length).
-int32_t add_string(Grammar& g, const StringSpec& s);
+int32_t add_string(Grammar& g, const StringSpec& s, StringBodies* shared = nullptr);
+// Replaces the character classes of the rules from `first` on by their forms in a JSON string
+// (raw, or escaped where JSON requires it).
+void to_json_chars(Grammar& g, int32_t first);
 // A quoted string whose value is none of `names`.
 int32_t add_string_except(Grammar& g, const std::vector<std::string>& names);
 // Exactly this value (objects' members in its order); ws: the rule between tokens.

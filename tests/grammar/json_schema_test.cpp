@@ -184,6 +184,28 @@ TEST(JsonSchema, PropertiesComeInTheSchemasOrderAndExtraKeysAreNew) {
   EXPECT_FALSE(accepts(s, R"({"a": "x", "c": 1})"));
 }
 
+// patternProperties beside additionalProperties: a key takes the schemas of every pattern it
+// matches, additionalProperties' when it matches none; a key matching patterns whose schemas
+// exclude each other cannot be written.
+TEST(JsonSchema, PatternPropertiesBesideAdditionalProperties) {
+  const ojson s = ojson::parse(R"({"type": "object", "properties": {"name": {"type": "string"}},
+      "patternProperties": {"^x-": {"type": "integer"}, "^y": {"type": "boolean"},
+                            "z$": {"type": "string"}},
+      "additionalProperties": {"type": "null"}})");
+  for (const char* t : {R"({"name": "a", "x-1": 1})", R"({"yes": true, "other": null})",
+                        R"({"x-é\"q": 2, "az": "s"})", R"({"name": "n", "x-": 3, "w": null})"})
+    EXPECT_TRUE(accepts(s, t)) << t;
+  for (const char* t : {R"({"x-1": "s"})", R"({"yz": true})", R"({"yz": "s"})", R"({"other": 1})",
+                        R"({"name": 1})"})
+    EXPECT_FALSE(accepts(s, t)) << t;
+  const ojson closed = ojson::parse(R"({"type": "object",
+      "patternProperties": {"^a": {"type": "integer"}, "^b": {"type": "string"}},
+      "additionalProperties": false})");
+  EXPECT_TRUE(accepts(closed, R"({"a1": 1, "b1": "s"})"));
+  EXPECT_FALSE(accepts(closed, R"({"a1": "s"})"));
+  EXPECT_FALSE(accepts(closed, R"({"c": 1})"));
+}
+
 TEST(JsonSchema, RecursiveReferences) {
   const ojson s = ojson::parse(R"({"$defs": {"node": {"type": "object",
       "properties": {"v": {"type": "integer"}, "next": {"$ref": "#/$defs/node"}},
