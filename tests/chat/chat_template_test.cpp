@@ -238,14 +238,17 @@ TEST(Jinja, InvalidUtf8ReadsAsReplacementCharacters) {
       "a" + r + " " + r + "C 2");
 }
 
-TEST(Jinja, UnicodeCaseMappingIsJavaScripts) {
+TEST(Jinja, UnicodeCaseMappingIsPythons) {
   EXPECT_EQ(
       render("{{ 'İ' | lower }}|{{ 'ΣΑΣ ΟΔΟΣ.' | lower }}|{{ 'Σ' | lower }}|{{ 'AΣ1' | lower }}"),
       "i\xCC\x87|σας οδος.|σ|aς1");
   EXPECT_EQ(render("{{ 'straße' | upper }}|{{ 'ﬁ' | upper }}|{{ 'ŉ' | upper }}|{{ 'ΐ' | upper }}"),
             "STRASSE|FI|ʼN|\xCE\x99\xCC\x88\xCC\x81");  // ΐ: Ι, diaeresis, acute
-  // title() capitalizes after every non-ASCII-word character, as the reference's /\b\w/ does.
-  EXPECT_EQ(render("{{ 'straße café' | title }}|{{ 'ǆemal' | capitalize }}"), "StraßE Café|Ǆemal");
+  // title() and capitalize() as Python's: title case after an uncased character, lower case
+  // after a cased one (ß is cased), and ǆ's own title case.
+  EXPECT_EQ(render("{{ 'straße café' | title }}|{{ 'ǆemal' | capitalize }}|{{ 'hELLO wORLD' | "
+                   "capitalize }}"),
+            "Straße Café|ǅemal|Hello world");
 }
 
 }  // namespace

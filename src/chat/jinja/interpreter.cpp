@@ -358,7 +358,8 @@ class Interp {
     std::string out;
     for (const NodeP& n : b) {
       const Value v = eval(n, env);
-      if (v.is_none() || v.is_undefined()) continue;
+      // A statement's none is no output; an expression's prints as None, as in Jinja2.
+      if (v.is_undefined() || (v.is_none() && n->kind < Node::Kind::Int)) continue;
       try {
         if (v.is_string())
           out += v.s;
@@ -439,7 +440,9 @@ class Interp {
       case Node::Kind::TupleLit: {
         std::vector<Value> v;
         for (const NodeP& e : n.list) v.push_back(eval(e, env));
-        return Value::array(std::move(v));
+        Value out = Value::array(std::move(v));
+        out.tuple = n.kind == Node::Kind::TupleLit;
+        return out;
       }
       case Node::Kind::ObjectLit: {
         Object o;
@@ -744,7 +747,7 @@ class Interp {
     }
     if (obj.is_string()) {
       const std::string s = obj.s;
-      if (name == "length") return Value::integer(utf16_length(s));
+      if (name == "length") return Value::integer(char_length(s));
       auto fn0 = [&](auto f) {
         return Value::function([s, f](const Args&, const EnvP&) { return Value::string(f(s)); });
       };
@@ -755,8 +758,8 @@ class Interp {
         return fn0([](const std::string& x) { return js_trim(x, true, false); });
       if (name == "rstrip")
         return fn0([](const std::string& x) { return js_trim(x, false, true); });
-      if (name == "title") return fn0([](const std::string& x) { return js_title(x); });
-      if (name == "capitalize") return fn0([](const std::string& x) { return js_capitalize(x); });
+      if (name == "title") return fn0([](const std::string& x) { return py_title(x); });
+      if (name == "capitalize") return fn0([](const std::string& x) { return py_capitalize(x); });
       if (name == "startswith" || name == "endswith") {
         const bool starts = name == "startswith";
         return Value::function([s, starts, name](const Args& a, const EnvP&) {
@@ -843,7 +846,10 @@ class Interp {
 
   static Value items_of(const Object& o) {
     std::vector<Value> v;
-    for (const auto& [k, x] : o.items) v.push_back(Value::array({Value::string(k), x}));
+    for (const auto& [k, x] : o.items) {
+      v.push_back(Value::array({Value::string(k), x}));
+      v.back().tuple = true;
+    }
     return Value::array(std::move(v));
   }
 
@@ -857,9 +863,10 @@ class Interp {
     return Value::string(replace_all(s, a.pos[0].s, a.pos[1].s, c, max_bytes));
   }
 
-  // `+` with a string, and `~`: JavaScript's conversion of the other side, as the reference does.
+  // `~`, and `+` with a string: the other side as Python's str() gives it (Jinja2 raises for `+`
+  // of a string and a number; the text is kept, as llama.cpp's and the JavaScript renderers do).
   Value concat(const Value& l, const Value& r) {
-    std::string a = js_string(l, room()), b = js_string(r, room());
+    std::string a = py_string(l, room()), b = py_string(r, room());
     charge(static_cast<int64_t>(a.size() + b.size()));
     return Value::string(a + b);
   }
@@ -962,11 +969,10 @@ class Interp {
         return Value::number(op == "+" ? a + b : op == "-" ? a - b : a * b);
       }
       const double a = l.as_double(), b = r.as_double();
-      if (op == "/") return Value::number(a / b);  // the reference's Infinity and NaN by zero
-      // Python raises here where the reference would print Infinity or NaN: a template that
-      // divides by zero has a bug worth naming.
-      if ((op == "//" || op == "%") && (fl ? b == 0 : r.i == 0))
-        err(std::string(op == "//" ? "division" : "modulo") + " by zero");
+      // As in Python, dividing by zero raises: a template that does has a bug worth naming.
+      if ((op == "/" || op == "//" || op == "%") && (fl ? b == 0 : r.i == 0))
+        err(std::string(op == "%" ? "modulo" : "division") + " by zero");
+      if (op == "/") return Value::number(a / b);
       if (op == "//") {
         if (!fl) {
           if (l.i == INT64_MIN && r.i == -1) err("integer overflow in // (integers are 64-bit)");
@@ -978,9 +984,12 @@ class Interp {
       if (op == "%") {
         if (!fl) {
           if (r.i == -1) return Value::integer(0);
-          return Value::integer(l.i % r.i);  // JavaScript's % keeps the dividend's sign
+          // Python's %: the result takes the divisor's sign (-7 % 3 is 2).
+          const int64_t m = l.i % r.i;
+          return Value::integer(m != 0 && (m < 0) != (r.i < 0) ? m + r.i : m);
         }
-        return Value::number(std::fmod(a, b));
+        const double m = std::fmod(a, b);
+        return Value::number(m != 0 && (m < 0) != (b < 0) ? m + b : m);
       }
       if (op == "<") return Value::boolean(a < b);
       if (op == ">") return Value::boolean(a > b);
@@ -1113,7 +1122,7 @@ class Interp {
     }
     if (v.kind == K::Bool) {
       if (name == "bool") return v;
-      if (name == "string") return Value::string(v.b ? "true" : "false");
+      if (name == "string") return Value::string(v.b ? "True" : "False");
       err("Unknown BooleanValue filter: " + name);
     }
     err("Cannot apply filter \"" + name + "\" to type: " + v.type_name());
@@ -1156,7 +1165,7 @@ class Interp {
       parts = utf8_chars(v.s);
     } else if (v.is_array()) {
       in.step(static_cast<int64_t>(v.arr->size()));
-      for (const Value& x : *v.arr) parts.push_back(js_string(x, in.room()));
+      for (const Value& x : *v.arr) parts.push_back(py_string(x, in.room()));
     } else if (!v.is_undefined()) {  // an undefined value joins as nothing, as in Jinja2
       err("Cannot apply filter \"join\" to type: " + v.type_name());
     }
@@ -1295,8 +1304,8 @@ class Interp {
          [](Interp&, const Value& v, const FilterCall&) {
            return Value::array(std::vector<Value>(v.arr->rbegin(), v.arr->rend()));
          }},
-        {"string", [](Interp&, const Value& v,
-                      const FilterCall&) { return Value::string(to_json(v, {}, 0, false)); }},
+        {"string", [](Interp& in, const Value& v,
+                      const FilterCall&) { return Value::string(py_string(v, in.room())); }},
         {"unique", &Interp::filter_unique},
         {"sort", &Interp::filter_sort},
         {"selectattr", &Interp::filter_selectattr},
@@ -1380,9 +1389,9 @@ class Interp {
         {"lower",
          [](Interp&, const Value& v, const FilterCall&) { return Value::string(js_lower(v.s)); }},
         {"title",
-         [](Interp&, const Value& v, const FilterCall&) { return Value::string(js_title(v.s)); }},
+         [](Interp&, const Value& v, const FilterCall&) { return Value::string(py_title(v.s)); }},
         {"capitalize", [](Interp&, const Value& v,
-                          const FilterCall&) { return Value::string(js_capitalize(v.s)); }},
+                          const FilterCall&) { return Value::string(py_capitalize(v.s)); }},
         {"trim",
          [](Interp&, const Value& v, const FilterCall&) { return Value::string(js_trim(v.s)); }},
         {"string", [](Interp&, const Value& v, const FilterCall&) { return v; }},
@@ -1396,7 +1405,7 @@ class Interp {
     return kTable;
   }
   static Value string_length(Interp&, const Value& v, const FilterCall&) {
-    return Value::integer(utf16_length(v.s));
+    return Value::integer(char_length(v.s));
   }
 };
 

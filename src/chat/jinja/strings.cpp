@@ -15,9 +15,6 @@ namespace {
 bool js_space(uint32_t cp) {
   return cpt_is_whitespace(cp) || cp == 0xFEFF;
 }
-bool ascii_word(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
 
 // Unicode's unconditional SpecialCasing for upper case: the characters whose capital is more than
 // one code point (JavaScript's toUpperCase, which the reference renderer calls). Generated from
@@ -207,18 +204,39 @@ std::string js_lower(const std::string& s) {
   return out;
 }
 
-std::string js_title(const std::string& s) {
-  std::string out = s;
-  for (size_t i = 0; i < out.size(); ++i)
-    if (ascii_word(out[i]) && (i == 0 || !ascii_word(out[i - 1])) && out[i] >= 'a' && out[i] <= 'z')
-      out[i] = static_cast<char>(out[i] - 'a' + 'A');
+namespace {
+// A character's title case: its own mapping where it has one, else its upper case (Python's
+// full mapping: "ŉ" -> "ʼN").
+std::string title_char(uint32_t cp) {
+  const auto t = utf8proc_totitle(static_cast<utf8proc_int32_t>(cp));
+  std::string c;
+  append_utf8(c, cp);
+  if (t == static_cast<utf8proc_int32_t>(cp)) return js_upper(c);
+  std::string out;
+  append_utf8(out, static_cast<uint32_t>(t));
+  return out;
+}
+}  // namespace
+
+std::string py_title(const std::string& s) {
+  std::string out;
+  bool after_cased = false;
+  for (uint32_t cp : utf8_to_cpts(s)) {
+    std::string c;
+    append_utf8(c, cp);
+    const bool is_cased = cased(cp);
+    out += !is_cased ? c : after_cased ? js_lower(c) : title_char(cp);
+    after_cased = is_cased;
+  }
   return out;
 }
 
-std::string js_capitalize(const std::string& s) {
-  const auto chars = utf8_chars(s);
-  if (chars.empty()) return s;
-  return js_upper(chars[0]) + s.substr(chars[0].size());
+std::string py_capitalize(const std::string& s) {
+  const std::vector<uint32_t> cps = utf8_to_cpts(s);
+  if (cps.empty()) return s;
+  std::string first;
+  append_utf8(first, cps[0]);
+  return title_char(cps[0]) + js_lower(s.substr(first.size()));
 }
 
 std::vector<std::string> utf8_chars(const std::string& s) {
@@ -231,10 +249,8 @@ std::vector<std::string> utf8_chars(const std::string& s) {
   return out;
 }
 
-int64_t utf16_length(const std::string& s) {
-  int64_t n = 0;
-  for (uint32_t cp : utf8_to_cpts(s)) n += cp >= 0x10000 ? 2 : 1;
-  return n;
+int64_t char_length(const std::string& s) {
+  return static_cast<int64_t>(utf8_to_cpts(s).size());
 }
 
 size_t find_in(const std::string& hay, const std::string& needle, size_t from) {

@@ -12,11 +12,14 @@ namespace brisk::jinja {
 std::string js_trim(const std::string& s, bool left = true, bool right = true);
 std::string js_upper(const std::string& s);
 std::string js_lower(const std::string& s);
-std::string js_title(const std::string& s);       // /\b\w/g upper-cased
-std::string js_capitalize(const std::string& s);  // first character upper, the rest unchanged
+// Python's str.title(): a cased character after an uncased one in title case, the other cased
+// ones in lower case ("straße" -> "Straße").
+std::string py_title(const std::string& s);
+// Python's str.capitalize(): the first character in title case, the rest in lower case.
+std::string py_capitalize(const std::string& s);
 std::vector<std::string> utf8_chars(const std::string& s);
-// Length in UTF-16 code units, as JavaScript counts (a character outside the BMP counts 2).
-int64_t utf16_length(const std::string& s);
+// Length in code points, as Python counts.
+int64_t char_length(const std::string& s);
 // Where `needle` first occurs in `hay` at or after `from`, in linear time; npos if nowhere.
 size_t find_in(const std::string& hay, const std::string& needle, size_t from = 0);
 // Python's str.split: on runs of whitespace when sep is null. Throws past max_pieces pieces.

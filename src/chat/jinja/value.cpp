@@ -167,13 +167,13 @@ std::string Value::type_name() const {
 
 namespace {
 
-// JavaScript's Number.prototype.toString (ECMA-262 Number::toString): the shortest digits that
-// read back, in positional form for exponents from -7 to 20 and in exponent form beyond.
-std::string js_number(double d) {
-  if (std::isnan(d)) return "NaN";
-  if (std::isinf(d)) return d > 0 ? "Infinity" : "-Infinity";
-  if (d == 0) return "0";
-  std::string sign = d < 0 ? "-" : "";
+// Python's repr(float): the shortest digits that read back, positional from 1e-4 up to 1e16
+// ("1.0", "0.0001", "1e+16", "1.5e-05").
+std::string py_float(double d) {
+  if (std::isnan(d)) return "nan";
+  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  if (d == 0) return std::signbit(d) ? "-0.0" : "0.0";
+  const std::string sign = d < 0 ? "-" : "";
   char buf[64];
   const auto r = std::to_chars(buf, buf + sizeof(buf), std::fabs(d), std::chars_format::scientific);
   const std::string sci(buf, r.ptr);  // "d.ddde[+-]xx"
@@ -181,13 +181,42 @@ std::string js_number(double d) {
   std::string digits = sci.substr(0, e);
   digits.erase(std::remove(digits.begin(), digits.end(), '.'), digits.end());
   const int k = static_cast<int>(digits.size());
-  const int n = std::stoi(sci.substr(e + 1)) + 1;  // the decimal point's place after digit n
-  if (k <= n && n <= 21) return sign + digits + std::string(static_cast<size_t>(n - k), '0');
-  if (0 < n && n <= 21) return sign + digits.substr(0, n) + "." + digits.substr(n);
-  if (-6 < n && n <= 0) return sign + "0." + std::string(static_cast<size_t>(-n), '0') + digits;
-  const int x = n - 1;
+  const int x = std::stoi(sci.substr(e + 1));  // d.ddd times ten to the x
+  if (x >= -4 && x < 16) {
+    const int n = x + 1;  // digits before the point
+    if (n <= 0) return sign + "0." + std::string(static_cast<size_t>(-n), '0') + digits;
+    if (k <= n) return sign + digits + std::string(static_cast<size_t>(n - k), '0') + ".0";
+    return sign + digits.substr(0, static_cast<size_t>(n)) + "." + digits.substr(size_t(n));
+  }
   return sign + digits.substr(0, 1) + (k > 1 ? "." + digits.substr(1) : "") + "e" +
-         (x >= 0 ? "+" : "-") + std::to_string(std::abs(x));
+         (x >= 0 ? "+" : "-") + (std::abs(x) < 10 ? "0" : "") + std::to_string(std::abs(x));
+}
+
+// Python's repr(str): single quotes unless the text has one and no double quote; backslash,
+// the quote and controls escaped (non-printable characters as \xNN or \uNNNN).
+std::string py_quoted(const std::string& s) {
+  const bool dq = s.find('\'') != std::string::npos && s.find('"') == std::string::npos;
+  const char q = dq ? '"' : '\'';
+  std::string out(1, q);
+  for (uint32_t cp : utf8_to_cpts(s)) {
+    if (cp == '\\' || cp == static_cast<uint32_t>(q)) {
+      out += '\\';
+      out += static_cast<char>(cp);
+    } else if (cp == '\n') {
+      out += "\\n";
+    } else if (cp == '\r') {
+      out += "\\r";
+    } else if (cp == '\t') {
+      out += "\\t";
+    } else if (cp < 0x20 || (cp >= 0x7F && cp <= 0xA0) || cp == 0xAD) {
+      out += fmt::format("\\x{:02x}", cp);
+    } else if ((cp >= 0x200B && cp <= 0x200F) || cp == 0x2028 || cp == 0x2029 || cp == 0xFEFF) {
+      out += fmt::format("\\u{:04x}", cp);
+    } else {
+      append_utf8(out, cp);
+    }
+  }
+  return out + q;
 }
 
 std::string json_string(const std::string& s, bool ensure_ascii) {
@@ -236,62 +265,55 @@ std::string json_string(const std::string& s, bool ensure_ascii) {
 }  // namespace
 
 std::string Value::to_string(size_t max_bytes) const {
-  switch (kind) {
-    case Kind::Undefined:
-      return "undefined";
-    case Kind::None:
-      return "null";
-    case Kind::Bool:
-      return b ? "true" : "false";
-    case Kind::Int:
-      return std::to_string(i);
-    case Kind::Float:
-      if (f == 0 && std::signbit(f)) return "-0.0";
-      // toFixed(1), which JavaScript switches to exponent form from 1e21 on.
-      if (std::isfinite(f) && f == std::floor(f) && std::fabs(f) < 1e21)
-        return fmt::format("{:.1f}", f);
-      return js_number(f);
-    case Kind::String:
-      return s;
-    case Kind::Array:
-    case Kind::Object:
-    case Kind::Namespace: {
-      JsonOptions o;
-      o.max_bytes = max_bytes;
-      return to_json(*this, o, 0, false);
-    }
-    case Kind::Callable:
-      return "[function]";
-  }
-  return "";
+  return py_string(*this, max_bytes, false);
 }
 
-std::string js_string(const Value& v, size_t max_bytes) {
+std::string py_string(const Value& v, size_t max_bytes, bool repr, int depth) {
+  if (depth > kMaxValueDepth)
+    throw std::runtime_error(
+        fmt::format("a value nests more than {} levels deep (or holds itself)", kMaxValueDepth));
+  auto bounded = [&](std::string& out) {
+    if (out.size() > max_bytes) throw std::runtime_error("a string in the template is too large");
+  };
   switch (v.kind) {
     case Value::Kind::Undefined:
+      return repr ? "Undefined" : "";
     case Value::Kind::None:
-      return "";
+      return "None";
+    case Value::Kind::Bool:
+      return v.b ? "True" : "False";
+    case Value::Kind::Int:
+      return std::to_string(v.i);
     case Value::Kind::Float:
-      return v.f == 0 ? "0" : js_number(v.f);
-    case Value::Kind::Object:
-    case Value::Kind::Namespace:
-      return "[object Map]";
-    case Value::Kind::Callable:
-      return "[function]";
+      return py_float(v.f);
+    case Value::Kind::String:
+      return repr ? py_quoted(v.s) : v.s;
     case Value::Kind::Array: {
-      std::string out;
+      std::string out = v.tuple ? "(" : "[";
       for (size_t k = 0; k < v.arr->size(); ++k) {
-        const Value& e = (*v.arr)[k];
-        if (k) out += ',';
-        out += e.is_none() || e.is_undefined() ? "undefined" : e.to_string(max_bytes);
-        if (out.size() > max_bytes)
-          throw std::runtime_error("a string in the template is too large");
+        if (k) out += ", ";
+        out += py_string((*v.arr)[k], max_bytes, true, depth + 1);
+        bounded(out);
       }
-      return out;
+      if (v.tuple && v.arr->size() == 1) out += ",";
+      return out + (v.tuple ? ")" : "]");
     }
-    default:
-      return v.to_string(max_bytes);
+    case Value::Kind::Object:
+    case Value::Kind::Namespace: {
+      std::string out = v.kind == Value::Kind::Namespace ? "<Namespace {" : "{";
+      bool first = true;
+      for (const auto& [k, e] : v.obj->items) {
+        if (!first) out += ", ";
+        first = false;
+        out += py_quoted(k) + ": " + py_string(e, max_bytes, true, depth + 1);
+        bounded(out);
+      }
+      return out + (v.kind == Value::Kind::Namespace ? "}>" : "}");
+    }
+    case Value::Kind::Callable:
+      return "<function>";
   }
+  return "";
 }
 
 int64_t approx_bytes(const Value& v) {
@@ -338,7 +360,9 @@ std::string to_json(const Value& v, const JsonOptions& o, int depth, bool undefi
     case Value::Kind::Int:
       return std::to_string(v.i);
     case Value::Kind::Float:
-      return std::isfinite(v.f) ? js_number(v.f) : "null";
+      if (std::isnan(v.f)) return "NaN";  // json.dumps's words for them
+      if (std::isinf(v.f)) return v.f > 0 ? "Infinity" : "-Infinity";
+      return py_float(v.f);
     case Value::Kind::String:
       return bounded(json_string(v.s, o.ensure_ascii));
     case Value::Kind::Array:

@@ -42,6 +42,8 @@ struct Value {
   enum class Kind { Undefined, None, Bool, Int, Float, String, Array, Object, Namespace, Callable };
   Kind kind = Kind::Undefined;
   bool b = false;
+  bool tuple =
+      false;  // an Array that Python holds as a tuple (a literal, an item pair): prints ( )
   int64_t i = 0;
   double f = 0;
   std::string s;
@@ -98,7 +100,7 @@ struct Value {
   double as_double() const { return kind == Kind::Float ? f : kind == Kind::Bool ? b : double(i); }
   bool truthy() const;
   std::string type_name() const;
-  // As printed in template output; throws past max_bytes (containers print as JSON).
+  // As printed in template output (py_string); throws past max_bytes.
   std::string to_string(size_t max_bytes = SIZE_MAX) const;
 
  private:
@@ -116,15 +118,16 @@ struct JsonOptions {
   const std::pair<std::string, std::string>* separators = nullptr;
   size_t max_bytes = SIZE_MAX;  // longer text throws
 };
-// JSON text as the reference's tojson writes it (", " and ": " on one line).
+// JSON text as transformers' tojson (Python's json.dumps) writes it: ", " and ": " on one line,
+// floats in Python's form (1.0), NaN and Infinity as json.dumps writes them.
 std::string to_json(const Value& v, const JsonOptions& o, int depth = 0,
                     bool undefined_as_null = true);
 
-// JavaScript's String(value), which the reference applies where `+` or `~` joins a string with
-// something else, and to each item of `join` (none and undefined give "" there): numbers in
-// JavaScript's shortest form (3.0 -> "3"), a list as its items' texts joined by ",", a dict or
-// namespace as "[object Map]".
-std::string js_string(const Value& v, size_t max_bytes = SIZE_MAX);
+// Python's str(value) as Jinja2 prints it (repr: Python's repr(), what a list or dict shows of
+// its items): True, False, None, floats in Python's shortest form, lists and dicts in Python's
+// notation with quoted strings; an undefined value prints as nothing.
+std::string py_string(const Value& v, size_t max_bytes = SIZE_MAX, bool repr = false,
+                      int depth = 0);
 
 // About how many bytes a value holds (strings and slots), for budgets that grow with the input.
 int64_t approx_bytes(const Value& v);
