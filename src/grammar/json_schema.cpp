@@ -16,6 +16,7 @@
 #include "grammar/formats.h"
 #include "grammar/json_values.h"
 #include "grammar/pattern_keys.h"
+#include "grammar/property_names.h"
 #include "grammar/schema_merge.h"
 #include "grammar/schema_negation.h"
 #include "grammar/stacks.h"
@@ -125,9 +126,8 @@ class SchemaCompiler {
       SchemaMerger m = merger();
       return value(own(without_negations(s, m, path)), path, depth + 1);
     }
-    for (const char* k :
-         {"contains", "minContains", "maxContains", "propertyNames", "unevaluatedItems",
-          "unevaluatedProperties", "$dynamicRef", "$recursiveRef"})
+    for (const char* k : {"contains", "minContains", "maxContains", "unevaluatedItems",
+                          "unevaluatedProperties", "$dynamicRef", "$recursiveRef"})
       if (s.contains(k)) error(path, fmt::format("'{}' cannot be enforced", k));
     if (s.contains("anyOf") || s.contains("oneOf")) return alternatives(s, path, depth);
     return typed(s, path, depth);
@@ -543,11 +543,12 @@ class SchemaCompiler {
   int32_t counted_members(const std::vector<std::pair<int32_t, bool>>& members, int32_t extra,
                           uint64_t min, std::optional<uint64_t> max, const std::string& path);
   int32_t extra_members(const ojson& s, const std::vector<std::string>& names,
-                        const std::string& path, int depth);
+                        const NameLanguage* allowed, const std::string& path, int depth);
   void pattern_members(const ojson& pp, const std::vector<std::string>& patterns,
                        const ojson& extra, const std::vector<std::string>& names,
-                       const std::string& path, int depth,
+                       const NameLanguage* allowed, const std::string& path, int depth,
                        const std::function<void(int32_t, int32_t)>& add);
+  std::optional<NameLanguage> allowed_names(const ojson& s, const std::string& path);
   int32_t array(const ojson& s, const std::string& path, int depth);
   std::optional<std::vector<ojson>> finite_values(const ojson& items, const std::string& path);
   int32_t unique_items(const ojson& items, uint64_t min, uint64_t max, const std::string& path);
@@ -573,6 +574,8 @@ int32_t SchemaCompiler::object(const ojson& s, const std::string& path, int dept
   auto is_required = [&](const std::string& n) {
     return std::find(required.begin(), required.end(), ojson(n)) != required.end();
   };
+  const std::optional<NameLanguage> allowed = allowed_names(s, path);
+  auto named_ok = [&](const std::string& n) { return !allowed || allowed->accepts(n); };
   std::vector<std::string> names;
   std::vector<std::pair<int32_t, bool>> members;  // member rule, required
   auto member = [&](const std::string& name, int32_t value) {
@@ -582,6 +585,10 @@ int32_t SchemaCompiler::object(const ojson& s, const std::string& path, int dept
     return m;
   };
   for (const auto& [name, sub] : props.items()) {
+    if (!named_ok(name)) {  // propertyNames refuses the name: the property cannot be present
+      if (is_required(name)) return -1;
+      continue;
+    }
     names.push_back(name);
     const int32_t v = value(sub, path + "/properties/" + name, depth + 1);
     if (v < 0) {
@@ -596,6 +603,7 @@ int32_t SchemaCompiler::object(const ojson& s, const std::string& path, int dept
     if (!n.is_string()) error(path, "'required' must list strings");
     const std::string name = n.get<std::string>();
     if (props.contains(name)) continue;
+    if (!named_ok(name)) return -1;
     if (s.contains("patternProperties"))
       error(path, "a required property left to patternProperties cannot be enforced");
     names.push_back(name);
@@ -605,7 +613,7 @@ int32_t SchemaCompiler::object(const ojson& s, const std::string& path, int dept
   }
   const size_t n_required = static_cast<size_t>(
       std::count_if(members.begin(), members.end(), [](const auto& m) { return m.second; }));
-  const int32_t more = extra_members(s, names, path, depth);
+  const int32_t more = extra_members(s, names, allowed ? &*allowed : nullptr, path, depth);
   for (const char* k : {"minProperties", "maxProperties"})
     if (s.contains(k) && !s[k].is_number()) error(path, fmt::format("'{}' must be a number", k));
   auto count = [&](const char* k) -> std::optional<uint64_t> {
@@ -624,8 +632,29 @@ int32_t SchemaCompiler::object(const ojson& s, const std::string& path, int dept
 
 // The keys beyond the declared ones (patternProperties' or additionalProperties') as one member
 // rule, or -1 when there are none.
+// propertyNames as a language of names (property_names.h); nothing when it allows every name.
+std::optional<NameLanguage> SchemaCompiler::allowed_names(const ojson& s, const std::string& path) {
+  if (!s.contains("propertyNames")) return std::nullopt;
+  const std::string at = path + "/propertyNames";
+  const ojson* pn = &s["propertyNames"];
+  for (int hops = 0; pn->is_object() && pn->size() == 1 && pn->contains("$ref"); ++hops) {
+    if (hops == 64) error(at, "$ref chains past 64 links");
+    pn = &resolve_ref(root_, (*pn)["$ref"], at);
+  }
+  std::optional<NameLanguage> out;
+  try {
+    out = property_names(*pn);
+  } catch (const Error& e) {
+    error(at, e.what());
+  }
+  if (out->any) out.reset();
+  return out;
+}
+
 int32_t SchemaCompiler::extra_members(const ojson& s, const std::vector<std::string>& names,
-                                      const std::string& path, int depth) {
+                                      const NameLanguage* allowed, const std::string& path,
+                                      int depth) {
+  if (allowed && allowed->none) return -1;
   const ojson extra = s.value("additionalProperties", ojson(true));
   const int32_t m = g_.add_rule("extra-member");
   auto add = [&](int32_t key, int32_t value) {
@@ -647,7 +676,7 @@ int32_t SchemaCompiler::extra_members(const ojson& s, const std::vector<std::str
       patterns.push_back(pattern);
       one_schema = one_schema && sub == pp.begin().value();
     }
-    if (one_schema && extra.is_boolean() && !extra.get<bool>()) {
+    if (one_schema && extra.is_boolean() && !extra.get<bool>() && !allowed) {
       // Every key matches a pattern and takes the one schema: no need to tell patterns apart.
       const int32_t v = value(pp.begin().value(), path + "/patternProperties", depth + 1);
       for (const std::string& pattern : patterns) {
@@ -656,8 +685,10 @@ int32_t SchemaCompiler::extra_members(const ojson& s, const std::vector<std::str
         if (v >= 0) add(shared_string(spec, path + "/patternProperties"), v);
       }
     } else {
-      pattern_members(pp, patterns, extra, names, path, depth, add);
+      pattern_members(pp, patterns, extra, names, allowed, path, depth, add);
     }
+  } else if (allowed) {
+    pattern_members(ojson::object(), {}, extra, names, allowed, path, depth, add);
   } else if (!(extra.is_boolean() && !extra.get<bool>())) {
     const int32_t v = value(extra, path + "/additionalProperties", depth + 1);
     if (v >= 0) add(add_string_except(g_, names), v);
@@ -669,12 +700,12 @@ int32_t SchemaCompiler::extra_members(const ojson& s, const std::vector<std::str
 // the schemas of its patterns, or additionalProperties' when it matches none.
 void SchemaCompiler::pattern_members(const ojson& pp, const std::vector<std::string>& patterns,
                                      const ojson& extra, const std::vector<std::string>& names,
-                                     const std::string& path, int depth,
-                                     const std::function<void(int32_t, int32_t)>& add) {
+                                     const NameLanguage* allowed, const std::string& path,
+                                     int depth, const std::function<void(int32_t, int32_t)>& add) {
   const auto first = static_cast<int32_t>(g_.rules().size());
   std::vector<PatternKeys> classes;
   try {
-    classes = add_pattern_keys(g_, patterns, names);
+    classes = add_pattern_keys(g_, patterns, names, allowed ? &allowed->grammar : nullptr);
   } catch (const Error& e) {
     error(path + "/patternProperties", e.what());
   }

@@ -10,13 +10,14 @@
 namespace brisk::grammar {
 namespace {
 
-constexpr size_t kMaxPatterns = 62;  // with the markers of names and of any key, 64
+constexpr size_t kMaxPatterns = 61;  // with the markers of names, of any key and of allowed, 64
 constexpr size_t kMaxRules = 16384;
 
 // The keys' language: each pattern's then its marker, each name then the names' marker, any
-// string then the last marker (so that every key reaches a state).
+// string then the next marker (so that every key reaches a state), and the allowed names then
+// the last.
 Grammar keys_language(const std::vector<std::string>& patterns,
-                      const std::vector<std::string>& names) {
+                      const std::vector<std::string>& names, const Grammar* allowed) {
   const uint32_t n = static_cast<uint32_t>(patterns.size());
   Grammar lang;
   const int32_t root = lang.add_rule("keys");
@@ -33,6 +34,9 @@ Grammar keys_language(const std::vector<std::string>& patterns,
   lang.add_alt(any, {Symbol::chars({{0, 0x10FFFF}}), Symbol::ref(any)});
   lang.add_alt(any, {});
   lang.add_alt(root, {Symbol::ref(any), Symbol::one(Dfa::kMarker + n + 1)});
+  if (allowed)
+    lang.add_alt(root,
+                 {Symbol::ref(lang.add_grammar(*allowed)), Symbol::one(Dfa::kMarker + n + 2)});
   lang.set_root(root);
   return lang;
 }
@@ -77,16 +81,18 @@ int32_t keys_of(Grammar& g, const Dfa& d, const std::vector<std::optional<uint64
 }  // namespace
 
 std::vector<PatternKeys> add_pattern_keys(Grammar& g, const std::vector<std::string>& patterns,
-                                          const std::vector<std::string>& names) {
+                                          const std::vector<std::string>& names,
+                                          const Grammar* allowed) {
   const size_t n = patterns.size();
   if (n > kMaxPatterns) fail("more than {} patternProperties (the limit)", kMaxPatterns);
-  const Dfa d = determinize(keys_language(patterns, names), n + 2);
-  // Per state: the patterns a key ending there matches; none for a declared name.
+  const Dfa d = determinize(keys_language(patterns, names, allowed), n + (allowed ? 3 : 2));
+  // Per state: the patterns a key ending there matches; none for a declared name or one that
+  // propertyNames refuses.
   std::vector<std::optional<uint64_t>> matched(d.moves.size());
   std::map<uint64_t, bool> sets;
   for (size_t s = 0; s < d.moves.size(); ++s) {
     const uint64_t m = d.markers[s];
-    if ((m >> n) & 1) continue;  // a declared name
+    if (((m >> n) & 1) || (allowed && !((m >> (n + 2)) & 1))) continue;
     matched[s] = m & ((uint64_t{1} << n) - 1);
     sets[*matched[s]] = true;
   }

@@ -21,8 +21,10 @@ struct PatternKeys {
 };
 
 // The key classes over `patterns`, the declared `names` being no such keys, in the order of their
-// pattern sets. Fails, naming the limit, past dfa.h's limits, 62 patterns or 16,384 rules.
+// pattern sets; keys outside `allowed` (propertyNames' language, from its root) are none either,
+// when it is given. Fails, naming the limit, past dfa.h's limits, 61 patterns or 16,384 rules.
 std::vector<PatternKeys> add_pattern_keys(Grammar& g, const std::vector<std::string>& patterns,
-                                          const std::vector<std::string>& names);
+                                          const std::vector<std::string>& names,
+                                          const Grammar* allowed = nullptr);
 
 }  // namespace brisk::grammar

@@ -206,6 +206,37 @@ TEST(JsonSchema, PatternPropertiesBesideAdditionalProperties) {
   EXPECT_FALSE(accepts(closed, R"({"c": 1})"));
 }
 
+// propertyNames: every key, declared or extra, is a name its schema accepts.
+TEST(JsonSchema, PropertyNamesCutTheKeys) {
+  const ojson pattern = ojson::parse(R"({"type": "object", "propertyNames": {"pattern": "^[a-z]+$"},
+      "additionalProperties": {"type": "integer"}})");
+  for (const char* t : {R"({"abc": 1})", R"({})", R"({"a": 1, "zz": 2})"})
+    EXPECT_TRUE(accepts(pattern, t)) << t;
+  for (const char* t : {R"({"aB": 1})", R"({"": 1})", R"({"a1": 1})"})
+    EXPECT_FALSE(accepts(pattern, t)) << t;
+  const ojson lengths = ojson::parse(R"({"type": "object", "propertyNames": {"maxLength": 3},
+      "properties": {"ab": {"type": "string"}, "long": {"type": "string"}}})");
+  EXPECT_TRUE(accepts(lengths, R"({"ab": "x", "xyz": 1})"));
+  EXPECT_FALSE(accepts(lengths, R"({"long": "x"})"));
+  EXPECT_FALSE(accepts(lengths, R"({"wxyz": 1})"));
+  ojson needs_long = lengths;
+  needs_long["required"] = {"long"};
+  EXPECT_THROW(json_schema_grammar(needs_long), Error);  // no object satisfies it
+  const ojson listed = ojson::parse(R"({"type": "object", "$defs": {"k": {"enum": ["a", "b", "ccc"],
+      "maxLength": 2}}, "propertyNames": {"$ref": "#/$defs/k"}})");
+  EXPECT_TRUE(accepts(listed, R"({"a": 1, "b": [2]})"));
+  EXPECT_FALSE(accepts(listed, R"({"ccc": 1})"));
+  EXPECT_FALSE(accepts(listed, R"({"c": 1})"));
+  const ojson none = {{"type", "object"}, {"propertyNames", false}};
+  EXPECT_TRUE(accepts(none, "{}"));
+  EXPECT_FALSE(accepts(none, R"({"a": 1})"));
+  const ojson any = ojson::parse(R"({"type": "object", "propertyNames": {"type": "string"}})");
+  EXPECT_TRUE(accepts(any, R"({"any key": null})"));
+  const ojson unread =
+      ojson::parse(R"({"type": "object", "propertyNames": {"not": {"const": "x"}}})");
+  EXPECT_THROW(json_schema_grammar(unread), Error);
+}
+
 TEST(JsonSchema, RecursiveReferences) {
   const ojson s = ojson::parse(R"({"$defs": {"node": {"type": "object",
       "properties": {"v": {"type": "integer"}, "next": {"$ref": "#/$defs/node"}},

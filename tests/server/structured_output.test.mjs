@@ -147,7 +147,7 @@ test('unenforceable schemas and bad constraints get a 400 naming the keyword or 
   await refuse(rf({ type: 'string', not: { pattern: '^a' } }), 'response_format', 'not');
   await refuse(rf({ type: 'array', uniqueItems: true }), 'response_format', 'uniqueItems');
   await refuse(rf({ $ref: 'https://example.com/x.json' }), 'response_format', '$ref');
-  await refuse(rf({ type: 'object', propertyNames: { maxLength: 3 } }), 'response_format', 'propertyNames');
+  await refuse(rf({ type: 'array', contains: { type: 'string' } }), 'response_format', 'contains');
   await refuse({ response_format: { type: 'xml' } }, 'response_format', 'xml');
   await refuse({ response_format: { type: 'json_schema' } }, 'response_format', 'json_schema');
   await refuse({ guided_json: '{"type": ' }, 'guided_json', 'JSON');
