@@ -136,4 +136,41 @@ Dfa determinize(const Grammar& regular, size_t n_markers) {
   return d;
 }
 
+int32_t add_intersection(Grammar& g, const Grammar& a, const Grammar& b) {
+  Grammar both;
+  const int32_t root = both.add_rule("both");
+  both.add_alt(root, {Symbol::ref(both.add_grammar(a)), Symbol::one(Dfa::kMarker)});
+  both.add_alt(root, {Symbol::ref(both.add_grammar(b)), Symbol::one(Dfa::kMarker + 1)});
+  both.set_root(root);
+  const Dfa d = determinize(both, 2);
+  const size_t n = d.moves.size();
+  auto accepting = [&](size_t s) { return d.markers[s] == 3; };
+  // The states from which a string of both can be finished, found backwards.
+  std::vector<std::vector<int32_t>> preds(n);
+  for (size_t s = 0; s < n; ++s)
+    for (const auto& [t, chars] : d.moves[s]) preds[size_t(t)].push_back(int32_t(s));
+  std::vector<bool> alive(n, false);
+  std::vector<int32_t> work;
+  for (size_t s = 0; s < n; ++s)
+    if (accepting(s)) alive[s] = true, work.push_back(int32_t(s));
+  while (!work.empty()) {
+    const int32_t s = work.back();
+    work.pop_back();
+    for (int32_t p : preds[size_t(s)])
+      if (!alive[size_t(p)]) alive[size_t(p)] = true, work.push_back(p);
+  }
+  if (!alive[0]) return -1;
+  std::vector<int32_t> rule(n, -1);
+  for (size_t s = 0; s < n; ++s)
+    if (alive[s]) rule[s] = g.add_rule("both");
+  for (size_t s = 0; s < n; ++s) {
+    if (!alive[s]) continue;
+    for (const auto& [t, chars] : d.moves[s])
+      if (alive[size_t(t)])
+        g.add_alt(rule[s], {Symbol::chars(chars), Symbol::ref(rule[size_t(t)])});
+    if (accepting(s)) g.add_alt(rule[s], {});
+  }
+  return rule[0];
+}
+
 }  // namespace brisk::grammar

@@ -26,4 +26,8 @@ struct Dfa {
 // grammar that is not regular reaches the last).
 Dfa determinize(const Grammar& regular, size_t n_markers = 0);
 
+// A rule, added to g, of the strings both regular grammars match (from their roots): their union
+// determinized with a marker after each, cut to the states where both accept; -1 when none.
+int32_t add_intersection(Grammar& g, const Grammar& a, const Grammar& b);
+
 }  // namespace brisk::grammar

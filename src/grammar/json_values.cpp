@@ -4,6 +4,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "grammar/dfa.h"
 #include "grammar/formats.h"
 #include "grammar/json.h"
 #include "grammar/length_bounds.h"
@@ -565,14 +566,23 @@ int32_t add_string(Grammar& g, const StringSpec& spec, StringBodies* shared) {
   if (s.max_length && *s.max_length < s.min_length) return -1;
   int32_t body;
   if (!s.pattern.empty() || !s.format.empty()) {
-    if (!s.pattern.empty() && !s.format.empty())
-      fail("pattern and format together cannot be enforced");
     const auto first = static_cast<int32_t>(g.rules().size());
-    if (s.min_length > 0 || s.max_length) {
-      Grammar language;
-      language.set_root(s.pattern.empty() ? add_format(language, s.format)
-                                          : add_regex_search(language, s.pattern, "pattern"));
-      body = add_length_bounded(g, language, s.min_length, s.max_length);
+    const bool both = !s.pattern.empty() && !s.format.empty();
+    if (both || s.min_length > 0 || s.max_length) {
+      // The pattern, the format, or (both given) the strings both match, then cut to the lengths.
+      Grammar pattern, format, language;
+      if (!s.pattern.empty()) pattern.set_root(add_regex_search(pattern, s.pattern, "pattern"));
+      if (!s.format.empty()) format.set_root(add_format(format, s.format));
+      if (both) {
+        const int32_t r = add_intersection(language, pattern, format);
+        if (r < 0) return -1;
+        language.set_root(r);
+      } else {
+        language = s.pattern.empty() ? std::move(format) : std::move(pattern);
+      }
+      body = s.min_length > 0 || s.max_length
+                 ? add_length_bounded(g, language, s.min_length, s.max_length)
+                 : g.add_grammar(language);
       if (body < 0) return -1;
     } else {
       body =

@@ -166,6 +166,13 @@ TEST(JsonSchema, PatternsAndFormatsWithLengthsAgreeWithBothChecks) {
   }
   const ojson date = {{"type", "string"}, {"format", "date"}, {"maxLength", 10}};
   EXPECT_TRUE(accepts(date, R"("2024-02-29")"));
+  // A pattern beside a format: the strings both match.
+  const ojson dated = {{"type", "string"}, {"format", "date"}, {"pattern", "^2024-0[1-6]"}};
+  EXPECT_TRUE(accepts(dated, R"("2024-02-29")"));
+  for (const char* t : {R"("2023-02-01")", R"("2024-07-01")", R"("2024-02-30x")", R"("2024-0")"})
+    EXPECT_FALSE(accepts(dated, t)) << t;
+  EXPECT_THROW(json_schema_grammar({{"type", "string"}, {"format", "date"}, {"pattern", "^x"}}),
+               Error);
   // A date has ten characters: none is nine or fewer.
   EXPECT_THROW(json_schema_grammar({{"type", "string"}, {"format", "date"}, {"maxLength", 9}}),
                Error);
