@@ -136,6 +136,32 @@ Dfa determinize(const Grammar& regular, size_t n_markers) {
   return d;
 }
 
+std::vector<bool> reaching(const std::vector<std::vector<int32_t>>& edges,
+                           const std::vector<bool>& goal) {
+  std::vector<std::vector<int32_t>> preds(edges.size());
+  for (size_t s = 0; s < edges.size(); ++s)
+    for (int32_t t : edges[s])
+      if (t >= 0) preds[size_t(t)].push_back(int32_t(s));
+  std::vector<bool> alive = goal;
+  std::vector<int32_t> work;
+  for (size_t s = 0; s < goal.size(); ++s)
+    if (goal[s]) work.push_back(int32_t(s));
+  while (!work.empty()) {
+    const int32_t s = work.back();
+    work.pop_back();
+    for (int32_t p : preds[size_t(s)])
+      if (!alive[size_t(p)]) alive[size_t(p)] = true, work.push_back(p);
+  }
+  return alive;
+}
+
+std::vector<std::vector<int32_t>> targets(const Dfa& d) {
+  std::vector<std::vector<int32_t>> out(d.moves.size());
+  for (size_t s = 0; s < d.moves.size(); ++s)
+    for (const auto& move : d.moves[s]) out[s].push_back(move.first);
+  return out;
+}
+
 int32_t add_intersection(Grammar& g, const Grammar& a, const Grammar& b) {
   Grammar both;
   const int32_t root = both.add_rule("both");
@@ -145,20 +171,9 @@ int32_t add_intersection(Grammar& g, const Grammar& a, const Grammar& b) {
   const Dfa d = determinize(both, 2);
   const size_t n = d.moves.size();
   auto accepting = [&](size_t s) { return d.markers[s] == 3; };
-  // The states from which a string of both can be finished, found backwards.
-  std::vector<std::vector<int32_t>> preds(n);
-  for (size_t s = 0; s < n; ++s)
-    for (const auto& [t, chars] : d.moves[s]) preds[size_t(t)].push_back(int32_t(s));
-  std::vector<bool> alive(n, false);
-  std::vector<int32_t> work;
-  for (size_t s = 0; s < n; ++s)
-    if (accepting(s)) alive[s] = true, work.push_back(int32_t(s));
-  while (!work.empty()) {
-    const int32_t s = work.back();
-    work.pop_back();
-    for (int32_t p : preds[size_t(s)])
-      if (!alive[size_t(p)]) alive[size_t(p)] = true, work.push_back(p);
-  }
+  std::vector<bool> goal(n);
+  for (size_t s = 0; s < n; ++s) goal[s] = accepting(s);
+  const std::vector<bool> alive = reaching(targets(d), goal);
   if (!alive[0]) return -1;
   std::vector<int32_t> rule(n, -1);
   for (size_t s = 0; s < n; ++s)

@@ -26,6 +26,13 @@ struct Dfa {
 // grammar that is not regular reaches the last).
 Dfa determinize(const Grammar& regular, size_t n_markers = 0);
 
+// Which states can reach one that `goal` marks, following `edges` (per state, the states it
+// moves to; -1 for none): found backwards from the goals.
+std::vector<bool> reaching(const std::vector<std::vector<int32_t>>& edges,
+                           const std::vector<bool>& goal);
+// Per state, the states its moves lead to.
+std::vector<std::vector<int32_t>> targets(const Dfa& d);
+
 // A rule, added to g, of the strings both regular grammars match (from their roots): their union
 // determinized with a marker after each, cut to the states where both accept; -1 when none.
 int32_t add_intersection(Grammar& g, const Grammar& a, const Grammar& b);

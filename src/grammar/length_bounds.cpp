@@ -44,20 +44,9 @@ int32_t add_length_bounded(Grammar& g, const Grammar& language, uint32_t min,
   auto accepting = [&](size_t i) {
     return d.accept[size_t(pairs[i].first)] && pairs[i].second >= min;
   };
-  std::vector<std::vector<int32_t>> preds(pairs.size());
-  for (size_t i = 0; i < pairs.size(); ++i)
-    for (int32_t e : edges[i])
-      if (e >= 0) preds[size_t(e)].push_back(int32_t(i));
-  std::vector<bool> alive(pairs.size(), false);
-  std::vector<int32_t> work;
-  for (size_t i = 0; i < pairs.size(); ++i)
-    if (accepting(i)) alive[i] = true, work.push_back(int32_t(i));
-  while (!work.empty()) {
-    const int32_t i = work.back();
-    work.pop_back();
-    for (int32_t p : preds[size_t(i)])
-      if (!alive[size_t(p)]) alive[size_t(p)] = true, work.push_back(p);
-  }
+  std::vector<bool> goal(pairs.size());
+  for (size_t i = 0; i < pairs.size(); ++i) goal[i] = accepting(i);
+  const std::vector<bool> alive = reaching(edges, goal);
   if (!alive[0]) return -1;
   std::vector<int32_t> rule(pairs.size(), -1);
   for (size_t i = 0; i < pairs.size(); ++i)

@@ -46,19 +46,9 @@ Grammar keys_language(const std::vector<std::string>& patterns,
 int32_t keys_of(Grammar& g, const Dfa& d, const std::vector<std::optional<uint64_t>>& matched,
                 uint64_t want, size_t& budget) {
   const size_t n = d.moves.size();
-  std::vector<std::vector<int32_t>> preds(n);
-  for (size_t s = 0; s < n; ++s)
-    for (const auto& [t, chars] : d.moves[s]) preds[size_t(t)].push_back(int32_t(s));
-  std::vector<bool> alive(n, false);
-  std::vector<int32_t> work;
-  for (size_t s = 0; s < n; ++s)
-    if (matched[s] == want) alive[s] = true, work.push_back(int32_t(s));
-  while (!work.empty()) {
-    const int32_t s = work.back();
-    work.pop_back();
-    for (int32_t p : preds[size_t(s)])
-      if (!alive[size_t(p)]) alive[size_t(p)] = true, work.push_back(p);
-  }
+  std::vector<bool> goal(n);
+  for (size_t s = 0; s < n; ++s) goal[s] = matched[s] == want;
+  const std::vector<bool> alive = reaching(targets(d), goal);
   if (!alive[0]) return -1;
   std::vector<int32_t> rule(n, -1);
   for (size_t s = 0; s < n; ++s) {
