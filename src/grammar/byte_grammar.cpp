@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 #include "core/error.h"
 
@@ -103,33 +104,31 @@ class Lowering {
 
   // A set of code points as one item: a byte class when every code point is one byte, else a
   // helper rule of its encodings (one per use, so each has a single caller; see stacks.h).
+  // Its encodings are worked out once per distinct set (a large grammar repeats a few sets).
   Item chars_item(const std::vector<CharRange>& ranges) {
-    const std::vector<ByteSeq> seqs = utf8_sequences(ranges);
-    if (seqs.empty()) fail("grammar: a character class holds only surrogates, which UTF-8 cannot");
-    ByteSet single;
-    bool any_single = false;
-    std::vector<Alt> multi;
-    for (const ByteSeq& s : seqs) {
-      if (s.size() == 1) {
-        single.add_range(s[0].first, s[0].second);
-        any_single = true;
-        continue;
+    auto [it, fresh] = encodings_.try_emplace(ranges);
+    std::vector<Alt>& alts = it->second;
+    if (fresh) {
+      const std::vector<ByteSeq> seqs = utf8_sequences(ranges);
+      if (seqs.empty())
+        fail("grammar: a character class holds only surrogates, which UTF-8 cannot");
+      ByteSet single;
+      bool any_single = false;
+      for (const ByteSeq& s : seqs) {
+        if (s.size() == 1) {
+          single.add_range(s[0].first, s[0].second);
+          any_single = true;
+          continue;
+        }
+        Alt a;
+        for (auto [lo, hi] : s) a.push_back({false, class_of(range_set(lo, hi))});
+        alts.push_back(std::move(a));
       }
-      Alt a;
-      for (auto [lo, hi] : s) a.push_back({false, class_of(range_set(lo, hi))});
-      multi.push_back(std::move(a));
+      if (any_single) alts.insert(alts.begin(), Alt{{false, class_of(single)}});
     }
-    Item item;
-    if (multi.empty()) {
-      item = {false, class_of(single)};
-    } else {
-      IRule helper{"utf8", {}};
-      if (any_single) helper.alts.push_back({{false, class_of(single)}});
-      for (Alt& a : multi) helper.alts.push_back(std::move(a));
-      item = {true, static_cast<int32_t>(rules_.size())};
-      rules_.push_back(std::move(helper));
-    }
-    return item;
+    if (alts.size() == 1 && alts[0].size() == 1) return alts[0][0];
+    rules_.push_back({"utf8", alts});
+    return {true, static_cast<int32_t>(rules_.size() - 1)};
   }
 
   // The rules the root reaches, renumbered, with their symbols as items.
@@ -373,6 +372,14 @@ class Lowering {
   std::vector<bool> leaf_;
   std::vector<ByteSet> classes_;
   std::map<std::array<uint64_t, 4>, int32_t> class_ids_;
+  struct RangesHash {
+    size_t operator()(const std::vector<CharRange>& v) const {
+      uint64_t h = 0x9E3779B97F4A7C15ull ^ v.size();
+      for (const CharRange& r : v) h = (h ^ (uint64_t{r.lo} << 32 | r.hi)) * 0x100000001B3ull;
+      return static_cast<size_t>(h ^ (h >> 29));
+    }
+  };
+  std::unordered_map<std::vector<CharRange>, std::vector<Alt>, RangesHash> encodings_;
 };
 
 }  // namespace
