@@ -313,12 +313,16 @@ void SchemaMerger::merge_key(ojson& out, const std::string& k, const ojson& va, 
     rest.erase(k);
     for (const ojson& i : x)
       for (const ojson& j : y) {
-        ojson pair = {{"allOf", {i, j}}};
+        // The pair merged now: kept as {"allOf": [i, j]}, a pair of pairs would be merged again
+        // at every level (eight conditionals in one allOf nest eight deep).
+        ojson pair;
         try {
-          if (unsatisfiable(flatten(ojson{{"allOf", {rest, i, j}}}, path, depth + 1), depth + 1))
+          pair = flatten(ojson{{"allOf", {i, j}}}, path, depth + 1);
+          if (unsatisfiable(pair, depth + 1) ||
+              unsatisfiable(flatten(ojson{{"allOf", {rest, pair}}}, path, depth + 1), depth + 1))
             continue;
         } catch (const Error&) {
-          // Left for the compiler, which names what it cannot merge.
+          pair = {{"allOf", {i, j}}};  // left for the compiler, which names what it cannot merge
         }
         pairs.push_back(std::move(pair));
         if (pairs.size() > 64)
