@@ -17,6 +17,7 @@ namespace brisk::grammar {
 struct CharRange {
   uint32_t lo, hi;  // inclusive
   bool operator==(const CharRange&) const = default;
+  auto operator<=>(const CharRange&) const = default;
 };
 
 struct Symbol {

@@ -331,7 +331,7 @@ class SchemaCompiler {
         !format_is_annotation(s["format"].get<std::string>()))
       error(path, "'not' over strings beside 'format' cannot be enforced");
     try {
-      return add_string_except(g_, ex.strings);
+      return add_string_except(g_, ex.strings, &name_escapes_);
     } catch (const Error& e) {
       error(path, e.what());
     }
@@ -531,8 +531,17 @@ class SchemaCompiler {
     };
     if (integer && b.lo) lo = to_bound(b.lo->first, b.lo->second, false);
     if (integer && b.hi) hi = to_bound(b.hi->first, b.hi->second, true);
+    // One rule per kind of number, as for strings: each copy's digit chains would be classified
+    // on their own first visits.
+    auto text = [](const auto& bound) {
+      return bound ? fmt::format("{}{}", bound->value, bound->exclusive ? "x" : "")
+                   : std::string("-");
+    };
+    const std::string key = integer ? fmt::format("i|{}|{}", text(lo), text(hi))
+                                    : fmt::format("n|{}|{}", text(nlo), text(nhi));
+    if (auto it = numbers_.find(key); it != numbers_.end()) return it->second;
     try {
-      return integer ? add_integer(g_, lo, hi) : add_number(g_, nlo, nhi);
+      return numbers_[key] = integer ? add_integer(g_, lo, hi) : add_number(g_, nlo, nhi);
     } catch (const Error& e) {
       error(path, e.what());
     }
@@ -562,7 +571,9 @@ class SchemaCompiler {
   JsonRules json_{};
   std::map<const ojson*, int32_t> ref_rules_;
   std::map<std::string, int32_t> strings_;  // by spec
+  std::map<std::string, int32_t> numbers_;  // by kind and bounds
   StringBodies bodies_;                     // their length chains
+  NameEscapes name_escapes_;                // shared by the keys that are none of some names
   std::vector<std::unique_ptr<ojson>> owned_;
 };
 
@@ -691,7 +702,7 @@ int32_t SchemaCompiler::extra_members(const ojson& s, const std::vector<std::str
     pattern_members(ojson::object(), {}, extra, names, allowed, path, depth, add);
   } else if (!(extra.is_boolean() && !extra.get<bool>())) {
     const int32_t v = value(extra, path + "/additionalProperties", depth + 1);
-    if (v >= 0) add(add_string_except(g_, names), v);
+    if (v >= 0) add(add_string_except(g_, names, &name_escapes_), v);
   }
   return g_.rule(m).alts.empty() ? -1 : m;
 }

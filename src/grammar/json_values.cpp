@@ -356,6 +356,7 @@ class CharCounts {
 
   // Exactly n characters, then `next` (-1: nothing).
   int32_t exact(uint32_t n, int32_t next) {
+    if (n <= kMaxChain && next < 0) return exactly(n);
     if (n <= kMaxChain) {
       for (uint32_t k = 0; k < n; ++k) next = step(next, false);
       if (next < 0) next = seq("chars", {});
@@ -366,6 +367,20 @@ class CharCounts {
     next = exact(n % k, next);
     for (uint32_t i = 0; i < n / k; ++i)
       next = seq("chars-block", {Symbol::ref(b), Symbol::ref(next)});
+    return next;
+  }
+
+  // Exactly n characters and nothing after (a block, or a remainder of a long bound), shared as
+  // up_to's chains are: every bound past kMaxChain uses the same block.
+  int32_t exactly(uint32_t n) {
+    auto& made = shared_->exactly;
+    if (auto it = made.find(n); it != made.end()) return it->second;
+    if (n == 0) return made[0] = seq("chars", {});
+    uint32_t k = 0;
+    int32_t next = -1;
+    if (auto it = made.lower_bound(n); it != made.begin() && (--it)->first >= 1)
+      k = it->first, next = it->second;
+    for (; k < n; ++k) made[k + 1] = next = step(next, false);
     return next;
   }
 
@@ -429,30 +444,71 @@ struct NameTrie {
   }
 };
 
-// The escape rules are shared by every node that leaves the same characters escaped (nearly all
-// of them): one rule each instead of some 34 alternatives per node of a large trie.
-int32_t except_rule(Grammar& g, const NameTrie& t, int v, int32_t any,
-                    std::map<std::vector<uint32_t>, int32_t>& escapes) {
+// Nodes that leave the same names behind are one rule: a node's rule is keyed by whether a name
+// ends there and its children's rules, built first. Every name's last node is then one rule, and
+// so is each common ending ("...Id", "...Name"). Rules called from several nodes of one trie still
+// return to one place (the key's closing quote), so their positions stay fully classified (see
+// stacks.h). So does `wide`, the non-ASCII characters every node whose names go on in ASCII lets
+// through: one rule instead of some thirty bytes of UTF-8 alternatives per node. The escape rules
+// are shared (NameEscapes).
+struct ExceptRules {
+  explicit ExceptRules(NameEscapes& e) : escapes(e.by_set) {}
+  int32_t any = -1;   // any name characters
+  int32_t wide = -1;  // a non-ASCII character, then any
+  std::vector<CharRange> wide_chars;
+  std::map<std::vector<uint32_t>, int32_t>& escapes;
+  std::map<std::vector<int64_t>, int32_t> nodes;
+  std::map<std::vector<CharRange>, int32_t> others;  // by the characters a node takes
+};
+
+// A first character other than `taken`, then any name characters: one rule per set taken in
+// the trie (most nodes take one letter, so a few dozen rules serve thousands of nodes).
+int32_t other_rule(Grammar& g, const std::vector<CharRange>& taken, ExceptRules& shared) {
+  if (auto it = shared.others.find(taken); it != shared.others.end()) return it->second;
+  const int32_t r = g.add_rule("other-char");
+  const JsonChars other = json_chars(complement(Symbol::chars(taken).ranges));
+  std::vector<CharRange> narrow, wide;
+  for (const CharRange& c : other.plain) {
+    if (c.lo < 0x80) narrow.push_back({c.lo, std::min<uint32_t>(c.hi, 0x7F)});
+    if (c.hi >= 0x80) wide.push_back({std::max<uint32_t>(c.lo, 0x80), c.hi});
+  }
+  if (wide == shared.wide_chars) {
+    g.add_alt(r, {Symbol::ref(shared.wide)});
+  } else {
+    narrow.insert(narrow.end(), wide.begin(), wide.end());
+  }
+  if (!narrow.empty()) g.add_alt(r, {Symbol::chars(narrow), Symbol::ref(shared.any)});
+  if (!other.escaped.empty()) {
+    auto it = shared.escapes.find(other.escaped);
+    if (it == shared.escapes.end())
+      it = shared.escapes.emplace(other.escaped, escapes_rule(g, other.escaped)).first;
+    g.add_alt(r, {Symbol::ref(it->second), Symbol::ref(shared.any)});
+  }
+  return shared.others[taken] = r;
+}
+
+int32_t except_rule(Grammar& g, const NameTrie& t, int v, ExceptRules& shared) {
   const NameTrie::Node& n = t.nodes[size_t(v)];
+  std::vector<int64_t> key = {n.terminal ? 1 : 0};
+  std::vector<int32_t> kids;
+  for (const auto& [c, kid] : n.kids) {
+    kids.push_back(except_rule(g, t, kid, shared));
+    key.insert(key.end(), {int64_t{c}, int64_t{kids.back()}});
+  }
+  if (auto it = shared.nodes.find(key); it != shared.nodes.end()) return it->second;
   const int32_t r = g.add_rule("other-name");
   if (!n.terminal) g.add_alt(r, {});
   std::vector<CharRange> taken;
+  size_t i = 0;
   for (const auto& [c, kid] : n.kids) {
     Sequence seq;
     append_text(seq, char_text(c));
-    seq.push_back(Symbol::ref(except_rule(g, t, kid, any, escapes)));
+    seq.push_back(Symbol::ref(kids[i++]));
     g.add_alt(r, std::move(seq));
     taken.push_back({c, c});
   }
-  const JsonChars other = json_chars(complement(Symbol::chars(taken).ranges));
-  if (!other.plain.empty()) g.add_alt(r, {Symbol::chars(other.plain), Symbol::ref(any)});
-  if (!other.escaped.empty()) {
-    auto it = escapes.find(other.escaped);
-    if (it == escapes.end())
-      it = escapes.emplace(other.escaped, escapes_rule(g, other.escaped)).first;
-    g.add_alt(r, {Symbol::ref(it->second), Symbol::ref(any)});
-  }
-  return r;
+  g.add_alt(r, {Symbol::ref(other_rule(g, Symbol::chars(taken).ranges, shared))});
+  return shared.nodes[key] = r;
 }
 
 // --- Literals ---
@@ -603,20 +659,24 @@ void to_json_chars(Grammar& g, int32_t first) {
   g.map_chars(first, [&](const std::vector<CharRange>& r) { return json_class(g, r); });
 }
 
-int32_t add_string_except(Grammar& g, const std::vector<std::string>& names) {
+int32_t add_string_except(Grammar& g, const std::vector<std::string>& names, NameEscapes* escapes) {
   NameTrie t;
   for (const std::string& n : names) {
     const std::vector<uint32_t> cps = utf8_to_cpts(n);
     if (cps.size() > 1024) fail("a property name of {} characters (at most 1024)", cps.size());
     t.add(cps);
   }
-  const int32_t any = g.add_rule("name-chars");
-  g.add_alt(any, {json_class(g, {{0, 0x10FFFF}}), Symbol::ref(any)});
-  g.add_alt(any, {});
+  NameEscapes own;
+  ExceptRules shared(escapes ? *escapes : own);
+  shared.any = g.add_rule("name-chars");
+  g.add_alt(shared.any, {json_class(g, {{0, 0x10FFFF}}), Symbol::ref(shared.any)});
+  g.add_alt(shared.any, {});
+  for (const CharRange& c : json_chars({{0x80, 0x10FFFF}}).plain)
+    if (c.hi >= 0x80) shared.wide_chars.push_back({std::max<uint32_t>(c.lo, 0x80), c.hi});
+  shared.wide = g.add_rule("other-wide");
+  g.add_alt(shared.wide, {Symbol::chars(shared.wide_chars), Symbol::ref(shared.any)});
   const int32_t r = g.add_rule("other-key");
-  std::map<std::vector<uint32_t>, int32_t> escapes;
-  g.add_alt(r,
-            {Symbol::one('"'), Symbol::ref(except_rule(g, t, 0, any, escapes)), Symbol::one('"')});
+  g.add_alt(r, {Symbol::one('"'), Symbol::ref(except_rule(g, t, 0, shared)), Symbol::one('"')});
   return r;
 }
 

@@ -42,17 +42,26 @@ struct StringSpec {
 };
 // Rules that strings of one grammar may share: the chains of their maxLength bounds, by bound
 // (the body of at most n characters is the tail of the body of at most n + 1, so a schema with a
-// dozen different bounds builds one chain).
+// dozen different bounds builds one chain), and the blocks that long bounds count in.
 struct StringBodies {
   std::map<uint32_t, int32_t> up_to;
+  std::map<uint32_t, int32_t> exactly;  // exactly n characters, the blocks of long bounds
 };
 // A quoted JSON string (code points counted as JSON Schema counts length).
 int32_t add_string(Grammar& g, const StringSpec& s, StringBodies* shared = nullptr);
 // Replaces the character classes of the rules from `first` on by their forms in a JSON string
 // (raw, or escaped where JSON requires it).
 void to_json_chars(Grammar& g, int32_t first);
+// The escape sequences that the keys of one grammar's "none of these names" strings leave open,
+// one rule per set of escaped characters: nearly every trie node leaves the same set, and each
+// node calls its rule from its own alternative anyway (so sharing costs no precision, stacks.h),
+// where a copy per node would be some 34 alternatives.
+struct NameEscapes {
+  std::map<std::vector<uint32_t>, int32_t> by_set;
+};
 // A quoted string whose value is none of `names`.
-int32_t add_string_except(Grammar& g, const std::vector<std::string>& names);
+int32_t add_string_except(Grammar& g, const std::vector<std::string>& names,
+                          NameEscapes* escapes = nullptr);
 // Exactly this value (objects' members in its order); ws: the rule between tokens.
 int32_t add_literal(Grammar& g, const nlohmann::ordered_json& v, int32_t ws);
 

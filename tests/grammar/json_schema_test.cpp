@@ -338,6 +338,68 @@ namespace {
 // `not` over the keywords whose complement is a schema, and if/then/else as anyOf of the two
 // cases; each text is accepted exactly when a validator would (worked out by hand here; the
 // official suite's not and if-then-else files check the same through the matcher).
+// Real schemas repeat themselves: hundreds of objects that allow extra keys beside their own
+// names, numbers with the same bounds, long maxLength bounds, allOf of many conditionals. Their
+// grammars must grow with what the schema says, not with how often it says it (compile time and
+// each position's first classification follow the grammar's size), and stay exact.
+TEST(JsonSchema, RepeatedShapesShareTheirRules) {
+  std::mt19937 rng(7);
+  auto word = [&] {
+    std::string w;
+    for (int i = 0; i < 4 + static_cast<int>(rng() % 12); ++i)
+      w += static_cast<char>('a' + rng() % 26);
+    return w;
+  };
+  ojson objects = ojson::object();
+  std::vector<std::string> names;
+  size_t name_chars = 0;
+  for (int o = 0; o < 60; ++o) {
+    ojson props = ojson::object();
+    for (int p = 0; p < 10; ++p) {
+      const std::string n = word() + "Id";
+      props[n] = {{"type", "integer"}, {"minimum", 0}};
+      names.push_back(n);
+      name_chars += n.size();
+    }
+    objects["o" + std::to_string(o)] = {{"type", "object"}, {"properties", props}};
+  }
+  const ojson wide = {{"type", "object"}, {"properties", objects}};
+  const Grammar g = json_schema_grammar(wide);
+  EXPECT_LT(g.n_symbols(), 10 * name_chars + 60 * 150) << "names: " << name_chars << " chars";
+  const auto cg = compiled({{"type", "object"}, {"properties", objects["o0"]["properties"]}});
+  const std::string own = objects["o0"]["properties"].begin().key();
+  EXPECT_TRUE(matches(cg, "{\"" + own + "\":3}"));
+  EXPECT_FALSE(matches(cg, "{\"" + own + "\":-3}"));  // its own schema, not the extra keys'
+  EXPECT_TRUE(matches(cg, "{\"" + own.substr(0, own.size() - 1) + "\":-3}"));
+  EXPECT_TRUE(matches(cg, "{\"" + own + "x\":\"s\"}"));
+  EXPECT_TRUE(matches(cg, "{\"\u00e9" + own + "\":null}"));
+  // Long bounds share one block of characters.
+  ojson lengths = ojson::object();
+  for (int i = 0; i < 20; ++i)
+    lengths["s" + std::to_string(i)] = {{"type", "string"}, {"maxLength", 300 + 97 * i}};
+  EXPECT_LT(json_schema_grammar({{"type", "object"}, {"properties", lengths}}).n_symbols(), 12000u);
+  // Eight conditionals on one discriminator: their cases are paired and merged once each.
+  ojson conds = ojson::array();
+  ojson kinds = ojson::array();
+  for (int i = 0; i < 8; ++i) {
+    const std::string k = "k" + std::to_string(i);
+    kinds.push_back(k);
+    conds.push_back({{"if", {{"properties", {{"kind", {{"const", k}}}}}}},
+                     {"then", {{"properties", {{"n", {{"maximum", i}}}}}}}});
+  }
+  const ojson chain = {{"type", "object"},
+                       {"properties", {{"kind", {{"enum", kinds}}}, {"n", {{"type", "integer"}}}}},
+                       {"required", {"kind", "n"}},
+                       {"additionalProperties", false},
+                       {"allOf", conds}};
+  const auto cc = compiled(chain);
+  for (int i = 0; i < 8; ++i) {
+    const std::string k = "{\"kind\":\"k" + std::to_string(i) + "\",\"n\":";
+    EXPECT_TRUE(matches(cc, k + std::to_string(i) + "}")) << i;
+    EXPECT_FALSE(matches(cc, k + std::to_string(i + 1) + "}")) << i;
+  }
+}
+
 TEST(JsonSchema, NotAndIfThenElse) {
   const struct {
     const char* schema;
