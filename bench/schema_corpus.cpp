@@ -133,10 +133,15 @@ bool matches(const std::shared_ptr<const grammar::CompiledGrammar>& cg, const To
   grammar::Matcher m(cg);
   std::vector<uint64_t> mask(cg->trie().n_words());
   at = 0;
+  static const char* slow_env = std::getenv("BRISK_CORPUS_SLOW_US");  // prints slower masks
+  const double slow = slow_env ? std::atof(slow_env) : 0;
   for (int32_t t : tok.encode(text, false)) {
     const double t0 = now_seconds();
     m.fill_mask(mask.data());
     mask_us.push_back((now_seconds() - t0) * 1e6);
+    if (slow > 0 && mask_us.back() > slow)
+      std::printf("    slow mask %8.1f us after ...%s\n", mask_us.back(),
+                  text.substr(at > 50 ? at - 50 : 0, std::min<size_t>(at, 50)).c_str());
     if (!((mask[size_t(t) >> 6] >> (t & 63)) & 1) || !m.accept(t)) return false;
     at += tok.token_bytes(t).size();
   }
