@@ -73,6 +73,7 @@ using Alt = std::vector<Item>;
 struct IRule {
   std::string name;
   std::vector<Alt> alts;
+  bool open = false;
 };
 
 // Inlining bounds: a rule is inlined only when it is this small, and an alternative it is
@@ -127,7 +128,7 @@ class Lowering {
       if (any_single) alts.insert(alts.begin(), Alt{{false, class_of(single)}});
     }
     if (alts.size() == 1 && alts[0].size() == 1) return alts[0][0];
-    rules_.push_back({"utf8", alts});
+    rules_.push_back({"utf8", alts, false});
     return {true, static_cast<int32_t>(rules_.size() - 1)};
   }
 
@@ -147,6 +148,7 @@ class Lowering {
     for (size_t i = 0; i < order.size(); ++i) {
       const Rule& r = g_.rule(order[i]);
       rules_[i].name = r.name;
+      rules_[i].open = r.open;
       for (const Sequence& seq : r.alts) {
         Alt a;
         for (const Symbol& s : seq)
@@ -259,7 +261,7 @@ class Lowering {
           out.push_back(std::move(alts[i++]));
           continue;
         }
-        IRule tail{rules_[r].name, {}};
+        IRule tail{rules_[r].name, {}, false};
         for (; i < j; ++i) tail.alts.emplace_back(alts[i].begin() + 1, alts[i].end());
         std::sort(tail.alts.begin(), tail.alts.end());
         out.push_back({alts[j - 1][0], {true, static_cast<int32_t>(rules_.size())}});
@@ -289,6 +291,7 @@ class Lowering {
     for (size_t r = 0; r < order.size(); ++r) {
       const IRule& rule = rules_[static_cast<size_t>(order[r])];
       bg.names.push_back(rule.name);
+      bg.open.push_back(rule.open);
       for (const Alt& a : rule.alts) {
         bg.alts[r].push_back(static_cast<int32_t>(bg.elems.size()));
         for (const Item& it : a) {

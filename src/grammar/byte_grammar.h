@@ -41,6 +41,7 @@ struct ByteGrammar {
   std::vector<ByteSet> classes;
   std::vector<std::vector<int32_t>> alts;  // per rule: the element each alternative starts at
   std::vector<std::string> names;          // per rule, for errors
+  std::vector<bool> open;                  // per rule: Rule::open (false for helper rules)
   // Per rule: where it returns to when nothing says who called it: the Ref element of its one
   // continuation (a call in tail position counts as its caller's continuations), kFromOutside
   // when that is the root's caller, kNoCall or kManyCalls.

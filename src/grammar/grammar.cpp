@@ -81,6 +81,7 @@ int32_t Grammar::add_grammar(const Grammar& other) {
   const auto offset = static_cast<int32_t>(rules_.size());
   for (const Rule& r : other.rules()) {
     const int32_t copy = add_rule(r.name);
+    if (r.open) set_open(copy);
     for (Sequence alt : r.alts) {
       for (Symbol& s : alt)
         if (s.kind == Symbol::Kind::Rule) s.rule += offset;

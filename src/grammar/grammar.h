@@ -42,6 +42,10 @@ using Sequence = std::vector<Symbol>;  // empty: the empty string
 struct Rule {
   std::string name;
   std::vector<Sequence> alts;
+  // Set by a builder that knows it: every string of plain characters (token_trie.h's: no control,
+  // quote or backslash) begins some text the rule matches. Masks then take the plain tokens after
+  // a character that leads into it whole, without proving it by stepping (token_masks.h).
+  bool open = false;
 };
 
 // Bounds on what compiling an untrusted grammar may build; past one, compiling fails with an error
@@ -61,6 +65,7 @@ class Grammar {
   // repetitions are named after their rule).
   int32_t add_rule(std::string name);
   void add_alt(int32_t rule, Sequence seq);
+  void set_open(int32_t rule) { rules_[static_cast<size_t>(rule)].open = true; }
   // The index of the rule with this name, or -1.
   int32_t find(std::string_view name) const;
 

@@ -303,6 +303,7 @@ class CharCounts {
       tail = up_to(*extra);
     } else {
       tail = g_.add_rule("chars-star");
+      g_.set_open(tail);
       const int32_t one = step(tail, false);
       g_.add_alt(tail, {Symbol::ref(one)});
       g_.add_alt(tail, {});
@@ -497,6 +498,7 @@ int32_t except_rule(Grammar& g, const NameTrie& t, int v, ExceptRules& shared) {
   }
   if (auto it = shared.nodes.find(key); it != shared.nodes.end()) return it->second;
   const int32_t r = g.add_rule("other-name");
+  g.set_open(r);  // it takes every character: a kid's, or another then any name characters
   if (!n.terminal) g.add_alt(r, {});
   std::vector<CharRange> taken;
   size_t i = 0;
@@ -669,6 +671,7 @@ int32_t add_string_except(Grammar& g, const std::vector<std::string>& names, Nam
   NameEscapes own;
   ExceptRules shared(escapes ? *escapes : own);
   shared.any = g.add_rule("name-chars");
+  g.set_open(shared.any);
   g.add_alt(shared.any, {json_class(g, {{0, 0x10FFFF}}), Symbol::ref(shared.any)});
   g.add_alt(shared.any, {});
   for (const CharRange& c : json_chars({{0x80, 0x10FFFF}}).plain)

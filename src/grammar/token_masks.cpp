@@ -68,9 +68,26 @@ TokenMasks::Takes TokenMasks::plain_successors(int32_t set, const ByteSet* first
 // Breadth first over the sets n characters lead to. Once a step leads only to sets already
 // expanded, every set reachable is among them and takes every character: the reach is unbounded
 // (a string's body loop gets there in one or two characters).
+// One plain ASCII character, then a call in tail position of a rule its builder marked open
+// (Rule::open): every plain text goes on from there, which stepping each of a name trie's
+// dozens of byte classes through every node would cost milliseconds to prove.
+bool TokenMasks::leads_into_open(int32_t pos) const {
+  const auto& e = g_.elems;
+  const size_t p = static_cast<size_t>(pos);
+  if (p + 2 >= e.size() || e[p + 1].kind != ByteGrammar::Kind::Ref ||
+      e[p + 2].kind != ByteGrammar::Kind::End || !g_.open[static_cast<size_t>(e[p + 1].arg)])
+    return false;
+  const ByteSet& c = g_.classes[static_cast<size_t>(e[p].arg)];
+  for (int b = 0; b < 256; ++b)
+    if (c.has(static_cast<uint8_t>(b)) && (b < 0x20 || b == '"' || b == '\\' || b >= 0x80))
+      return false;
+  return true;
+}
+
 size_t TokenMasks::plain_reach(int32_t pos) {
   constexpr size_t kMaxFrontier = 64;  // past this many ways at once the grammar is no string
   const ByteSet& first = g_.classes[static_cast<size_t>(g_.elems[static_cast<size_t>(pos)].arg)];
+  if (leads_into_open(pos)) return kMaxPlainReach;
   std::vector<int32_t> frontier = {walker_.at_position(pos)}, next, expanded;
   size_t budget = kMaxPlainSteps;
   for (size_t n = 0; n < kMaxPlainReach; ++n) {
@@ -182,6 +199,7 @@ std::shared_ptr<const PositionTokens> TokenMasks::compute(int32_t pos) {
   std::vector<int32_t> set(trie_.max_depth() + 1);
   std::vector<uint8_t> left(trie_.max_depth() + 1);
   set[0] = walker_.at_position(pos);
+  const ByteSet& first = g_.classes[static_cast<size_t>(g_.elems[static_cast<size_t>(pos)].arg)];
   left[0] = 0;
   // The accepted tokens as ranges of order(): a position that takes a few tokens (a literal's
   // next byte) costs its walk, not a pass over a vocabulary-sized mask.
@@ -204,6 +222,12 @@ std::shared_ptr<const PositionTokens> TokenMasks::compute(int32_t pos) {
   for (size_t i = 1; i < trie_.n_nodes();) {
     const TokenTrie::Node& nd = nodes[i];
     const size_t d = nd.depth;
+    // The first byte is pos's to take: the others need no step (each would be a closure of its
+    // own the first time, some 70 of them in a grammar of many names).
+    if (d == 1 && !first.has(nd.byte)) {
+      i = nd.end;
+      continue;
+    }
     const int32_t s = walker_.step(set[d - 1], nd.byte);
     if (s == StackSets::kDead) {
       if (left[d - 1]) add_uncertain(nd.first, nodes[nd.end].first);

@@ -53,6 +53,7 @@ class TokenMasks {
   // without dying, the first one among those its byte class starts, up to kMaxPlainReach: every
   // such plain token that short is accepted there.
   size_t plain_reach(int32_t pos);
+  bool leads_into_open(int32_t pos) const;
   static constexpr size_t kMaxPlainReach = 32;
   // The work plain_reach() may spend on parser steps it must compute rather than look up (a unit
   // per stack of the set stepped) before it settles for the reach proven so far: past it, proving

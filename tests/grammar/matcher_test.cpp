@@ -134,6 +134,26 @@ TEST(Matcher, MasksOfBoundedRepetitionsEqualTokenByTokenChecks) {
   walk_and_compare(parse_regex("[a-z ]{0,60}x"), trie, 7, 30);
 }
 
+// Keys other than an object's names (and strings other than some values) are tries whose nodes
+// are marked open: a mask takes the plain tokens after their first letters whole, unproven by
+// stepping (token_masks.h). Names share prefixes, end inside others, hold an escape and a
+// non-ASCII character.
+const char* kOpenKeysSchema = R"({"type": "object", "properties": {
+  "cacheDir": {"type": "string"}, "cache": {"type": "boolean"},
+  "cd": {"type": "string", "not": {"enum": ["ab", "abc", "b"]}}, "col\"or": {"type": "null"},
+  "\u00e9t\u00e9": {"type": "array"}, "a": {"type": "number"}},
+  "additionalProperties": {"type": "string", "maxLength": 3}})";
+
+TEST(Matcher, MasksAtOpenKeysEqualTokenByTokenChecks) {
+  const Grammar schema = json_schema_grammar(nlohmann::ordered_json::parse(kOpenKeysSchema));
+  const auto small = small_vocab();
+  for (uint32_t seed = 0; seed < 12; ++seed) walk_and_compare(schema, small, seed, 30);
+  const auto tok = Tokenizer::create(
+      load_hf_tokenizer_file(brisk::test::shared("tokenizers/llama3-hf/tokenizer.json")));
+  const auto trie = std::make_shared<TokenTrie>(TokenTrie::from_tokenizer(*tok));
+  for (uint32_t seed = 0; seed < 4; ++seed) walk_and_compare(schema, trie, seed, 20);
+}
+
 TEST(Matcher, BytesAgreeWithTheRecognizer) {
   const Grammar grammars[] = {json_grammar(), parse_gbnf(kArithmetic),
                               parse_regex("(ab|a)*b?[é-ü]{0,2}")};
