@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Cross-compiles brisk for 64-bit Arm (Debian's g++-aarch64-linux-gnu and arm64 libraries, see
-# scripts/install-deps.sh) and runs the tests labelled "portable" (core, ops, kv, tokenizer, chat
+# scripts/install-deps.sh) and runs the tests labelled "portable" (core, quant, ops, kv, tokenizer, chat
 # and the stories260K reference texts) under qemu-user. Arm builds run the portable kernels, which these
 # tests hold to the scalar references and to the x86 tiers' bits where the tests say so. The
 # emulator loads the arm64 libraries of the multiarch install (-L /): Debian 12's cross-toolchain

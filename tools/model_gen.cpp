@@ -5,7 +5,7 @@
 #include <map>
 
 #include "core/error.h"
-#include "core/quant.h"
+#include "quant/quant.h"
 #include "formats/gguf.h"
 #include "formats/rope_factors.h"
 

@@ -14,7 +14,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/memory_stats.h"
-#include "core/quant.h"
+#include "quant/quant.h"
 #include "engine/engine.h"
 #include "ops/cpu.h"
 #include "ops/roofline.h"

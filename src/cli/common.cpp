@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "core/download.h"
+#include "cli/hub_download.h"
 #include "core/error.h"
 #include "model/follower.h"
 #include "parallel/communicator.h"

@@ -4,7 +4,6 @@
 #include <cctype>
 
 #include "core/error.h"
-#include "core/quant.h"
 
 namespace brisk {
 namespace {
@@ -67,10 +66,6 @@ std::optional<DType> dtype_from_name(std::string_view name) {
     if (eq) return t.type;
   }
   return std::nullopt;
-}
-
-bool dtype_is_weight_supported(DType t) {
-  return t == DType::F32 || t == DType::F16 || t == DType::BF16 || dtype_is_quantized(t);
 }
 
 std::optional<uint64_t> dtype_row_bytes(DType t, uint64_t n) {

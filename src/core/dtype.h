@@ -56,8 +56,6 @@ inline const char* dtype_name(DType t) {
   return dtype_info(t).name;
 }
 std::optional<DType> dtype_from_name(std::string_view name);  // case-insensitive
-// Types the compute kernels accept as weights today.
-bool dtype_is_weight_supported(DType t);
 
 // Bytes of a row of n elements; nullopt if n is not a whole number of blocks.
 std::optional<uint64_t> dtype_row_bytes(DType t, uint64_t n);

@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 #include "core/progress.h"
-#include "core/quant.h"
+#include "quant/quant.h"
 #include "kv/kv_cache.h"
 #include "model/forward.h"
 #include "ops/matmul.h"

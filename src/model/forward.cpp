@@ -5,7 +5,7 @@
 #include <numeric>
 
 #include "core/error.h"
-#include "core/quant.h"
+#include "quant/quant.h"
 #include "model/follower.h"
 #include "ops/activation.h"
 #include "ops/matmul.h"

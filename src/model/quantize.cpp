@@ -4,7 +4,7 @@
 
 #include "core/error.h"
 #include "core/progress.h"
-#include "core/quant.h"
+#include "quant/quant.h"
 #include "formats/gguf.h"
 
 namespace brisk {

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "core/quant.h"
+#include "quant/quant.h"
 #include "ops/ref/ref_ops.h"
 
 namespace brisk {

@@ -1,6 +1,7 @@
 #include "model/weights.h"
 
 #include "core/error.h"
+#include "quant/quant.h"
 
 namespace brisk {
 namespace {

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "core/quant.h"
+#include "quant/quant.h"
 #include "ops/matmul_q8.h"
 
 namespace brisk {

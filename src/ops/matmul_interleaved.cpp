@@ -17,8 +17,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "core/quant.h"
-#include "core/quant_iq4.h"
+#include "quant/quant.h"
+#include "quant/quant_iq4.h"
 #include "ops/cpu.h"
 #include "ops/isa_target.h"
 #include "ops/matmul_q8.h"

@@ -8,9 +8,9 @@
 #include <cstring>
 #include <vector>
 
-#include "core/quant.h"
-#include "core/quant_iq.h"
-#include "core/quant_iq4.h"
+#include "quant/quant.h"
+#include "quant/quant_iq.h"
+#include "quant/quant_iq4.h"
 #include "ops/cpu.h"
 #include "ops/isa_target.h"
 #include "ops/matmul.h"

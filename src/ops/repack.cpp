@@ -5,8 +5,8 @@
 #include <type_traits>
 
 #include "core/error.h"
-#include "core/quant.h"
-#include "core/quant_iq4.h"
+#include "quant/quant.h"
+#include "quant/quant_iq4.h"
 #include "ops/cpu.h"
 
 namespace brisk {

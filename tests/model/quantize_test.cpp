@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
-#include "core/quant.h"
+#include "quant/quant.h"
 #include "formats/loader.h"
 #include "model/awq.h"
 #include "model/imatrix.h"

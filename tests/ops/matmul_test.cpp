@@ -9,7 +9,7 @@
 #include <limits>
 
 #include "core/error.h"
-#include "core/quant.h"
+#include "quant/quant.h"
 #include "ops/matmul.h"
 #include "ops/matmul_q8.h"
 #include "ops/ref/ref_ops.h"

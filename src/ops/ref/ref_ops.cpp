@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/quant.h"
+#include "quant/quant.h"
 #include "ops/matmul.h"
 #include "ops/repack.h"
 

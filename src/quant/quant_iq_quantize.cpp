@@ -12,7 +12,7 @@
 #include <cstring>
 #include <vector>
 
-#include "core/quant_iq.h"
+#include "quant/quant_iq.h"
 
 namespace brisk {
 namespace {

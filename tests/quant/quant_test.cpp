@@ -7,9 +7,9 @@
 #include <type_traits>
 
 #include "core/error.h"
-#include "core/quant.h"
-#include "core/quant_iq.h"
-#include "core/quant_iq4.h"
+#include "quant/quant.h"
+#include "quant/quant_iq.h"
+#include "quant/quant_iq4.h"
 #include "support/test_util.h"
 
 namespace brisk {

@@ -2,7 +2,7 @@
 // rounded to, one byte per coordinate (magnitudes for the IQ2/IQ3 types, whose signs are stored
 // apart; -1, 0 or +1 for IQ1). They are part of the file format: a file's indices point into them,
 // so they must be these exact points in this order.
-#include "core/quant_iq.h"
+#include "quant/quant_iq.h"
 
 namespace brisk {
 

@@ -103,6 +103,8 @@ void q3k_scales(const uint8_t* packed, int8_t out[16]);
 
 // True for the quantized types rows can be converted from and to.
 bool dtype_is_quantized(DType t);
+// Types the compute kernels accept as weights: the plain floats and the quantized ones.
+bool dtype_is_weight_supported(DType t);
 
 // Dequantizes n elements (a whole number of blocks) of any supported type, plain ones included.
 void dequantize_row(DType t, const void* src, float* dst, int64_t n);

@@ -1,4 +1,4 @@
-#include "core/download.h"
+#include "cli/hub_download.h"
 
 #include <curl/curl.h>
 #include <fcntl.h>
@@ -55,7 +55,7 @@ struct Transfer {
   std::optional<ProgressBar> bar;  // created once the size is known
 };
 
-size_t on_data(char* p, size_t sz, size_t n, void* ud) {
+size_t write_body(char* p, size_t sz, size_t n, void* ud) {
   auto* t = static_cast<Transfer*>(ud);
   if (t->body) {
     t->body->append(p, sz * n);
@@ -84,7 +84,7 @@ long perform(const std::string& url, Transfer& t, uint64_t resume_from) {
   curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
   curl_easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
   curl_easy_setopt(c, CURLOPT_FAILONERROR, 0L);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_body);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, err);
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 30L);

@@ -1,4 +1,4 @@
-#include "core/quant_iq4.h"
+#include "quant/quant_iq4.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,12 +1,12 @@
-#include "core/quant.h"
+#include "quant/quant.h"
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "core/error.h"
-#include "core/quant_iq.h"
-#include "core/quant_iq4.h"
+#include "quant/quant_iq.h"
+#include "quant/quant_iq4.h"
 
 namespace brisk {
 namespace {
@@ -521,6 +521,10 @@ const QuantType* quant_type(DType t) {
 
 bool dtype_is_quantized(DType t) {
   return quant_type(t) != nullptr;
+}
+
+bool dtype_is_weight_supported(DType t) {
+  return t == DType::F32 || t == DType::F16 || t == DType::BF16 || dtype_is_quantized(t);
 }
 
 void dequantize_row(DType t, const void* src, float* dst, int64_t n) {

@@ -1,4 +1,4 @@
-#include "core/quant_iq.h"
+#include "quant/quant_iq.h"
 
 namespace brisk {
 
