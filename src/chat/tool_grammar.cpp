@@ -18,15 +18,15 @@ using grammar::CharRange;
 using grammar::Grammar;
 using grammar::Sequence;
 using grammar::Symbol;
-using ojson = nlohmann::ordered_json;
+using json = nlohmann::ordered_json;
 
 std::string quoted(const std::string& s) {
-  return ojson(s).dump();
+  return json(s).dump();
 }
 
 class Builder {
  public:
-  Builder(const ReplyFormat& rf, const ojson& tools, const ToolChoice& c)
+  Builder(const ReplyFormat& rf, const json& tools, const ToolChoice& c)
       : rf_(rf), tools_(tools), choice_(c), deadline_(now_seconds() + kMaxSeconds) {}
   // All the tools' schemas together compile within this (each within its own budget too).
   static constexpr double kMaxSeconds = 5.0;
@@ -54,17 +54,17 @@ class Builder {
     return g_.add_repeat("ws", {Symbol::chars({{'\t', '\n'}, {' ', ' '}})}, 0, max);
   }
   int32_t text_until(const std::string& marker, int32_t then, bool may_end);
-  int32_t schema_rule(const ojson& schema, const std::string& where, bool strict);
+  int32_t schema_rule(const json& schema, const std::string& where, bool strict);
   int32_t args(size_t i);
   std::vector<size_t> allowed() const;
   int32_t one_of(const std::string& name, const std::function<Sequence(size_t)>& per_tool);
   int32_t list(int32_t item, const std::string& sep);
   int32_t params(size_t i, bool xml);
-  int32_t xml_value(const ojson& schema, const std::string& where);
+  int32_t xml_value(const json& schema, const std::string& where);
   std::pair<std::string, int32_t> section();  // the trigger and what follows it
 
   const ReplyFormat& rf_;
-  const ojson& tools_;
+  const json& tools_;
   const ToolChoice& choice_;
   const double deadline_;
   Grammar g_;
@@ -104,7 +104,7 @@ int32_t Builder::text_until(const std::string& marker, int32_t then, bool may_en
 
 // Arguments as models write them: a space after ':' and ',' (two whitespace characters at most
 // between tokens, so a small model cannot pad them).
-int32_t Builder::schema_rule(const ojson& schema, const std::string& where, bool strict) {
+int32_t Builder::schema_rule(const json& schema, const std::string& where, bool strict) {
   grammar::SchemaOptions o;
   o.style.max_whitespace = 2;
   const double left = deadline_ - now_seconds();
@@ -114,13 +114,13 @@ int32_t Builder::schema_rule(const ojson& schema, const std::string& where, bool
     return g_.add_grammar(grammar::json_schema_grammar(schema, o));
   } catch (const Error& e) {
     if (strict) fail("{}: {}", where, e.what());
-    return g_.add_grammar(grammar::json_schema_grammar(ojson{{"type", "object"}}, o));
+    return g_.add_grammar(grammar::json_schema_grammar(json{{"type", "object"}}, o));
   }
 }
 
 int32_t Builder::args(size_t i) {
-  const ojson& f = tools_[i]["function"];
-  const ojson schema = f.contains("parameters") ? f["parameters"] : ojson{{"type", "object"}};
+  const json& f = tools_[i]["function"];
+  const json schema = f.contains("parameters") ? f["parameters"] : json{{"type", "object"}};
   return schema_rule(schema, fmt::format("tools[{}].function.parameters", i),
                      f.value("strict", false));
 }
@@ -149,14 +149,14 @@ int32_t Builder::list(int32_t item, const std::string& sep) {
 // A Qwen3-Coder parameter's value and its closing tag: a string is raw text (its enum, or at most
 // maxLength characters other than '<' when it has one, else any text without the closing tag);
 // other types are JSON.
-int32_t Builder::xml_value(const ojson& schema, const std::string& where) {
+int32_t Builder::xml_value(const json& schema, const std::string& where) {
   const std::string close = "\n</parameter>\n";
   const int32_t end = rule("close", {lit(close)});
-  if (!schema.is_object() || schema.value("type", ojson()) != "string")
+  if (!schema.is_object() || schema.value("type", json()) != "string")
     return rule("value", {{ref(schema_rule(schema, where, false)), ref(end)}});
   if (schema.contains("enum") && schema["enum"].is_array()) {
     std::vector<Sequence> alts;
-    for (const ojson& e : schema["enum"])
+    for (const json& e : schema["enum"])
       if (e.is_string()) alts.push_back(cat(lit(e.get<std::string>()), {ref(end)}));
     if (!alts.empty()) return rule("value", std::move(alts));
   }
@@ -173,15 +173,15 @@ int32_t Builder::xml_value(const ojson& schema, const std::string& where) {
 // A function's arguments one parameter at a time, in the schema's order, the required ones
 // always: Python keyword arguments, or Qwen3-Coder's <parameter=...> blocks.
 int32_t Builder::params(size_t i, bool xml) {
-  const ojson& f = tools_[i]["function"];
-  const ojson p = f.contains("parameters") ? f["parameters"] : ojson::object();
-  const ojson props =
-      p.contains("properties") && p["properties"].is_object() ? p["properties"] : ojson::object();
-  const ojson req =
-      p.contains("required") && p["required"].is_array() ? p["required"] : ojson::array();
+  const json& f = tools_[i]["function"];
+  const json p = f.contains("parameters") ? f["parameters"] : json::object();
+  const json props =
+      p.contains("properties") && p["properties"].is_object() ? p["properties"] : json::object();
+  const json req =
+      p.contains("required") && p["required"].is_array() ? p["required"] : json::array();
   // rest[k][first]: the parameters from k on, `first` when none was written yet.
   int32_t rest[2] = {rule("end", {{}}), rule("end", {{}})};
-  std::vector<std::pair<std::string, const ojson*>> list;
+  std::vector<std::pair<std::string, const json*>> list;
   for (auto it = props.begin(); it != props.end(); ++it) list.emplace_back(it.key(), &*it);
   for (size_t k = list.size(); k-- > 0;) {
     const auto& [key, schema] = list[k];
@@ -327,7 +327,7 @@ Grammar Builder::build(bool in_reasoning) {
     std::vector<Sequence> alts = {{ref(rest), ref(end_ws)}};
     if (rf_.tools == ToolFamily::GenericJson)
       alts.push_back(cat(cat(lit("{\"response\": "),
-                             {ref(schema_rule(ojson{{"type", "string"}}, "response", true))}),
+                             {ref(schema_rule(json{{"type", "string"}}, "response", true))}),
                          lit("}")));
     else
       alts.push_back(
@@ -351,7 +351,7 @@ Grammar Builder::build(bool in_reasoning) {
 }  // namespace
 
 std::optional<grammar::Constraint> tool_constraint(const ReplyFormat& rf, bool in_reasoning,
-                                                   const ojson& tools, const ToolChoice& choice) {
+                                                   const json& tools, const ToolChoice& choice) {
   if (rf.tools == ToolFamily::None || choice.mode == "none" || tools.empty()) return std::nullopt;
   grammar::Constraint c;
   c.kind = grammar::Constraint::Kind::Built;

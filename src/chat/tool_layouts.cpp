@@ -7,7 +7,7 @@ namespace brisk::tool_layouts {
 
 namespace {
 
-using ojson = nlohmann::ordered_json;
+using json = nlohmann::ordered_json;
 constexpr size_t kMaxNesting = 256;
 
 bool is_ws(char c) {
@@ -21,7 +21,7 @@ bool one_of(std::string_view key, const std::vector<std::string_view>& keys) {
 // A complete JSON string's value ("" when it does not decode).
 std::string decode_string(std::string_view quoted) {
   try {
-    const ojson j = ojson::parse(quoted);
+    const json j = json::parse(quoted);
     if (j.is_string()) return j.get<std::string>();
   } catch (const std::exception&) {
   }
@@ -29,7 +29,7 @@ std::string decode_string(std::string_view quoted) {
 }
 
 std::string quote(std::string_view s) {
-  return ojson(std::string(s)).dump(-1, ' ', false, ojson::error_handler_t::replace);
+  return json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 // The call being read: appended once its name is known, its arguments kept up to date.
@@ -294,23 +294,23 @@ namespace {
 
 // The JSON a parameter's text stands for: a string, unless the tool's schema gives the parameter
 // another type and the text parses as JSON.
-std::string xml_value(const ojson& tools, const std::string& fn, const std::string& key,
+std::string xml_value(const json& tools, const std::string& fn, const std::string& key,
                       std::string_view text) {
   bool string_typed = true;
-  for (const ojson& t : tools) {
+  for (const json& t : tools) {
     if (!t.is_object() || !t.contains("function") || !t["function"].is_object()) continue;
-    const ojson& f = t["function"];
+    const json& f = t["function"];
     if (f.value("name", "") != fn || !f.contains("parameters")) continue;
-    const ojson& p = f["parameters"];
+    const json& p = f["parameters"];
     if (p.is_object() && p.contains("properties") && p["properties"].is_object() &&
         p["properties"].contains(key) && p["properties"][key].is_object()) {
-      const ojson& ty = p["properties"][key].value("type", ojson("string"));
+      const json& ty = p["properties"][key].value("type", json("string"));
       string_typed = ty == "string";
     }
   }
   if (!string_typed) {
     try {
-      return ojson::parse(text).dump();
+      return json::parse(text).dump();
     } catch (const std::exception&) {
     }
   }
@@ -325,7 +325,7 @@ std::string_view trim_one_newline(std::string_view v) {
 
 }  // namespace
 
-Section read_xml_function(std::string_view s, size_t pos, bool partial, const ojson& tools,
+Section read_xml_function(std::string_view s, size_t pos, bool partial, const json& tools,
                           std::vector<ToolCallText>& out) {
   constexpr std::string_view kFn = "<function=", kParam = "<parameter=", kParamEnd = "</parameter>",
                              kFnEnd = "</function>";
@@ -435,7 +435,7 @@ class PyLiteral {
       ++j;
     if (j >= s_.size()) return State::More;
     try {
-      out = ojson::parse(s_.substr(i_, j - i_)).dump();
+      out = json::parse(s_.substr(i_, j - i_)).dump();
     } catch (const std::exception&) {
       out = quote(s_.substr(i_, j - i_));
     }

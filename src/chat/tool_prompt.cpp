@@ -7,11 +7,11 @@
 
 namespace brisk {
 
-using ojson = nlohmann::ordered_json;
+using json = nlohmann::ordered_json;
 
 namespace {
 
-std::string text_of(const ojson& content) {
+std::string text_of(const json& content) {
   if (content.is_string()) return content.get<std::string>();
   std::string text;  // a list of text parts (checked)
   for (size_t k = 0; k < content.size(); ++k)
@@ -20,19 +20,19 @@ std::string text_of(const ojson& content) {
 }
 
 // An assistant's calls as the generic layout's reply: {"tool_calls": [{"name", "arguments"}]}.
-std::string calls_as_text(const ojson& calls) {
-  ojson list = ojson::array();
-  for (const ojson& c : calls) {
-    const ojson& f = c["function"];
-    ojson args = f.contains("arguments") ? f["arguments"] : ojson::object();
+std::string calls_as_text(const json& calls) {
+  json list = json::array();
+  for (const json& c : calls) {
+    const json& f = c["function"];
+    json args = f.contains("arguments") ? f["arguments"] : json::object();
     list.push_back({{"name", f["name"]}, {"arguments", std::move(args)}});
   }
-  return ojson{{"tool_calls", std::move(list)}}.dump();
+  return json{{"tool_calls", std::move(list)}}.dump();
 }
 
 // A tool's result as a user turn's text.
-std::string result_as_text(const ojson& m) {
-  ojson r = {{"tool_response", ojson::object()}};
+std::string result_as_text(const json& m) {
+  json r = {{"tool_response", json::object()}};
   if (m.contains("name") && m["name"].is_string()) r["tool_response"]["tool"] = m["name"];
   if (m.contains("tool_call_id") && m["tool_call_id"].is_string())
     r["tool_response"]["tool_call_id"] = m["tool_call_id"];
@@ -40,8 +40,8 @@ std::string result_as_text(const ojson& m) {
   return r.dump();
 }
 
-bool involves_tools(const ojson& messages) {
-  for (const ojson& m : messages)
+bool involves_tools(const json& messages) {
+  for (const json& m : messages)
     if (m["role"] == "tool" || m["role"] == "function" ||
         (m.contains("tool_calls") && m["tool_calls"].is_array() && !m["tool_calls"].empty()))
       return true;
@@ -50,9 +50,9 @@ bool involves_tools(const ojson& messages) {
 
 // Adds text to the end of the first system message or, where the template has no system role,
 // to the start of the first user turn; a message of its own when there is neither.
-void add_description(ojson& out, const std::string& text, bool system_role) {
+void add_description(json& out, const std::string& text, bool system_role) {
   if (!out.empty()) {
-    ojson& m = out[0];
+    json& m = out[0];
     if (system_role && (m["role"] == "system" || m["role"] == "developer")) {
       m["content"] = text_of(m["content"]) + "\n\n" + text;
       return;
@@ -62,34 +62,34 @@ void add_description(ojson& out, const std::string& text, bool system_role) {
       return;
     }
   }
-  const ojson first = {{"role", system_role ? "system" : "user"}, {"content", text}};
+  const json first = {{"role", system_role ? "system" : "user"}, {"content", text}};
   out.insert(out.begin(), first);
 }
 
 // For a template that renders one call per assistant turn: each call its own turn, followed by
 // its result (matched by tool_call_id, else by position).
-ojson one_call_per_turn(const ojson& in) {
-  ojson out = ojson::array();
+json one_call_per_turn(const json& in) {
+  json out = json::array();
   for (size_t i = 0; i < in.size(); ++i) {
-    const ojson& m = in[i];
+    const json& m = in[i];
     if (m["role"] != "assistant" || !m.contains("tool_calls") || !m["tool_calls"].is_array() ||
         m["tool_calls"].size() < 2) {
       out.push_back(m);
       continue;
     }
-    std::vector<ojson> results;
+    std::vector<json> results;
     while (i + 1 < in.size() && in[i + 1]["role"] == "tool") results.push_back(in[++i]);
     std::vector<bool> used(results.size(), false);
-    const ojson& calls = m["tool_calls"];
+    const json& calls = m["tool_calls"];
     for (size_t k = 0; k < calls.size(); ++k) {
-      ojson turn = m;
-      turn["content"] = k == 0 ? m["content"] : ojson("");
-      turn["tool_calls"] = ojson::array({calls[k]});
+      json turn = m;
+      turn["content"] = k == 0 ? m["content"] : json("");
+      turn["tool_calls"] = json::array({calls[k]});
       out.push_back(std::move(turn));
       size_t pick = results.size();
       for (size_t r = 0; r < results.size() && pick == results.size(); ++r)
         if (!used[r] && calls[k].contains("id") &&
-            results[r].value("tool_call_id", ojson()) == calls[k]["id"])
+            results[r].value("tool_call_id", json()) == calls[k]["id"])
           pick = r;
       for (size_t r = 0; r < results.size() && pick == results.size(); ++r)
         if (!used[r]) pick = r;
@@ -106,24 +106,24 @@ ojson one_call_per_turn(const ojson& in) {
 
 }  // namespace
 
-std::string describe_tools(const ojson& tools) {
+std::string describe_tools(const json& tools) {
   std::string text =
       "You can call the following tools to answer the user. Each is a JSON Schema of its "
       "arguments:\n";
-  for (const ojson& t : tools) text += t.dump() + "\n";
+  for (const json& t : tools) text += t.dump() + "\n";
   text +=
       "\nReply with JSON only. To call tools: {\"tool_calls\": [{\"name\": \"tool_name\", "
       "\"arguments\": {...}}]}. To answer directly: {\"response\": \"your answer\"}.";
   return text;
 }
 
-ojson fit_tools_to_template(const ojson& messages, const TemplateCaps& caps,
-                            const std::string& description) {
-  ojson in = check_messages(messages);
+json fit_tools_to_template(const json& messages, const TemplateCaps& caps,
+                           const std::string& description) {
+  json in = check_messages(messages);
   if (description.empty() && !involves_tools(in)) return messages;
   if (caps.tool_calls && !caps.parallel_calls) in = one_call_per_turn(in);
-  ojson out = ojson::array();
-  for (ojson& m : in) {
+  json out = json::array();
+  for (json& m : in) {
     const std::string role = m["role"].get<std::string>();
     if (role == "assistant" && !caps.tool_calls && m.contains("tool_calls") &&
         m["tool_calls"].is_array() && !m["tool_calls"].empty()) {
@@ -131,7 +131,7 @@ ojson fit_tools_to_template(const ojson& messages, const TemplateCaps& caps,
       m["content"] = (said.empty() ? "" : said + "\n") + calls_as_text(m["tool_calls"]);
       m.erase("tool_calls");
     } else if ((role == "tool" || role == "function") && !caps.tool_role) {
-      m = ojson{{"role", "user"}, {"content", result_as_text(m)}};
+      m = json{{"role", "user"}, {"content", result_as_text(m)}};
     }
     // A template that refuses two user turns in a row gets them as one.
     if (!caps.consecutive_users && m["role"] == "user" && !out.empty() &&
@@ -145,8 +145,8 @@ ojson fit_tools_to_template(const ojson& messages, const TemplateCaps& caps,
   if (!caps.system_role) {
     // The system text goes to the first user turn, before the description.
     std::string system;
-    ojson rest = ojson::array();
-    for (ojson& m : out) {
+    json rest = json::array();
+    for (json& m : out) {
       if (m["role"] == "system" || m["role"] == "developer")
         system += (system.empty() ? "" : "\n\n") + text_of(m["content"]);
       else

@@ -24,7 +24,7 @@
 namespace brisk::grammar {
 namespace {
 
-using ojson = nlohmann::ordered_json;
+using json = nlohmann::ordered_json;
 
 // A grammar's texts, checked whole: lowered once, then one walk a text.
 class TextCheck {
@@ -58,7 +58,7 @@ const char* const kTypes[] = {"null", "boolean", "object", "array", "string", "n
 
 class SchemaCompiler {
  public:
-  SchemaCompiler(Grammar& g, const ojson& root, const SchemaOptions& o)
+  SchemaCompiler(Grammar& g, const json& root, const SchemaOptions& o)
       : g_(g), root_(root), o_(o), t0_(now_seconds()) {
     draft_ = o.draft ? o.draft : schema_draft(root);
     json_ = add_json_rules(g, o.style);
@@ -79,7 +79,7 @@ class SchemaCompiler {
   }
 
   // $id in a subschema moves the base $ref resolves against; refused where a $ref could see it.
-  void check_ids(const ojson& s, int depth, bool top) {
+  void check_ids(const json& s, int depth, bool top) {
     if (depth > 2 * o_.max_depth) error("#", "the schema nests too deeply");
     if (s.is_object()) {
       for (const char* id : {"$id", "id"})
@@ -104,7 +104,7 @@ class SchemaCompiler {
   // A rule matching exactly the values s accepts, or -1 when it accepts none. A keyword whose
   // value has the wrong JSON type anywhere below is reported at its schema's path (innermost
   // first: an Error is not a json::exception, so outer levels let it pass).
-  int32_t value(const ojson& s, const std::string& path, int depth) {
+  int32_t value(const json& s, const std::string& path, int depth) {
     try {
       return checked_value(s, path, depth);
     } catch (const nlohmann::json::exception& e) {
@@ -112,7 +112,7 @@ class SchemaCompiler {
     }
   }
 
-  int32_t checked_value(const ojson& s, const std::string& path, int depth) {
+  int32_t checked_value(const json& s, const std::string& path, int depth) {
     tick(depth, path);
     if (s.is_boolean()) return s.get<bool>() ? json_.value : -1;
     if (!s.is_object()) error(path, "a schema must be an object or a boolean");
@@ -133,20 +133,20 @@ class SchemaCompiler {
     return typed(s, path, depth);
   }
 
-  static bool has_validation_siblings(const ojson& s) {
+  static bool has_validation_siblings(const json& s) {
     for (const auto& [k, v] : s.items())
       if (k != "$ref" && is_validation_keyword(k)) return true;
     return false;
   }
 
   SchemaMerger merger() { return SchemaMerger(root_, draft_, o_.max_depth, t0_ + o_.max_seconds); }
-  const ojson& own(ojson s) {
-    owned_.push_back(std::make_unique<ojson>(std::move(s)));
+  const json& own(json s) {
+    owned_.push_back(std::make_unique<json>(std::move(s)));
     return *owned_.back();
   }
 
-  int32_t ref_rule(const ojson& ref, const std::string& path, int depth) {
-    const ojson& target = resolve_ref(root_, ref, path);
+  int32_t ref_rule(const json& ref, const std::string& path, int depth) {
+    const json& target = resolve_ref(root_, ref, path);
     if (target.is_boolean() && !target.get<bool>()) return -1;
     if (auto it = ref_rules_.find(&target); it != ref_rules_.end()) return it->second;
     // The rule exists before its body, so a recursive reference finds it.
@@ -158,17 +158,17 @@ class SchemaCompiler {
     return r;
   }
 
-  int32_t alternatives(const ojson& s, const std::string& path, int depth) {
+  int32_t alternatives(const json& s, const std::string& path, int depth) {
     if (s.contains("anyOf") && s.contains("oneOf"))
       error(path, "anyOf and oneOf together cannot be enforced");
     const std::string key = s.contains("anyOf") ? "anyOf" : "oneOf";
-    const ojson& branches = s[key];
+    const json& branches = s[key];
     if (!branches.is_array() || branches.empty())
       error(path, fmt::format("'{}' must be a non-empty array of schemas", key));
-    ojson base = s;
+    json base = s;
     base.erase(key);
     const bool siblings = has_validation_siblings(base);
-    std::vector<const ojson*> parts;
+    std::vector<const json*> parts;
     for (size_t i = 0; i < branches.size(); ++i) {
       const std::string p = fmt::format("{}/{}/{}", path, key, i);
       parts.push_back(siblings ? &own(merger().merge_pair(base, branches[i], p)) : &branches[i]);
@@ -194,12 +194,12 @@ class SchemaCompiler {
   // oneOf [B1, ..., Bn] as anyOf [B1 and not the others, ...], when every branch's complement is a
   // schema (schema_negation.h) or the branch is a list of values (then those that another branch
   // accepts are dropped); nullopt otherwise.
-  std::optional<std::vector<const ojson*>> exclusive_branches(
-      const std::vector<const ojson*>& parts, const std::string& path, int depth) {
+  std::optional<std::vector<const json*>> exclusive_branches(const std::vector<const json*>& parts,
+                                                             const std::string& path, int depth) {
     SchemaMerger m = merger();
-    std::vector<ojson> flat;
-    std::vector<std::optional<ojson>> negated;
-    for (const ojson* b : parts) {
+    std::vector<json> flat;
+    std::vector<std::optional<json>> negated;
+    for (const json* b : parts) {
       flat.push_back(m.flatten(*b, path));
       try {
         negated.push_back(negate_schema(flat.back(), m, path));
@@ -213,19 +213,19 @@ class SchemaCompiler {
     // Whether branch j accepts the value v: each branch's grammar compiled once, on first use.
     std::vector<std::unique_ptr<TextCheck>> checks(flat.size());
     std::vector<bool> built(flat.size(), false);
-    auto accepts = [&](size_t j, const ojson& v) {
+    auto accepts = [&](size_t j, const json& v) {
       if (!built[j]) {
         built[j] = true;
         checks[j] = branch_check(flat[j], path, depth);
       }
       return checks[j] && checks[j]->accepts(v.dump());
     };
-    std::vector<const ojson*> out;
+    std::vector<const json*> out;
     for (size_t i = 0; i < flat.size(); ++i) {
       if (is_values(i)) {
-        ojson kept = flat[i];
-        kept["enum"] = ojson::array();
-        for (const ojson& v : flat[i]["enum"]) {
+        json kept = flat[i];
+        kept["enum"] = json::array();
+        for (const json& v : flat[i]["enum"]) {
           // Decided by matching v's text, which is exact for scalars written one way only.
           if (!(v.is_string() || v.is_boolean() || v.is_null() || v.is_number_integer()))
             return std::nullopt;
@@ -237,12 +237,12 @@ class SchemaCompiler {
         out.push_back(&own(std::move(kept)));
         continue;
       }
-      ojson all = ojson::array({flat[i]});
+      json all = json::array({flat[i]});
       for (size_t j = 0; j < flat.size(); ++j) {
         if (j == i) continue;
         if (is_values(j)) {  // only the values of j that i also accepts are left out of i
-          ojson both = ojson::array();
-          for (const ojson& v : flat[j]["enum"])
+          json both = json::array();
+          for (const json& v : flat[j]["enum"])
             if (accepts(i, v)) both.push_back(v);
           if (!both.empty()) all.push_back({{kNotEnum, std::move(both)}});
           continue;
@@ -250,14 +250,14 @@ class SchemaCompiler {
         if (!negated[j]) return std::nullopt;
         all.push_back(*negated[j]);
       }
-      out.push_back(&own(ojson{{"allOf", std::move(all)}}));
+      out.push_back(&own(json{{"allOf", std::move(all)}}));
     }
     return out;
   }
 
   // The compact texts of the values the schema s (of this document) accepts, as a check; null
   // where s accepts nothing or cannot be compiled.
-  std::unique_ptr<TextCheck> branch_check(const ojson& s, const std::string& path, int depth) {
+  std::unique_ptr<TextCheck> branch_check(const json& s, const std::string& path, int depth) {
     Grammar g;
     try {
       SchemaOptions o = o_;
@@ -273,7 +273,7 @@ class SchemaCompiler {
     }
   }
 
-  int32_t typed(const ojson& s, const std::string& path, int depth) {
+  int32_t typed(const json& s, const std::string& path, int depth) {
     if (s.contains("enum") || s.contains("const")) return literals(s, path, depth);
     const std::vector<std::string> types = type_set(s, path);
     const Excluded ex = excluded(s, types, path);
@@ -303,11 +303,11 @@ class SchemaCompiler {
     std::set<bool> booleans;
     std::vector<std::string> strings;
   };
-  static Excluded excluded(const ojson& s, const std::vector<std::string>& types,
+  static Excluded excluded(const json& s, const std::vector<std::string>& types,
                            const std::string& path) {
     Excluded ex;
     if (!s.contains(kNotEnum)) return ex;
-    for (const ojson& v : s[kNotEnum]) {
+    for (const json& v : s[kNotEnum]) {
       if (v.is_null())
         ex.null = true;
       else if (v.is_boolean())
@@ -323,7 +323,7 @@ class SchemaCompiler {
     return ex;
   }
 
-  int32_t string_except(const ojson& s, const Excluded& ex, const std::string& path) {
+  int32_t string_except(const json& s, const Excluded& ex, const std::string& path) {
     for (const char* k : {"pattern", "minLength", "maxLength"})
       if (s.contains(k))
         error(path, fmt::format("'not' over strings beside '{}' cannot be enforced", k));
@@ -338,13 +338,13 @@ class SchemaCompiler {
   }
 
   // The types s allows: its `type` (integer dropped where number is there), else all.
-  static std::vector<std::string> type_set(const ojson& s, const std::string& path) {
+  static std::vector<std::string> type_set(const json& s, const std::string& path) {
     std::vector<std::string> named;
     if (!s.contains("type")) {
       named = {"null", "boolean", "object", "array", "string", "number"};
     } else {
-      const ojson& t = s["type"];
-      for (const ojson& x : t.is_array() ? t : ojson::array({t})) {
+      const json& t = s["type"];
+      for (const json& x : t.is_array() ? t : json::array({t})) {
         if (!x.is_string() || std::find(std::begin(kTypes), std::end(kTypes),
                                         x.get<std::string>()) == std::end(kTypes))
           fail("json_schema: at {}: 'type' {} is not a JSON Schema type", path, x.dump());
@@ -358,7 +358,7 @@ class SchemaCompiler {
   }
 
   // A check of a value's compact text against the schema s; nothing when s accepts no value.
-  std::optional<std::unique_ptr<TextCheck>> value_check(const ojson& s, const std::string& path,
+  std::optional<std::unique_ptr<TextCheck>> value_check(const json& s, const std::string& path,
                                                         int depth) {
     Grammar g;
     SchemaOptions o = o_;
@@ -375,10 +375,10 @@ class SchemaCompiler {
   // where that schema cannot be compiled as a grammar (minLength beside pattern), each keyword
   // (or group of keywords read together) apart, since a value must pass them all. Empty
   // (nullopt) when some part accepts no value at all.
-  std::optional<std::vector<std::unique_ptr<TextCheck>>> literal_checks(const ojson& s,
+  std::optional<std::vector<std::unique_ptr<TextCheck>>> literal_checks(const json& s,
                                                                         const std::string& path,
                                                                         int depth) {
-    ojson rest = ojson::object();
+    json rest = json::object();
     for (const auto& [k, v] : s.items())
       if (k != "enum" && k != "const" && k != kNotEnum && k != "type" && is_validation_keyword(k))
         rest[k] = v;
@@ -399,12 +399,12 @@ class SchemaCompiler {
          "uniqueItems", "minContains", "maxContains", "unevaluatedItems"},
         {"if", "then", "else"},
         {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}};
-    std::map<std::string, ojson> parts;
+    std::map<std::string, json> parts;
     for (const auto& [k, v] : rest.items()) {
       std::string group = k;
       for (const auto& together : kTogether)
         if (std::find(together.begin(), together.end(), k) != together.end()) group = together[0];
-      if (!parts.count(group)) parts[group] = ojson::object();
+      if (!parts.count(group)) parts[group] = json::object();
       parts[group][k] = v;
     }
     for (const auto& [group, part] : parts) {
@@ -422,26 +422,26 @@ class SchemaCompiler {
   }
 
   // The values of enum or const that the schema's other keywords accept.
-  int32_t literals(const ojson& s, const std::string& path, int depth) {
+  int32_t literals(const json& s, const std::string& path, int depth) {
     auto checks = literal_checks(s, path, depth);
     if (!checks) return -1;
-    const ojson excluded = s.value(kNotEnum, ojson::array());
-    ojson values = s.contains("const") ? ojson::array({s["const"]}) : s["enum"];
+    const json excluded = s.value(kNotEnum, json::array());
+    json values = s.contains("const") ? json::array({s["const"]}) : s["enum"];
     if (!values.is_array()) error(path, "'enum' must be an array");
     if (s.contains("const") && s.contains("enum")) {
-      ojson both = ojson::array();
-      for (const ojson& v : s["enum"])
+      json both = json::array();
+      for (const json& v : s["enum"])
         if (v == s["const"]) both.push_back(v);
       values = both;
     }
     const std::vector<std::string> types = type_set(s, path);
     const int32_t r = g_.add_rule("enum");
-    std::vector<ojson> seen;
-    for (const ojson& v : values) {
+    std::vector<json> seen;
+    for (const json& v : values) {
       if (std::find(seen.begin(), seen.end(), v) != seen.end() || !has_type(v, types) ||
           std::find(excluded.begin(), excluded.end(), v) != excluded.end())
         continue;
-      const std::string text = v.dump(-1, ' ', false, ojson::error_handler_t::replace);
+      const std::string text = v.dump(-1, ' ', false, json::error_handler_t::replace);
       if (!std::all_of(checks->begin(), checks->end(),
                        [&](const auto& c) { return c->accepts(text); }))
         continue;
@@ -451,22 +451,22 @@ class SchemaCompiler {
     return seen.empty() ? -1 : r;
   }
 
-  static bool has_type(const ojson& v, const std::vector<std::string>& types) {
+  static bool has_type(const json& v, const std::vector<std::string>& types) {
     auto in = [&](const char* t) {
       return std::find(types.begin(), types.end(), t) != types.end();
     };
     switch (v.type()) {
-      case ojson::value_t::null:
+      case json::value_t::null:
         return in("null");
-      case ojson::value_t::boolean:
+      case json::value_t::boolean:
         return in("boolean");
-      case ojson::value_t::object:
+      case json::value_t::object:
         return in("object");
-      case ojson::value_t::array:
+      case json::value_t::array:
         return in("array");
-      case ojson::value_t::string:
+      case json::value_t::string:
         return in("string");
-      case ojson::value_t::number_float: {
+      case json::value_t::number_float: {
         const double d = v.get<double>();
         return in("number") || (in("integer") && std::isfinite(d) && d == std::floor(d));
       }
@@ -475,11 +475,11 @@ class SchemaCompiler {
     }
   }
 
-  int32_t string(const ojson& s, const std::string& path) {
+  int32_t string(const json& s, const std::string& path) {
     StringSpec spec;
     auto count = [&](const char* k) -> std::optional<uint32_t> {
       if (!s.contains(k)) return std::nullopt;
-      const ojson& v = s[k];
+      const json& v = s[k];
       if (!v.is_number() || v.get<double>() < 0 || v.get<double>() != std::floor(v.get<double>()))
         error(path, fmt::format("'{}' must be a non-negative integer", k));
       return static_cast<uint32_t>(std::min(v.get<double>(), 4e9));
@@ -510,9 +510,9 @@ class SchemaCompiler {
     }
   }
 
-  int32_t number(const ojson& s, const std::string& path, bool integer) {
+  int32_t number(const json& s, const std::string& path, bool integer) {
     if (s.contains("multipleOf")) {
-      const ojson& m = s["multipleOf"];
+      const json& m = s["multipleOf"];
       if (!m.is_number() || m.get<double>() != 1.0)
         error(path, "'multipleOf' cannot be enforced (except 1)");
       integer = true;
@@ -547,43 +547,43 @@ class SchemaCompiler {
     }
   }
 
-  int32_t object(const ojson& s, const std::string& path, int depth);
+  int32_t object(const json& s, const std::string& path, int depth);
   int32_t object_members(const std::vector<std::pair<int32_t, bool>>& members, int32_t extra);
   int32_t counted_members(const std::vector<std::pair<int32_t, bool>>& members, int32_t extra,
                           uint64_t min, std::optional<uint64_t> max, const std::string& path);
-  int32_t extra_members(const ojson& s, const std::vector<std::string>& names,
+  int32_t extra_members(const json& s, const std::vector<std::string>& names,
                         const NameLanguage* allowed, const std::string& path, int depth);
-  void pattern_members(const ojson& pp, const std::vector<std::string>& patterns,
-                       const ojson& extra, const std::vector<std::string>& names,
-                       const NameLanguage* allowed, const std::string& path, int depth,
+  void pattern_members(const json& pp, const std::vector<std::string>& patterns, const json& extra,
+                       const std::vector<std::string>& names, const NameLanguage* allowed,
+                       const std::string& path, int depth,
                        const std::function<void(int32_t, int32_t)>& add);
-  std::optional<NameLanguage> allowed_names(const ojson& s, const std::string& path);
-  int32_t array(const ojson& s, const std::string& path, int depth);
-  std::optional<std::vector<ojson>> finite_values(const ojson& items, const std::string& path);
-  int32_t unique_items(const ojson& items, uint64_t min, uint64_t max, const std::string& path);
+  std::optional<NameLanguage> allowed_names(const json& s, const std::string& path);
+  int32_t array(const json& s, const std::string& path, int depth);
+  std::optional<std::vector<json>> finite_values(const json& items, const std::string& path);
+  int32_t unique_items(const json& items, uint64_t min, uint64_t max, const std::string& path);
 
   Grammar& g_;
-  const ojson& root_;
+  const json& root_;
   SchemaOptions o_;
   int draft_;
   double t0_;
   bool has_ref_ = false;
   JsonRules json_{};
-  std::map<const ojson*, int32_t> ref_rules_;
+  std::map<const json*, int32_t> ref_rules_;
   std::map<std::string, int32_t> strings_;  // by spec
   std::map<std::string, int32_t> numbers_;  // by kind and bounds
   StringBodies bodies_;                     // their length chains
   NameEscapes name_escapes_;                // shared by the keys that are none of some names
-  std::vector<std::unique_ptr<ojson>> owned_;
+  std::vector<std::unique_ptr<json>> owned_;
 };
 
-int32_t SchemaCompiler::object(const ojson& s, const std::string& path, int depth) {
-  const ojson props = s.value("properties", ojson::object());
-  const ojson required = s.value("required", ojson::array());
+int32_t SchemaCompiler::object(const json& s, const std::string& path, int depth) {
+  const json props = s.value("properties", json::object());
+  const json required = s.value("required", json::array());
   if (!props.is_object()) error(path, "'properties' must be an object");
   if (!required.is_array()) error(path, "'required' must be an array");
   auto is_required = [&](const std::string& n) {
-    return std::find(required.begin(), required.end(), ojson(n)) != required.end();
+    return std::find(required.begin(), required.end(), json(n)) != required.end();
   };
   const std::optional<NameLanguage> allowed = allowed_names(s, path);
   auto named_ok = [&](const std::string& n) { return !allowed || allowed->accepts(n); };
@@ -591,7 +591,7 @@ int32_t SchemaCompiler::object(const ojson& s, const std::string& path, int dept
   std::vector<std::pair<int32_t, bool>> members;  // member rule, required
   auto member = [&](const std::string& name, int32_t value) {
     const int32_t m = g_.add_rule("member");
-    g_.add_alt(m, {Symbol::ref(add_literal(g_, ojson(name), json_.ws)), Symbol::ref(json_.ws),
+    g_.add_alt(m, {Symbol::ref(add_literal(g_, json(name), json_.ws)), Symbol::ref(json_.ws),
                    Symbol::one(':'), Symbol::ref(json_.ws), Symbol::ref(value)});
     return m;
   };
@@ -609,8 +609,8 @@ int32_t SchemaCompiler::object(const ojson& s, const std::string& path, int dept
     members.push_back({member(name, v), is_required(name)});
   }
   // Required names the properties leave out take additionalProperties' schema.
-  const ojson extra = s.value("additionalProperties", ojson(true));
-  for (const ojson& n : required) {
+  const json extra = s.value("additionalProperties", json(true));
+  for (const json& n : required) {
     if (!n.is_string()) error(path, "'required' must list strings");
     const std::string name = n.get<std::string>();
     if (props.contains(name)) continue;
@@ -644,10 +644,10 @@ int32_t SchemaCompiler::object(const ojson& s, const std::string& path, int dept
 // The keys beyond the declared ones (patternProperties' or additionalProperties') as one member
 // rule, or -1 when there are none.
 // propertyNames as a language of names (property_names.h); nothing when it allows every name.
-std::optional<NameLanguage> SchemaCompiler::allowed_names(const ojson& s, const std::string& path) {
+std::optional<NameLanguage> SchemaCompiler::allowed_names(const json& s, const std::string& path) {
   if (!s.contains("propertyNames")) return std::nullopt;
   const std::string at = path + "/propertyNames";
-  const ojson* pn = &s["propertyNames"];
+  const json* pn = &s["propertyNames"];
   for (int hops = 0; pn->is_object() && pn->size() == 1 && pn->contains("$ref"); ++hops) {
     if (hops == 64) error(at, "$ref chains past 64 links");
     pn = &resolve_ref(root_, (*pn)["$ref"], at);
@@ -662,11 +662,11 @@ std::optional<NameLanguage> SchemaCompiler::allowed_names(const ojson& s, const 
   return out;
 }
 
-int32_t SchemaCompiler::extra_members(const ojson& s, const std::vector<std::string>& names,
+int32_t SchemaCompiler::extra_members(const json& s, const std::vector<std::string>& names,
                                       const NameLanguage* allowed, const std::string& path,
                                       int depth) {
   if (allowed && allowed->none) return -1;
-  const ojson extra = s.value("additionalProperties", ojson(true));
+  const json extra = s.value("additionalProperties", json(true));
   const int32_t m = g_.add_rule("extra-member");
   auto add = [&](int32_t key, int32_t value) {
     g_.add_alt(m, {Symbol::ref(key), Symbol::ref(json_.ws), Symbol::one(':'), Symbol::ref(json_.ws),
@@ -675,7 +675,7 @@ int32_t SchemaCompiler::extra_members(const ojson& s, const std::vector<std::str
   if (s.contains("patternProperties") && !s["patternProperties"].is_object())
     error(path, "'patternProperties' must be an object");
   if (s.contains("patternProperties") && !s["patternProperties"].empty()) {
-    const ojson& pp = s["patternProperties"];
+    const json& pp = s["patternProperties"];
     std::vector<std::string> patterns;
     bool one_schema = true;
     for (const auto& [pattern, sub] : pp.items()) {
@@ -699,7 +699,7 @@ int32_t SchemaCompiler::extra_members(const ojson& s, const std::vector<std::str
       pattern_members(pp, patterns, extra, names, allowed, path, depth, add);
     }
   } else if (allowed) {
-    pattern_members(ojson::object(), {}, extra, names, allowed, path, depth, add);
+    pattern_members(json::object(), {}, extra, names, allowed, path, depth, add);
   } else if (!(extra.is_boolean() && !extra.get<bool>())) {
     const int32_t v = value(extra, path + "/additionalProperties", depth + 1);
     if (v >= 0) add(add_string_except(g_, names, &name_escapes_), v);
@@ -709,8 +709,8 @@ int32_t SchemaCompiler::extra_members(const ojson& s, const std::vector<std::str
 
 // Extra keys told apart by the patterns they match (pattern_keys.h): each class of keys takes
 // the schemas of its patterns, or additionalProperties' when it matches none.
-void SchemaCompiler::pattern_members(const ojson& pp, const std::vector<std::string>& patterns,
-                                     const ojson& extra, const std::vector<std::string>& names,
+void SchemaCompiler::pattern_members(const json& pp, const std::vector<std::string>& patterns,
+                                     const json& extra, const std::vector<std::string>& names,
                                      const NameLanguage* allowed, const std::string& path,
                                      int depth, const std::function<void(int32_t, int32_t)>& add) {
   const auto first = static_cast<int32_t>(g_.rules().size());
@@ -730,9 +730,9 @@ void SchemaCompiler::pattern_members(const ojson& pp, const std::vector<std::str
       const std::string& p = patterns[k.patterns[0]];
       v = value(pp[p], path + "/patternProperties/" + p, depth + 1);
     } else {
-      ojson all = ojson::array();
+      json all = json::array();
       for (size_t i : k.patterns) all.push_back(pp[patterns[i]]);
-      v = value(ojson{{"allOf", std::move(all)}}, path + "/patternProperties", depth + 1);
+      v = value(json{{"allOf", std::move(all)}}, path + "/patternProperties", depth + 1);
     }
     if (v < 0) continue;
     const int32_t key = g_.add_rule("key");
@@ -840,24 +840,24 @@ int32_t SchemaCompiler::object_members(const std::vector<std::pair<int32_t, bool
 
 // The values an items schema allows when they are few and known (enum, const, boolean, null),
 // else none.
-std::optional<std::vector<ojson>> SchemaCompiler::finite_values(const ojson& items,
-                                                                const std::string& path) {
+std::optional<std::vector<json>> SchemaCompiler::finite_values(const json& items,
+                                                               const std::string& path) {
   if (!items.is_object()) return std::nullopt;
-  const ojson flat = merger().flatten(items, path);
+  const json flat = merger().flatten(items, path);
   if (!flat.is_object()) return std::nullopt;
   for (const auto& [k, v] : flat.items())
     if (k != "enum" && k != "const" && k != "type" && is_validation_keyword(k)) return std::nullopt;
   const std::vector<std::string> types = type_set(flat, path);
-  std::vector<ojson> candidates;
+  std::vector<json> candidates;
   if (flat.contains("enum") || flat.contains("const")) {
-    const ojson values = flat.contains("enum") ? flat["enum"] : ojson::array({flat["const"]});
+    const json values = flat.contains("enum") ? flat["enum"] : json::array({flat["const"]});
     if (!values.is_array()) error(path, "'enum' must be an array");
-    for (const ojson& v : values)
+    for (const json& v : values)
       if (!flat.contains("const") || v == flat["const"]) candidates.push_back(v);
   } else if (flat.contains("type")) {
     for (const std::string& t : types) {
       if (t == "boolean")
-        candidates.insert(candidates.end(), {ojson(false), ojson(true)});
+        candidates.insert(candidates.end(), {json(false), json(true)});
       else if (t == "null")
         candidates.push_back(nullptr);
       else
@@ -866,15 +866,15 @@ std::optional<std::vector<ojson>> SchemaCompiler::finite_values(const ojson& ite
   } else {
     return std::nullopt;
   }
-  std::vector<ojson> out;
-  for (const ojson& v : candidates)
+  std::vector<json> out;
+  for (const json& v : candidates)
     if (has_type(v, types) && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
   return out;
 }
 
 // uniqueItems over items of a few known values: which values have been used is the state, so an
 // array of n values has 2^n rules (n at most 10), each taking any unused value next.
-int32_t SchemaCompiler::unique_items(const ojson& items, uint64_t min, uint64_t max,
+int32_t SchemaCompiler::unique_items(const json& items, uint64_t min, uint64_t max,
                                      const std::string& path) {
   const auto values = finite_values(items, path);
   if (!values)
@@ -912,11 +912,11 @@ int32_t SchemaCompiler::unique_items(const ojson& items, uint64_t min, uint64_t 
   return r;
 }
 
-int32_t SchemaCompiler::array(const ojson& s, const std::string& path, int depth) {
-  std::vector<ojson> prefix;
-  ojson rest = true;
+int32_t SchemaCompiler::array(const json& s, const std::string& path, int depth) {
+  std::vector<json> prefix;
+  json rest = true;
   const bool tuple_items = s.contains("items") && s["items"].is_array();
-  auto is_schema = [](const ojson& v) { return v.is_object() || v.is_boolean(); };
+  auto is_schema = [](const json& v) { return v.is_object() || v.is_boolean(); };
   if (s.contains("prefixItems") && !s["prefixItems"].is_array())
     error(path, "'prefixItems' must be an array of schemas");
   if (s.contains("items") && !is_schema(s["items"]) && !s["items"].is_array())
@@ -924,10 +924,10 @@ int32_t SchemaCompiler::array(const ojson& s, const std::string& path, int depth
   if (s.contains("additionalItems") && !is_schema(s["additionalItems"]))
     error(path, "'additionalItems' must be a schema");
   if (s.contains("prefixItems") && draft_ >= 2020) {
-    for (const ojson& x : s["prefixItems"]) prefix.push_back(x);
+    for (const json& x : s["prefixItems"]) prefix.push_back(x);
     if (s.contains("items")) rest = s["items"];
   } else if (tuple_items) {
-    for (const ojson& x : s["items"]) prefix.push_back(x);
+    for (const json& x : s["items"]) prefix.push_back(x);
     if (s.contains("additionalItems")) rest = s["additionalItems"];
   } else if (s.contains("items")) {
     rest = s["items"];
@@ -935,7 +935,7 @@ int32_t SchemaCompiler::array(const ojson& s, const std::string& path, int depth
   const uint64_t limit = g_.limits().max_repeat;
   auto count = [&](const char* k, uint64_t dflt) {
     if (!s.contains(k)) return dflt;
-    const ojson& v = s[k];
+    const json& v = s[k];
     if (!v.is_number() || v.get<double>() < 0) error(path, fmt::format("'{}' must be >= 0", k));
     return static_cast<uint64_t>(std::min(v.get<double>(), 1e18));
   };
@@ -999,11 +999,11 @@ int32_t SchemaCompiler::array(const ojson& s, const std::string& path, int depth
 
 }  // namespace
 
-int32_t add_json_schema(Grammar& g, const ojson& schema, const SchemaOptions& o) {
+int32_t add_json_schema(Grammar& g, const json& schema, const SchemaOptions& o) {
   return SchemaCompiler(g, schema, o).compile();
 }
 
-Grammar json_schema_grammar(const ojson& schema, const SchemaOptions& o) {
+Grammar json_schema_grammar(const json& schema, const SchemaOptions& o) {
   Grammar g;
   g.set_root(add_json_schema(g, schema, o));
   g.check();

@@ -13,7 +13,7 @@
 namespace brisk::grammar {
 namespace {
 
-using ojson = nlohmann::ordered_json;
+using json = nlohmann::ordered_json;
 
 void append_text(Sequence& seq, std::string_view s) {
   for (uint32_t c : utf8_to_cpts(std::string(s))) seq.push_back(Symbol::one(c));
@@ -515,16 +515,16 @@ int32_t except_rule(Grammar& g, const NameTrie& t, int v, ExceptRules& shared) {
 
 // --- Literals ---
 
-void literal(Grammar& g, const ojson& v, int32_t ws, Sequence& seq) {
+void literal(Grammar& g, const json& v, int32_t ws, Sequence& seq) {
   switch (v.type()) {
-    case ojson::value_t::object: {
+    case json::value_t::object: {
       seq.push_back(Symbol::one('{'));
       seq.push_back(Symbol::ref(ws));
       bool first = true;
       for (const auto& [k, x] : v.items()) {
         if (!first) seq.insert(seq.end(), {Symbol::ref(ws), Symbol::one(','), Symbol::ref(ws)});
         first = false;
-        append_text(seq, ojson(k).dump());
+        append_text(seq, json(k).dump());
         seq.insert(seq.end(), {Symbol::ref(ws), Symbol::one(':'), Symbol::ref(ws)});
         literal(g, x, ws, seq);
       }
@@ -532,7 +532,7 @@ void literal(Grammar& g, const ojson& v, int32_t ws, Sequence& seq) {
       seq.push_back(Symbol::one('}'));
       return;
     }
-    case ojson::value_t::array: {
+    case json::value_t::array: {
       seq.push_back(Symbol::one('['));
       seq.push_back(Symbol::ref(ws));
       for (size_t i = 0; i < v.size(); ++i) {
@@ -543,17 +543,17 @@ void literal(Grammar& g, const ojson& v, int32_t ws, Sequence& seq) {
       seq.push_back(Symbol::one(']'));
       return;
     }
-    case ojson::value_t::number_float: {
+    case json::value_t::number_float: {
       const double d = v.get<double>();
       if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 1e15) {
-        literal(g, ojson(static_cast<int64_t>(d)), ws, seq);
+        literal(g, json(static_cast<int64_t>(d)), ws, seq);
         return;
       }
       append_text(seq, v.dump());
       return;
     }
-    case ojson::value_t::number_integer:
-    case ojson::value_t::number_unsigned: {
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned: {
       append_text(seq, v.dump());
       // 1.0 and 1.00 are the integer 1 too.
       const int32_t zeros = g.add_rule("dot-zeros");
@@ -683,7 +683,7 @@ int32_t add_string_except(Grammar& g, const std::vector<std::string>& names, Nam
   return r;
 }
 
-int32_t add_literal(Grammar& g, const ojson& v, int32_t ws) {
+int32_t add_literal(Grammar& g, const json& v, int32_t ws) {
   Sequence seq;
   literal(g, v, ws, seq);
   const int32_t r = g.add_rule("literal");

@@ -15,10 +15,10 @@
 namespace brisk::grammar {
 namespace {
 
-using ojson = nlohmann::ordered_json;
+using json = nlohmann::ordered_json;
 
 // The names a string schema without enum or const allows; -1 when none; root set on success.
-int32_t string_names(Grammar& g, const ojson& s) {
+int32_t string_names(Grammar& g, const json& s) {
   const std::string pattern = s.value("pattern", std::string());
   std::string format = s.value("format", std::string());
   if (format_is_annotation(format)) format.clear();
@@ -26,7 +26,7 @@ int32_t string_names(Grammar& g, const ojson& s) {
     fail("propertyNames with pattern and format together cannot be enforced");
   auto count = [&](const char* k) -> std::optional<uint32_t> {
     if (!s.contains(k)) return std::nullopt;
-    const ojson& v = s[k];
+    const json& v = s[k];
     if (!v.is_number() || v.get<double>() < 0 || v.get<double>() != std::floor(v.get<double>()))
       fail("'{}' must be a non-negative integer", k);
     return static_cast<uint32_t>(std::min(v.get<double>(), 4e9));
@@ -54,11 +54,11 @@ int32_t string_names(Grammar& g, const ojson& s) {
   return r;
 }
 
-bool is_string_type(const ojson& s) {
+bool is_string_type(const json& s) {
   if (!s.contains("type")) return true;
-  const ojson& t = s["type"];
+  const json& t = s["type"];
   if (t.is_string()) return t == "string";
-  return t.is_array() && std::find(t.begin(), t.end(), ojson("string")) != t.end();
+  return t.is_array() && std::find(t.begin(), t.end(), json("string")) != t.end();
 }
 
 }  // namespace
@@ -77,7 +77,7 @@ bool NameLanguage::accepts(const std::string& name) const {
   return dfa.accept[size_t(state)];
 }
 
-NameLanguage property_names(const ojson& s) {
+NameLanguage property_names(const json& s) {
   NameLanguage out;
   if (s.is_boolean()) {
     (s.get<bool>() ? out.any : out.none) = true;
@@ -110,11 +110,11 @@ NameLanguage property_names(const ojson& s) {
     // The listed names the other keywords accept, as alternatives of their characters.
     NameLanguage rest;
     rest.dfa = determinize(allowed);
-    const ojson values = s.contains("const") ? ojson::array({s["const"]}) : s["enum"];
+    const json values = s.contains("const") ? json::array({s["const"]}) : s["enum"];
     if (!values.is_array()) fail("'enum' must be an array");
     Grammar names;
     const int32_t root = names.add_rule("names");
-    for (const ojson& v : values) {
+    for (const json& v : values) {
       if (!v.is_string() || !rest.accepts(v.get<std::string>())) continue;
       if (s.contains("const") && s.contains("enum") &&
           std::find(s["enum"].begin(), s["enum"].end(), v) == s["enum"].end())

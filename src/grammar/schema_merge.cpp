@@ -84,16 +84,16 @@ std::string pointer_token(std::string t) {
 }
 
 // The JSON types a schema's values may have (integer inside number).
-std::set<std::string> value_types(const ojson& s) {
+std::set<std::string> value_types(const json& s) {
   std::set<std::string> out;
   if (s.is_object() && s.contains("enum") && s["enum"].is_array()) {
-    for (const ojson& v : s["enum"])
+    for (const json& v : s["enum"])
       out.insert(v.is_number() ? "number" : std::string(v.type_name()));
     return out;
   }
   if (s.is_object() && s.contains("type")) {
-    const ojson& t = s["type"];
-    for (const ojson& x : t.is_array() ? t : ojson::array({t}))
+    const json& t = s["type"];
+    for (const json& x : t.is_array() ? t : json::array({t}))
       if (x.is_string()) out.insert(x == "integer" ? "number" : x.get<std::string>());
     return out;
   }
@@ -106,7 +106,7 @@ bool is_validation_keyword(const std::string& k) {
   return kValidation.count(k) > 0;
 }
 
-int schema_draft(const ojson& root) {
+int schema_draft(const json& root) {
   if (!root.is_object() || !root.contains("$schema") || !root["$schema"].is_string()) return 2020;
   const std::string s = root["$schema"].get<std::string>();
   if (s.find("draft-04") != std::string::npos || s.find("draft-03") != std::string::npos) return 4;
@@ -116,13 +116,13 @@ int schema_draft(const ojson& root) {
   return 2020;
 }
 
-const ojson& resolve_ref(const ojson& root, const ojson& ref, const std::string& path) {
+const json& resolve_ref(const json& root, const json& ref, const std::string& path) {
   if (!ref.is_string()) error(path, "'$ref' must be a string");
   const std::string r = ref.get<std::string>();
   if (r.empty() || r[0] != '#' || (r.size() > 1 && r[1] != '/'))
     error(path,
           fmt::format("$ref '{}' cannot be resolved (only '#/...' pointers into this schema)", r));
-  const ojson* at = &root;
+  const json* at = &root;
   size_t p = 1;
   while (p < r.size()) {
     const size_t next = r.find('/', p + 1);
@@ -142,7 +142,7 @@ const ojson& resolve_ref(const ojson& root, const ojson& ref, const std::string&
   return *at;
 }
 
-NumericBounds numeric_bounds(const ojson& s, int draft, const std::string& path) {
+NumericBounds numeric_bounds(const json& s, int draft, const std::string& path) {
   NumericBounds b;
   auto num = [&](const char* k) -> std::optional<double> {
     if (!s.contains(k)) return std::nullopt;
@@ -173,9 +173,9 @@ NumericBounds numeric_bounds(const ojson& s, int draft, const std::string& path)
 }
 
 // const as a one-value enum; draft 4's exclusive flags as draft 6's numbers.
-ojson SchemaMerger::normalized(ojson s) const {
+json SchemaMerger::normalized(json s) const {
   if (s.contains("const")) {
-    ojson e = ojson::array();
+    json e = json::array();
     if (!s.contains("enum") || !s["enum"].is_array() ||
         std::find(s["enum"].begin(), s["enum"].end(), s["const"]) != s["enum"].end())
       e.push_back(s["const"]);
@@ -203,16 +203,16 @@ void SchemaMerger::step(const std::string& path) {
     error(path, "merging allOf and $ref took longer than the compile time limit");
 }
 
-ojson SchemaMerger::flatten(const ojson& s, const std::string& path, int depth) {
+json SchemaMerger::flatten(const json& s, const std::string& path, int depth) {
   step(path);
   if (depth > max_depth_)
     error(path, "allOf or $ref nests too deeply to merge (a recursive $ref under allOf?)");
-  if (s.is_boolean()) return s.get<bool>() ? ojson::object() : ojson(false);
+  if (s.is_boolean()) return s.get<bool>() ? json::object() : json(false);
   if (!s.is_object()) error(path, "a schema must be an object or a boolean");
-  ojson base = s;
-  std::vector<ojson> parts;
+  json base = s;
+  std::vector<json> parts;
   if (base.contains("$ref")) {
-    const ojson& target = resolve_ref(root_, base["$ref"], path);
+    const json& target = resolve_ref(root_, base["$ref"], path);
     if (draft_ <= 7) return flatten(target, path, depth + 1);
     parts.push_back(flatten(target, path, depth + 1));
     base.erase("$ref");
@@ -223,49 +223,48 @@ ojson SchemaMerger::flatten(const ojson& s, const std::string& path, int depth) 
       parts.push_back(flatten(base["allOf"][i], fmt::format("{}/allOf/{}", path, i), depth + 1));
     base.erase("allOf");
   }
-  ojson out = normalized(std::move(base));
-  for (const ojson& p : parts) out = merge(out, p, path, depth + 1);
+  json out = normalized(std::move(base));
+  for (const json& p : parts) out = merge(out, p, path, depth + 1);
   return out;
 }
 
-ojson SchemaMerger::merge_pair(const ojson& a, const ojson& b, const std::string& path) {
+json SchemaMerger::merge_pair(const json& a, const json& b, const std::string& path) {
   return merge(flatten(a, path), flatten(b, path), path, 0);
 }
 
-ojson SchemaMerger::merge_child(const ojson& a, const ojson& b, const std::string& path,
-                                int depth) {
+json SchemaMerger::merge_child(const json& a, const json& b, const std::string& path, int depth) {
   return merge(flatten(a, path, depth + 1), flatten(b, path, depth + 1), path, depth + 1);
 }
 
 namespace {
 
 // A keyword's value checked for the shape merging reads it in; the error names the keyword.
-std::set<std::string> type_names(const ojson& v, const std::string& path) {
+std::set<std::string> type_names(const json& v, const std::string& path) {
   std::set<std::string> out;
-  for (const ojson& x : v.is_array() ? v : ojson::array({v})) {
+  for (const json& x : v.is_array() ? v : json::array({v})) {
     if (!x.is_string()) error(path, "'type' must be a type name or a list of type names");
     out.insert(x.get<std::string>());
   }
   return out;
 }
 
-double number_of(const ojson& v, const std::string& k, const std::string& path) {
+double number_of(const json& v, const std::string& k, const std::string& path) {
   if (!v.is_number()) error(path, fmt::format("'{}' must be a number", k));
   return v.get<double>();
 }
 
-const ojson& array_of(const ojson& v, const std::string& k, const std::string& path) {
+const json& array_of(const json& v, const std::string& k, const std::string& path) {
   if (!v.is_array()) error(path, fmt::format("'{}' must be an array", k));
   return v;
 }
 
 }  // namespace
 
-void SchemaMerger::merge_key(ojson& out, const std::string& k, const ojson& va, const ojson& vb,
+void SchemaMerger::merge_key(json& out, const std::string& k, const json& va, const json& vb,
                              const std::string& path, int depth) {
   if (k == "type") {
     const std::set<std::string> ta = type_names(va, path), tb = type_names(vb, path);
-    ojson both = ojson::array();
+    json both = json::array();
     for (const std::string& t : ta) {
       if (tb.count(t))
         both.push_back(t);
@@ -277,13 +276,13 @@ void SchemaMerger::merge_key(ojson& out, const std::string& k, const ojson& va, 
     out[k] = both;
   } else if (k == "properties") {
     if (!va.is_object() || !vb.is_object()) error(path, "'properties' must be an object");
-    ojson merged = va;
+    json merged = va;
     for (const auto& [n, x] : vb.items())
       merged[n] = va.contains(n) ? merge_child(va[n], x, path + "/properties/" + n, depth) : x;
     out[k] = std::move(merged);
   } else if (k == "required") {
-    ojson merged = array_of(va, k, path);
-    for (const ojson& n : array_of(vb, k, path))
+    json merged = array_of(va, k, path);
+    for (const json& n : array_of(vb, k, path))
       if (std::find(merged.begin(), merged.end(), n) == merged.end()) merged.push_back(n);
     out[k] = std::move(merged);
   } else if (k == "minimum" || k == "minLength" || k == "minItems" || k == "exclusiveMinimum" ||
@@ -293,33 +292,33 @@ void SchemaMerger::merge_key(ojson& out, const std::string& k, const ojson& va, 
              k == "maxProperties") {
     out[k] = number_of(va, k, path) <= number_of(vb, k, path) ? va : vb;
   } else if (k == "\x01not-enum") {  // schema_negation.h's kNotEnum: none of either side's
-    ojson both = array_of(va, k, path);
-    for (const ojson& x : array_of(vb, k, path))
+    json both = array_of(va, k, path);
+    for (const json& x : array_of(vb, k, path))
       if (std::find(both.begin(), both.end(), x) == both.end()) both.push_back(x);
     out[k] = both;
   } else if (k == "enum") {
-    const ojson& eb = array_of(vb, k, path);
-    ojson both = ojson::array();
-    for (const ojson& x : array_of(va, k, path))
+    const json& eb = array_of(vb, k, path);
+    json both = json::array();
+    for (const json& x : array_of(va, k, path))
       if (std::find(eb.begin(), eb.end(), x) != eb.end()) both.push_back(x);
     out[k] = both;
   } else if (k == "not") {  // neither a nor b: not (a or b)
-    out[k] = ojson{{"anyOf", {va, vb}}};
+    out[k] = json{{"anyOf", {va, vb}}};
   } else if (k == "anyOf") {  // a branch of each: the pairs no value can satisfy left out
-    const ojson& x = array_of(va, k, path);
-    const ojson& y = array_of(vb, k, path);
-    ojson pairs = ojson::array();
-    ojson rest = out;  // what the pair must also satisfy (a parent's required names, say)
+    const json& x = array_of(va, k, path);
+    const json& y = array_of(vb, k, path);
+    json pairs = json::array();
+    json rest = out;  // what the pair must also satisfy (a parent's required names, say)
     rest.erase(k);
-    for (const ojson& i : x)
-      for (const ojson& j : y) {
+    for (const json& i : x)
+      for (const json& j : y) {
         // The pair merged now: kept as {"allOf": [i, j]}, a pair of pairs would be merged again
         // at every level (eight conditionals in one allOf nest eight deep).
-        ojson pair;
+        json pair;
         try {
-          pair = flatten(ojson{{"allOf", {i, j}}}, path, depth + 1);
+          pair = flatten(json{{"allOf", {i, j}}}, path, depth + 1);
           if (unsatisfiable(pair, depth + 1) ||
-              unsatisfiable(flatten(ojson{{"allOf", {rest, pair}}}, path, depth + 1), depth + 1))
+              unsatisfiable(flatten(json{{"allOf", {rest, pair}}}, path, depth + 1), depth + 1))
             continue;
         } catch (const Error&) {
           pair = {{"allOf", {i, j}}};  // left for the compiler, which names what it cannot merge
@@ -337,46 +336,46 @@ void SchemaMerger::merge_key(ojson& out, const std::string& k, const ojson& va, 
   }
 }
 
-ojson SchemaMerger::merge(const ojson& a, const ojson& b, const std::string& path, int depth) {
+json SchemaMerger::merge(const json& a, const json& b, const std::string& path, int depth) {
   step(path);
   if (depth > max_depth_) error(path, "allOf nests too deeply to merge");
-  if (a.is_boolean() || b.is_boolean()) return ojson(false);  // flattened: false only
+  if (a.is_boolean() || b.is_boolean()) return json(false);  // flattened: false only
   // Two conditionals (allOf: [{if, then}, {if, then}], common in real schemas): one of them
   // becomes its anyOf of the two cases first, whose branches then pair with the other side's.
   if (a.contains("if") && b.contains("if") && (b.contains("then") || b.contains("else")))
     return merge(a, flatten(without_negations(b, *this, path, depth), path, depth + 1), path,
                  depth + 1);
-  ojson out = a;
+  json out = a;
   for (const auto& [k, vb] : b.items()) {
     if (!out.contains(k)) {
       out[k] = vb;
       continue;
     }
-    const ojson va = out[k];
+    const json va = out[k];
     if (va != vb) merge_key(out, k, va, vb, path, depth);
   }
   // Each side's additionalProperties also judges the other side's properties it does not declare.
   for (const auto* side : {&a, &b}) {
-    const ojson& other = side == &a ? b : a;
+    const json& other = side == &a ? b : a;
     if (!side->contains("additionalProperties")) continue;
     if (other.contains("patternProperties") || side->contains("patternProperties"))
       error(path, "allOf mixing patternProperties and additionalProperties cannot be merged");
     // Named copies: a range-for over items() of a temporary reads it after it is destroyed.
-    const ojson mine = side->value("properties", ojson::object());
-    const ojson theirs = other.value("properties", ojson::object());
+    const json mine = side->value("properties", json::object());
+    const json theirs = other.value("properties", json::object());
     if (!mine.is_object() || !theirs.is_object()) error(path, "'properties' must be an object");
     if (theirs.empty()) continue;
     for (const auto& [n, x] : theirs.items()) {
       if (mine.contains(n)) continue;
-      ojson judged = merge_child(out["properties"][n], (*side)["additionalProperties"],
-                                 path + "/properties/" + n, depth);
+      json judged = merge_child(out["properties"][n], (*side)["additionalProperties"],
+                                path + "/properties/" + n, depth);
       out["properties"][n] = std::move(judged);
     }
   }
   return out;
 }
 
-bool SchemaMerger::unsatisfiable(const ojson& s, int depth) {
+bool SchemaMerger::unsatisfiable(const json& s, int depth) {
   if (s.is_boolean()) return !s.get<bool>();
   if (!s.is_object() || depth > max_depth_) return false;
   for (const char* k : {"enum", "type"})
@@ -385,16 +384,16 @@ bool SchemaMerger::unsatisfiable(const ojson& s, int depth) {
   if (!s.contains("required") || !s["required"].is_array() || !s.contains("properties") ||
       !s["properties"].is_object())
     return false;
-  for (const ojson& n : s["required"]) {
+  for (const json& n : s["required"]) {
     if (!n.is_string() || !s["properties"].contains(n.get<std::string>())) continue;
-    const ojson& p = s["properties"][n.get<std::string>()];
+    const json& p = s["properties"][n.get<std::string>()];
     if (p.is_boolean() ? !p.get<bool>() : unsatisfiable(flatten(p, "#", depth + 1), depth + 1))
       return true;
   }
   return false;
 }
 
-bool SchemaMerger::disjoint(const ojson& a, const ojson& b, const std::string& path) {
+bool SchemaMerger::disjoint(const json& a, const json& b, const std::string& path) {
   if (a.is_boolean() || b.is_boolean()) return true;  // flattened: false only
   const std::set<std::string> ta = value_types(a), tb = value_types(b);
   std::set<std::string> common;
@@ -402,45 +401,44 @@ bool SchemaMerger::disjoint(const ojson& a, const ojson& b, const std::string& p
     if (tb.count(t)) common.insert(t);
   if (common.empty()) return true;
   if (a.contains("enum") && b.contains("enum")) {
-    for (const ojson& x : a["enum"])
+    for (const json& x : a["enum"])
       if (std::find(b["enum"].begin(), b["enum"].end(), x) != b["enum"].end()) return false;
     return true;
   }
   if (common != std::set<std::string>{"object"}) return false;
   // A required property whose allowed values differ (a discriminator).
-  const ojson pa = a.value("properties", ojson::object()),
-              pb = b.value("properties", ojson::object());
-  const ojson ra = a.value("required", ojson::array()), rb = b.value("required", ojson::array());
+  const json pa = a.value("properties", json::object()), pb = b.value("properties", json::object());
+  const json ra = a.value("required", json::array()), rb = b.value("required", json::array());
   for (const auto& [n, x] : pa.items()) {
-    if (!pb.contains(n) || std::find(ra.begin(), ra.end(), ojson(n)) == ra.end() ||
-        std::find(rb.begin(), rb.end(), ojson(n)) == rb.end())
+    if (!pb.contains(n) || std::find(ra.begin(), ra.end(), json(n)) == ra.end() ||
+        std::find(rb.begin(), rb.end(), json(n)) == rb.end())
       continue;
-    const ojson fx = flatten(x, path), fy = flatten(pb[n], path);
+    const json fx = flatten(x, path), fy = flatten(pb[n], path);
     if (fx.is_object() && fy.is_object() && fx.contains("enum") && fy.contains("enum") &&
         disjoint(fx, fy, path))
       return true;
   }
   // A property one side requires and the other forbids (closed by additionalProperties false, or
   // declared as false).
-  auto forbids = [](const ojson& s, const ojson& props, const ojson& name) {
+  auto forbids = [](const json& s, const json& props, const json& name) {
     if (!name.is_string()) return false;
     const std::string n = name.get<std::string>();
-    if (props.is_object() && props.contains(n)) return props[n] == ojson(false);
+    if (props.is_object() && props.contains(n)) return props[n] == json(false);
     if (s.contains("patternProperties") && !s["patternProperties"].empty()) return false;
-    const ojson extra = s.value("additionalProperties", ojson(true));
-    return extra == ojson(false);
+    const json extra = s.value("additionalProperties", json(true));
+    return extra == json(false);
   };
-  for (const ojson& n : ra)
+  for (const json& n : ra)
     if (forbids(b, pb, n)) return true;
-  for (const ojson& n : rb)
+  for (const json& n : rb)
     if (forbids(a, pa, n)) return true;
   return false;
 }
 
-void SchemaMerger::check_disjoint(const std::vector<const ojson*>& branches,
+void SchemaMerger::check_disjoint(const std::vector<const json*>& branches,
                                   const std::string& path) {
-  std::vector<ojson> flat;
-  for (const ojson* b : branches) flat.push_back(flatten(*b, path));
+  std::vector<json> flat;
+  for (const json* b : branches) flat.push_back(flatten(*b, path));
   for (size_t i = 0; i < flat.size(); ++i)
     for (size_t j = i + 1; j < flat.size(); ++j)
       if (!disjoint(flat[i], flat[j], path))

@@ -13,25 +13,25 @@
 
 namespace brisk::grammar {
 
-using ojson = nlohmann::ordered_json;
+using json = nlohmann::ordered_json;
 
 bool is_validation_keyword(const std::string& k);
 // 4, 6, 7, 2019 or 2020 from $schema; 2020 when it names none.
-int schema_draft(const ojson& root);
+int schema_draft(const json& root);
 // The schema a "#..." JSON pointer names in root; anything else is refused.
-const ojson& resolve_ref(const ojson& root, const ojson& ref, const std::string& path);
+const json& resolve_ref(const json& root, const json& ref, const std::string& path);
 
 struct NumericBounds {
   std::optional<std::pair<double, bool>> lo, hi;  // value, exclusive
 };
-NumericBounds numeric_bounds(const ojson& s, int draft, const std::string& path);
+NumericBounds numeric_bounds(const json& s, int draft, const std::string& path);
 
 class SchemaMerger {
  public:
   // deadline: the time (now_seconds()) past which a merge is refused; max_steps bounds the schemas
   // flattened and merged, so that $refs shared under allOf at many levels (2^depth expansions)
   // end in an error instead of a hang.
-  SchemaMerger(const ojson& root, int draft, int max_depth, double deadline = 1e300,
+  SchemaMerger(const json& root, int draft, int max_depth, double deadline = 1e300,
                int64_t max_steps = 200000)
       : root_(root),
         draft_(draft),
@@ -39,11 +39,11 @@ class SchemaMerger {
         deadline_(deadline),
         steps_left_(max_steps) {}
   // s without $ref or allOf at its top: what they name merged in (false: nothing matches).
-  ojson flatten(const ojson& s, const std::string& path, int depth = 0);
+  json flatten(const json& s, const std::string& path, int depth = 0);
   // Both schemas' constraints at once.
-  ojson merge_pair(const ojson& a, const ojson& b, const std::string& path);
+  json merge_pair(const json& a, const json& b, const std::string& path);
   // Refuses oneOf branches unless no value can match two of them (then oneOf is anyOf).
-  void check_disjoint(const std::vector<const ojson*>& branches, const std::string& path);
+  void check_disjoint(const std::vector<const json*>& branches, const std::string& path);
 
   // How many rewrites of `not` / `if` are under way through this merger (schema_negation.h):
   // a $ref back into one starts another, so the count bounds that recursion whatever path
@@ -51,18 +51,18 @@ class SchemaMerger {
   int negations_open = 0;
 
  private:
-  ojson merge(const ojson& a, const ojson& b, const std::string& path, int depth);
-  ojson merge_child(const ojson& a, const ojson& b, const std::string& path, int depth);
-  void merge_key(ojson& out, const std::string& k, const ojson& va, const ojson& vb,
+  json merge(const json& a, const json& b, const std::string& path, int depth);
+  json merge_child(const json& a, const json& b, const std::string& path, int depth);
+  void merge_key(json& out, const std::string& k, const json& va, const json& vb,
                  const std::string& path, int depth);
-  ojson normalized(ojson s) const;
-  bool disjoint(const ojson& a, const ojson& b, const std::string& path);
+  json normalized(json s) const;
+  bool disjoint(const json& a, const json& b, const std::string& path);
   // Whether no value can satisfy a flattened schema: false, an empty enum or type list, or a
   // required property that none satisfies (not complete: false means "may be satisfiable").
-  bool unsatisfiable(const ojson& s, int depth);
+  bool unsatisfiable(const json& s, int depth);
   void step(const std::string& path);
 
-  const ojson& root_;
+  const json& root_;
   int draft_;
   int max_depth_;
   double deadline_;

@@ -20,16 +20,16 @@ namespace brisk::grammar {
 inline constexpr const char* kNotEnum = "\x01not-enum";
 
 // {"not": s} as a schema, or nullopt where its complement is not one brisk can enforce.
-std::optional<ojson> negate_schema(const ojson& s, SchemaMerger& m, const std::string& path,
-                                   int depth = 0);
+std::optional<json> negate_schema(const json& s, SchemaMerger& m, const std::string& path,
+                                  int depth = 0);
 
 // s with its dependencies (draft 4-7's, and 2019-09's dependentRequired and dependentSchemas)
 // as conditions: each "if NAME is present, then ..." is anyOf [NAME absent, NAME present and ...].
-ojson without_dependencies(const ojson& s, const std::string& path);
+json without_dependencies(const json& s, const std::string& path);
 
 // s with its `not` and `if` / `then` / `else` rewritten: merged into s, or as anyOf branches.
 // Throws an Error naming the keyword where the complement cannot be enforced. depth: how many
 // negations enclose this one (a $ref back into a `not` would otherwise recurse without end).
-ojson without_negations(const ojson& s, SchemaMerger& m, const std::string& path, int depth = 0);
+json without_negations(const json& s, SchemaMerger& m, const std::string& path, int depth = 0);
 
 }  // namespace brisk::grammar

@@ -48,9 +48,9 @@ std::string default_type(int status) {
 // Optional fields: absent or null means the default; a present value must have the right type
 // and range.
 
-double get_number(const json& b, const char* key, double def, double lo, double hi) {
-  if (!present(b, key)) return def;
-  const json& v = b.at(key);
+double get_number(const json& body, const char* key, double def, double lo, double hi) {
+  if (!present(body, key)) return def;
+  const json& v = body.at(key);
   if (!v.is_number()) bad_param(key, fmt::format("'{}' must be a number", key));
   const double x = v.get<double>();
   if (!std::isfinite(x) || x < lo || x > hi)
@@ -58,9 +58,9 @@ double get_number(const json& b, const char* key, double def, double lo, double 
   return x;
 }
 
-int64_t get_int(const json& b, const char* key, int64_t def, int64_t lo, int64_t hi) {
-  if (!present(b, key)) return def;
-  const json& v = b.at(key);
+int64_t get_int(const json& body, const char* key, int64_t def, int64_t lo, int64_t hi) {
+  if (!present(body, key)) return def;
+  const json& v = body.at(key);
   if (!v.is_number_integer() &&
       !(v.is_number_float() && v.get<double>() == std::floor(v.get<double>())))
     bad_param(key, fmt::format("'{}' must be an integer", key));
@@ -77,16 +77,16 @@ int64_t get_int(const json& b, const char* key, int64_t def, int64_t lo, int64_t
   return x;
 }
 
-bool get_bool(const json& b, const char* key, bool def) {
-  if (!present(b, key)) return def;
-  if (!b.at(key).is_boolean()) bad_param(key, fmt::format("'{}' must be true or false", key));
-  return b.at(key).get<bool>();
+bool get_bool(const json& body, const char* key, bool def) {
+  if (!present(body, key)) return def;
+  if (!body.at(key).is_boolean()) bad_param(key, fmt::format("'{}' must be true or false", key));
+  return body.at(key).get<bool>();
 }
 
-std::string get_string(const json& b, const char* key, const std::string& def) {
-  if (!present(b, key)) return def;
-  if (!b.at(key).is_string()) bad_param(key, fmt::format("'{}' must be a string", key));
-  return b.at(key).get<std::string>();
+std::string get_string(const json& body, const char* key, const std::string& def) {
+  if (!present(body, key)) return def;
+  if (!body.at(key).is_string()) bad_param(key, fmt::format("'{}' must be a string", key));
+  return body.at(key).get<std::string>();
 }
 
 std::vector<int32_t> token_list(const json& v, const char* param, int64_t n_vocab) {
@@ -104,26 +104,27 @@ std::vector<int32_t> token_list(const json& v, const char* param, int64_t n_voca
 }
 
 // Fields both APIs share: sampling, stops, n, seeds, streaming.
-void parse_common(const json& b, GenSpec& j, const Tokenizer& tok) {
-  j.model = get_string(b, "model", "");
-  Request& r = j.base;
+void parse_common(const json& body, ApiRequest& request, const Tokenizer& tok) {
+  request.model = get_string(body, "model", "");
+  Request& r = request.base;
   SamplingParams& sp = r.sampling;
-  sp.temperature = static_cast<float>(get_number(b, "temperature", 1.0, 0.0, 2.0));
-  sp.top_p = static_cast<float>(get_number(b, "top_p", 1.0, 0.0, 1.0));
-  if (present(b, "top_p") && sp.top_p <= 0.0f) bad_param("top_p", "'top_p' must be greater than 0");
-  const int64_t k = get_int(b, "top_k", 0, -1, int64_t{1} << 30);
+  sp.temperature = static_cast<float>(get_number(body, "temperature", 1.0, 0.0, 2.0));
+  sp.top_p = static_cast<float>(get_number(body, "top_p", 1.0, 0.0, 1.0));
+  if (present(body, "top_p") && sp.top_p <= 0.0f)
+    bad_param("top_p", "'top_p' must be greater than 0");
+  const int64_t k = get_int(body, "top_k", 0, -1, int64_t{1} << 30);
   sp.top_k = k <= 0 ? 0 : static_cast<int>(k);
-  sp.min_p = static_cast<float>(get_number(b, "min_p", 0.0, 0.0, 1.0));
-  sp.presence_penalty = static_cast<float>(get_number(b, "presence_penalty", 0.0, -2.0, 2.0));
-  sp.frequency_penalty = static_cast<float>(get_number(b, "frequency_penalty", 0.0, -2.0, 2.0));
-  sp.repeat_penalty = static_cast<float>(get_number(b, "repetition_penalty", 1.0, 0.01, 100.0));
+  sp.min_p = static_cast<float>(get_number(body, "min_p", 0.0, 0.0, 1.0));
+  sp.presence_penalty = static_cast<float>(get_number(body, "presence_penalty", 0.0, -2.0, 2.0));
+  sp.frequency_penalty = static_cast<float>(get_number(body, "frequency_penalty", 0.0, -2.0, 2.0));
+  sp.repeat_penalty = static_cast<float>(get_number(body, "repetition_penalty", 1.0, 0.01, 100.0));
   sp.penalty_last_n = -1;  // the whole context, as the APIs define the penalties
-  if (present(b, "seed"))
-    sp.seed = static_cast<uint64_t>(get_int(b, "seed", 0, INT64_MIN, INT64_MAX));
+  if (present(body, "seed"))
+    sp.seed = static_cast<uint64_t>(get_int(body, "seed", 0, INT64_MIN, INT64_MAX));
   else
     sp.seed = (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
-  if (present(b, "logit_bias")) {
-    const json& lb = b.at("logit_bias");
+  if (present(body, "logit_bias")) {
+    const json& lb = body.at("logit_bias");
     if (!lb.is_object()) bad_param("logit_bias", "'logit_bias' must map token ids to biases");
     for (auto it = lb.begin(); it != lb.end(); ++it) {
       size_t used = 0;
@@ -140,8 +141,8 @@ void parse_common(const json& b, GenSpec& j, const Tokenizer& tok) {
       sp.logit_bias.emplace_back(static_cast<int32_t>(id), it->get<float>());
     }
   }
-  if (present(b, "stop")) {
-    const json& s = b.at("stop");
+  if (present(body, "stop")) {
+    const json& s = body.at("stop");
     if (s.is_string()) {
       if (!s.get<std::string>().empty()) r.stop.push_back(s.get<std::string>());
     } else if (s.is_array()) {
@@ -155,54 +156,54 @@ void parse_common(const json& b, GenSpec& j, const Tokenizer& tok) {
       bad_param("stop", "'stop' must be a string or a list of strings");
     }
   }
-  if (present(b, "stop_token_ids")) {
-    if (!b.at("stop_token_ids").is_array())
+  if (present(body, "stop_token_ids")) {
+    if (!body.at("stop_token_ids").is_array())
       bad_param("stop_token_ids", "'stop_token_ids' must be a list");
-    r.stop_token_ids = token_list(b.at("stop_token_ids"), "stop_token_ids", tok.vocab().size());
+    r.stop_token_ids = token_list(body.at("stop_token_ids"), "stop_token_ids", tok.vocab().size());
   }
-  r.n = static_cast<int>(get_int(b, "n", 1, 1, kMaxCompletions));
-  r.ignore_eos = get_bool(b, "ignore_eos", false);
+  r.n = static_cast<int>(get_int(body, "n", 1, 1, kMaxCompletions));
+  r.ignore_eos = get_bool(body, "ignore_eos", false);
   // Speculative decoding per request (when the server runs with --spec): 0 turns it off, a smaller
   // number shortens the drafts; the server's --draft-max is the ceiling.
-  r.draft_max = static_cast<int>(get_int(b, "num_speculative_tokens", -1, 0, kMaxDraftTokens));
-  if (auto c = parse_constraint(b)) {
+  r.draft_max = static_cast<int>(get_int(body, "num_speculative_tokens", -1, 0, kMaxDraftTokens));
+  if (auto c = parse_constraint(body)) {
     r.constraint = std::move(c->constraint);
-    j.constraint_param = c->param;
+    request.constraint_param = c->param;
   }
-  (void)get_string(b, "user", "");
-  j.stream = get_bool(b, "stream", false);
-  if (present(b, "stream_options")) {
-    const json& so = b.at("stream_options");
+  (void)get_string(body, "user", "");
+  request.stream = get_bool(body, "stream", false);
+  if (present(body, "stream_options")) {
+    const json& so = body.at("stream_options");
     if (!so.is_object()) bad_param("stream_options", "'stream_options' must be an object");
-    if (!j.stream)
+    if (!request.stream)
       bad_param("stream_options", "'stream_options' is only allowed when 'stream' is true");
-    j.include_usage = get_bool(so, "include_usage", false);
+    request.include_usage = get_bool(so, "include_usage", false);
   }
 }
 
 // max_tokens (or max_completion_tokens): default `def` (-1: whatever room the context leaves).
-void parse_max_tokens(const json& b, GenSpec& j, int64_t def, int64_t max_model_len) {
-  const char* key = present(b, "max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
-  j.base.max_tokens = get_int(b, key, def, 1, max_model_len);
+void parse_max_tokens(const json& body, ApiRequest& request, int64_t def, int64_t max_model_len) {
+  const char* key = present(body, "max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
+  request.base.max_tokens = get_int(body, key, def, 1, max_model_len);
   // Room left after the longest prompt; an explicit value that does not fit is the client's error.
   size_t longest = 0;
-  for (const auto& p : j.prompts) longest = std::max(longest, p.size());
+  for (const auto& p : request.prompts) longest = std::max(longest, p.size());
   const int64_t room = max_model_len - static_cast<int64_t>(longest);
   if (room < 1)
     throw ApiError(400,
                    fmt::format("This model's maximum context length is {} tokens. However, your "
                                "prompt has {} tokens.",
                                max_model_len, longest),
-                   j.api == Api::Chat ? "messages" : "prompt");
-  if (j.base.max_tokens < 0 || (!present(b, key) && j.base.max_tokens > room))
-    j.base.max_tokens = room;
-  else if (j.base.max_tokens > room)
-    throw ApiError(
-        400,
-        fmt::format("This model's maximum context length is {} tokens. However, you "
-                    "requested {} tokens ({} in the prompt, {} for the completion).",
-                    max_model_len, longest + j.base.max_tokens, longest, j.base.max_tokens),
-        key);
+                   request.api == Api::Chat ? "messages" : "prompt");
+  if (request.base.max_tokens < 0 || (!present(body, key) && request.base.max_tokens > room))
+    request.base.max_tokens = room;
+  else if (request.base.max_tokens > room)
+    throw ApiError(400,
+                   fmt::format("This model's maximum context length is {} tokens. However, you "
+                               "requested {} tokens ({} in the prompt, {} for the completion).",
+                               max_model_len, longest + request.base.max_tokens, longest,
+                               request.base.max_tokens),
+                   key);
 }
 
 }  // namespace
@@ -221,8 +222,8 @@ std::string error_body(const ApiError& e) {
   return dump(json{{"error", err}});
 }
 
-std::string dump(const json& j) {
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+std::string dump(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 json parse_body(const std::string& body) {
@@ -249,40 +250,41 @@ json parse_body(const std::string& body) {
       --depth;
     }
   }
-  json j;
+  json value;
   try {
-    j = json::parse(body);
+    value = json::parse(body);
   } catch (const json::parse_error& e) {
     throw ApiError(400, std::string("the body is not valid JSON: ") + e.what());
   }
-  if (!j.is_object()) throw ApiError(400, "the body must be a JSON object");
-  return j;
+  if (!value.is_object()) throw ApiError(400, "the body must be a JSON object");
+  return value;
 }
 
-GenSpec parse_completion_request(const json& b, const PromptFormat& pf, int64_t max_model_len) {
-  GenSpec j;
-  j.api = Api::Completions;
+ApiRequest parse_completion_request(const json& body, const PromptFormat& pf,
+                                    int64_t max_model_len) {
+  ApiRequest request;
+  request.api = Api::Completions;
   const Tokenizer& tok = pf.tokenizer();
-  parse_common(b, j, tok);
-  if (!present(b, "prompt")) bad_param("prompt", "'prompt' is required");
-  const json& p = b.at("prompt");
+  parse_common(body, request, tok);
+  if (!present(body, "prompt")) bad_param("prompt", "'prompt' is required");
+  const json& p = body.at("prompt");
   auto add_text = [&](const std::string& s) {
     auto ids = pf.encode_text(s, true);
     if (ids.empty()) bad_param("prompt", "the prompt is empty and the model adds no BOS token");
-    j.prompts.push_back(std::move(ids));
+    request.prompts.push_back(std::move(ids));
   };
   if (p.is_string()) {
     add_text(p.get<std::string>());
   } else if (p.is_array() && !p.empty()) {
     if (p.size() > kMaxPrompts) bad_param("prompt", fmt::format("at most {} prompts", kMaxPrompts));
     if (p[0].is_number_integer()) {
-      j.prompts.push_back(token_list(p, "prompt", tok.vocab().size()));
+      request.prompts.push_back(token_list(p, "prompt", tok.vocab().size()));
     } else {
       for (const json& x : p) {
         if (x.is_string())
           add_text(x.get<std::string>());
         else if (x.is_array() && !x.empty())
-          j.prompts.push_back(token_list(x, "prompt", tok.vocab().size()));
+          request.prompts.push_back(token_list(x, "prompt", tok.vocab().size()));
         else
           bad_param(
               "prompt",
@@ -296,33 +298,33 @@ GenSpec parse_completion_request(const json& b, const PromptFormat& pf, int64_t 
         "'prompt' must be a string, a list of strings, a list of token ids or a list of token-id "
         "lists (none empty)");
   }
-  j.echo = get_bool(b, "echo", false);
-  if (present(b, "logprobs")) {
-    j.top_logprobs = static_cast<int>(get_int(b, "logprobs", 0, 0, kMaxLogprobs));
-    j.base.logprobs = j.top_logprobs;
-    if (j.echo)
+  request.echo = get_bool(body, "echo", false);
+  if (present(body, "logprobs")) {
+    request.top_logprobs = static_cast<int>(get_int(body, "logprobs", 0, 0, kMaxLogprobs));
+    request.base.logprobs = request.top_logprobs;
+    if (request.echo)
       bad_param("echo",
                 "'echo' together with 'logprobs' (prompt log-probabilities) is not supported");
   }
-  if (present(b, "best_of") && get_int(b, "best_of", 1, 1, kMaxCompletions) != j.base.n)
+  if (present(body, "best_of") && get_int(body, "best_of", 1, 1, kMaxCompletions) != request.base.n)
     bad_param("best_of", "'best_of' other than n is not supported");
-  if (present(b, "suffix")) bad_param("suffix", "'suffix' is not supported");
-  parse_max_tokens(b, j, 16, max_model_len);
-  return j;
+  if (present(body, "suffix")) bad_param("suffix", "'suffix' is not supported");
+  parse_max_tokens(body, request, 16, max_model_len);
+  return request;
 }
 
-std::string render_messages(const json& b, const PromptFormat& pf, bool add_generation_prompt,
+std::string render_messages(const json& body, const PromptFormat& pf, bool add_generation_prompt,
                             ToolFamily family) {
-  const json& messages = b.at("messages");
+  const json& messages = body.at("messages");
   if (!messages.is_array() || messages.empty())
     bad_param("messages", "'messages' must be a non-empty list");
-  ojson extra = ojson::object();
-  if (present(b, "chat_template_kwargs")) {
-    if (!b.at("chat_template_kwargs").is_object())
+  json extra = json::object();
+  if (present(body, "chat_template_kwargs")) {
+    if (!body.at("chat_template_kwargs").is_object())
       bad_param("chat_template_kwargs", "'chat_template_kwargs' must be an object");
-    extra = b.at("chat_template_kwargs");
+    extra = body.at("chat_template_kwargs");
   }
-  const ChatTools tools = parse_tools(b);
+  const ChatTools tools = parse_tools(body);
   const ChatTemplate& tmpl = pf.chat_template();
   // A template without tools (the generic layout) has them described in the prompt.
   const bool describe = tools.active() && family == ToolFamily::GenericJson;
@@ -338,48 +340,48 @@ std::string render_messages(const json& b, const PromptFormat& pf, bool add_gene
   }
 }
 
-GenSpec parse_chat_request(const json& b, const PromptFormat& pf, int64_t max_model_len,
-                           const ReplyFormat& rf) {
-  GenSpec j;
-  j.api = Api::Chat;
-  parse_common(b, j, pf.tokenizer());
-  if (!present(b, "messages")) bad_param("messages", "'messages' is required");
+ApiRequest parse_chat_request(const json& body, const PromptFormat& pf, int64_t max_model_len,
+                              const ReplyFormat& rf) {
+  ApiRequest request;
+  request.api = Api::Chat;
+  parse_common(body, request, pf.tokenizer());
+  if (!present(body, "messages")) bad_param("messages", "'messages' is required");
   const std::string rendered =
-      render_messages(b, pf, get_bool(b, "add_generation_prompt", true), rf.tools);
-  j.prompts.push_back(pf.encode_chat(rendered));
-  const ChatTools tools = parse_tools(b);
+      render_messages(body, pf, get_bool(body, "add_generation_prompt", true), rf.tools);
+  request.prompts.push_back(pf.encode_chat(rendered));
+  const ChatTools tools = parse_tools(body);
   if (tools.active()) {
-    j.tool_family = rf.tools;
-    j.tools = tools.tools;
-    j.legacy_functions = tools.legacy;
-    if (j.base.constraint && tools.choice != "auto")
+    request.tool_family = rf.tools;
+    request.tools = tools.tools;
+    request.legacy_functions = tools.legacy;
+    if (request.base.constraint && tools.choice != "auto")
       bad_param("tool_choice", fmt::format("'tool_choice' {} cannot be combined with '{}'",
-                                           tools.choice, j.constraint_param));
-    if (!j.base.constraint) {
+                                           tools.choice, request.constraint_param));
+    if (!request.base.constraint) {
       try {
-        j.base.constraint =
+        request.base.constraint =
             tool_constraint(rf, ReplyParser::opens_reasoning(rendered, rf.reasoning), tools.tools,
                             {tools.choice, tools.function, tools.parallel});
       } catch (const Error& e) {
         bad_param("tools", e.what());
       }
-      if (j.base.constraint) j.constraint_param = "tools";
+      if (request.base.constraint) request.constraint_param = "tools";
     }
   }
-  j.reasoning = rf.reasoning;
-  j.in_reasoning = ReplyParser::opens_reasoning(rendered, rf.reasoning);
+  request.reasoning = rf.reasoning;
+  request.in_reasoning = ReplyParser::opens_reasoning(rendered, rf.reasoning);
   // A call's markers may be special tokens: their text is kept where a parser reads the reply.
-  j.base.skip_special_tokens =
-      get_bool(b, "skip_special_tokens",
-               j.tool_family == ToolFamily::None && j.reasoning == ReasoningFamily::None);
-  if (get_bool(b, "logprobs", false)) {
-    j.top_logprobs = static_cast<int>(get_int(b, "top_logprobs", 0, 0, kMaxLogprobs));
-    j.base.logprobs = j.top_logprobs;
-  } else if (present(b, "top_logprobs")) {
+  request.base.skip_special_tokens = get_bool(
+      body, "skip_special_tokens",
+      request.tool_family == ToolFamily::None && request.reasoning == ReasoningFamily::None);
+  if (get_bool(body, "logprobs", false)) {
+    request.top_logprobs = static_cast<int>(get_int(body, "top_logprobs", 0, 0, kMaxLogprobs));
+    request.base.logprobs = request.top_logprobs;
+  } else if (present(body, "top_logprobs")) {
     bad_param("top_logprobs", "'top_logprobs' needs 'logprobs' set to true");
   }
-  parse_max_tokens(b, j, -1, max_model_len);
-  return j;
+  parse_max_tokens(body, request, -1, max_model_len);
+  return request;
 }
 
 }  // namespace brisk::server

@@ -17,7 +17,6 @@ namespace brisk::server {
 // Bodies keep their keys' order: a JSON Schema's properties are generated in it, and a chat
 // template renders tools' parameters in it.
 using json = nlohmann::ordered_json;
-using ojson = nlohmann::ordered_json;
 
 // A request the API refuses: HTTP status, OpenAI's error type, and the offending field.
 class ApiError : public std::runtime_error {
@@ -43,7 +42,7 @@ enum class Api { Completions, Chat };
 
 // What one API request asks of the engine: one prompt (chat) or several (completions), each
 // with n completions; choice i*n + j is completion j of prompt i.
-struct GenSpec {
+struct ApiRequest {
   Api api = Api::Completions;
   std::string model;  // as the client named it ("" if not given)
   std::vector<std::vector<int32_t>> prompts;
@@ -60,10 +59,11 @@ struct GenSpec {
   bool legacy_functions = false;  // calls go back as function_call (the request used `functions`)
 };
 
-GenSpec parse_completion_request(const json& body, const PromptFormat& fmt, int64_t max_model_len);
+ApiRequest parse_completion_request(const json& body, const PromptFormat& fmt,
+                                    int64_t max_model_len);
 // rf: the layout of the server's model family (tool calls, reasoning).
-GenSpec parse_chat_request(const json& body, const PromptFormat& fmt, int64_t max_model_len,
-                           const ReplyFormat& rf);
+ApiRequest parse_chat_request(const json& body, const PromptFormat& fmt, int64_t max_model_len,
+                              const ReplyFormat& rf);
 
 // A chat body's messages with its template variables (tools unless tool_choice is none,
 // chat_template_kwargs) rendered; a 400 naming 'messages' when they are malformed or the template

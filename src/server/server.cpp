@@ -78,12 +78,12 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
     std::string echo;
   };
 
-  Job(Server& s, std::shared_ptr<Exchange> e, GenSpec g)
+  Job(Server& s, std::shared_ptr<Exchange> e, ApiRequest g)
       : srv(s), ex(std::move(e)), spec(std::move(g)), timer(s.io_) {}
 
   Server& srv;
   std::shared_ptr<Exchange> ex;
-  GenSpec spec;
+  ApiRequest spec;
   ResponseHead head;
   double arrival = 0;
   std::vector<Prompt> prompts;
@@ -507,8 +507,8 @@ void Server::route(const std::shared_ptr<Exchange>& ex) {
 
 void Server::generate(const std::shared_ptr<Exchange>& ex, bool chat) {
   const json body = parse_body(ex->request().body());
-  GenSpec spec = chat ? parse_chat_request(body, fmt_, engine_.max_model_len(), reply_format_)
-                      : parse_completion_request(body, fmt_, engine_.max_model_len());
+  ApiRequest spec = chat ? parse_chat_request(body, fmt_, engine_.max_model_len(), reply_format_)
+                         : parse_completion_request(body, fmt_, engine_.max_model_len());
   if (!spec.model.empty() && spec.model != c_.model_name)
     throw ApiError(404, fmt::format("The model `{}` does not exist.", spec.model), "model", "",
                    "model_not_found");
@@ -525,9 +525,9 @@ void Server::generate(const std::shared_ptr<Exchange>& ex, bool chat) {
 
 // The request's constraint is compiled (or found compiled) before its job starts, so that its
 // errors are a 400 naming the field it came from.
-void Server::compile_then_start(const std::shared_ptr<Exchange>& ex, GenSpec spec) {
+void Server::compile_then_start(const std::shared_ptr<Exchange>& ex, ApiRequest spec) {
   ++compiling_;
-  auto s = std::make_shared<GenSpec>(std::move(spec));
+  auto s = std::make_shared<ApiRequest>(std::move(spec));
   net::post(compile_pool_, [this, ex, s] {
     std::optional<ApiError> err;
     try {
@@ -557,7 +557,7 @@ void Server::compile_then_start(const std::shared_ptr<Exchange>& ex, GenSpec spe
   });
 }
 
-void Server::start_job(const std::shared_ptr<Exchange>& ex, GenSpec spec) {
+void Server::start_job(const std::shared_ptr<Exchange>& ex, ApiRequest spec) {
   auto job = std::make_shared<Job>(*this, ex, std::move(spec));
   jobs_.emplace(job.get(), job);
   // The job keeps itself alive through the engine callbacks and posted events.
