@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <exception>
 
-#include "formats/imatrix.h"
+#include "formats/imatrix_file.h"
 #include "fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -7,7 +7,7 @@
 #include "cli/common.h"
 #include "cli/options.h"
 #include "core/error.h"
-#include "formats/imatrix.h"
+#include "formats/imatrix_file.h"
 #include "formats/loader.h"
 #include "model/awq.h"
 #include "model/quantize.h"

@@ -13,13 +13,13 @@
 
 #include "core/clock.h"
 #include "core/error.h"
-#include "grammar/formats.h"
 #include "grammar/json_values.h"
 #include "grammar/pattern_keys.h"
 #include "grammar/property_names.h"
 #include "grammar/schema_merge.h"
 #include "grammar/schema_negation.h"
 #include "grammar/stacks.h"
+#include "grammar/string_formats.h"
 
 namespace brisk::grammar {
 namespace {

@@ -5,9 +5,9 @@
 
 #include "core/error.h"
 #include "grammar/dfa.h"
-#include "grammar/formats.h"
 #include "grammar/json.h"
 #include "grammar/length_bounds.h"
+#include "grammar/string_formats.h"
 #include "tokenizer/unicode.h"
 
 namespace brisk::grammar {

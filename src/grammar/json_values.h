@@ -38,7 +38,7 @@ struct StringSpec {
   uint32_t min_length = 0;
   std::optional<uint32_t> max_length;
   std::string pattern;  // an ECMAScript pattern the value must contain a match of
-  std::string format;   // a format (formats.h) the value must have
+  std::string format;   // a format (string_formats.h) the value must have
 };
 // Rules that strings of one grammar may share: the chains of their maxLength bounds, by bound
 // (the body of at most n characters is the tail of the body of at most n + 1, so a schema with a

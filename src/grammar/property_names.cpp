@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "core/error.h"
-#include "grammar/formats.h"
 #include "grammar/length_bounds.h"
 #include "grammar/schema_merge.h"
+#include "grammar/string_formats.h"
 #include "tokenizer/unicode.h"
 
 namespace brisk::grammar {

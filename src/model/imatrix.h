@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/thread_pool.h"
-#include "formats/imatrix.h"
+#include "formats/imatrix_file.h"
 #include "model/model.h"
 
 namespace brisk {

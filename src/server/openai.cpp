@@ -8,7 +8,7 @@
 #include "chat/tool_grammar.h"
 #include "chat/tool_prompt.h"
 #include "core/error.h"
-#include "server/structured_output.h"
+#include "server/constraint_fields.h"
 #include "server/tools.h"
 
 namespace brisk::server {

@@ -1,6 +1,6 @@
 // OpenAI's API requests: a completion or chat request body checked field by field and turned into
 // engine requests, and the error bodies. Field names, defaults and errors follow OpenAI's API (with
-// vLLM's extra sampling fields); the response shapes are in server/responses.h.
+// vLLM's extra sampling fields); the response shapes are in server/response_shapes.h.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -13,7 +13,7 @@
 #include "core/error.h"
 #include "server/openai.h"
 #include "server/props.h"
-#include "server/responses.h"
+#include "server/response_shapes.h"
 #include "server/tools.h"
 #include "server/web_assets.h"
 

@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "formats/gguf.h"
-#include "formats/imatrix.h"
+#include "formats/imatrix_file.h"
 #include "support/test_util.h"
 
 namespace brisk {

@@ -1,4 +1,4 @@
-#include "grammar/formats.h"
+#include "grammar/string_formats.h"
 
 #include <array>
 #include <string>

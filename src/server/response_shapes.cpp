@@ -1,4 +1,4 @@
-#include "server/responses.h"
+#include "server/response_shapes.h"
 
 #include <chrono>
 #include <random>

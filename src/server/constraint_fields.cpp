@@ -1,4 +1,4 @@
-#include "server/structured_output.h"
+#include "server/constraint_fields.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "formats/imatrix.h"
+#include "formats/imatrix_file.h"
 
 #include <cmath>
 #include <cstring>

@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "grammar/formats.h"
 #include "grammar/recognizer.h"
+#include "grammar/string_formats.h"
 
 namespace brisk::grammar {
 namespace {
