@@ -41,7 +41,7 @@ uint64_t kv_bytes_for_tokens(const Model& m, const EngineConfig& c, int64_t toke
 }
 
 Engine::Engine(const Model& m, ThreadPool& pool, const EngineConfig& c)
-    : m_(m), pool_(pool), c_(c), forward_(m, pool) {
+    : model_(m), pool_(pool), config_(c), forward_(m, pool) {
   if (c.block_size < 1 || c.block_size > 1024)
     fail("block size {} is not in 1..1024", c.block_size);
   const Model* draft = c.spec.method == SpecMethod::DraftModel ? c.spec.draft_model : nullptr;
@@ -61,13 +61,13 @@ Engine::Engine(const Model& m, ThreadPool& pool, const EngineConfig& c)
   if (n_blocks_ < 1)
     fail("a KV cache of {} bytes holds no block ({} bytes each)", budget, block_bytes);
   max_len_ = std::min<int64_t>(model_len, capacity_tokens());
-  bm_ = std::make_unique<BlockManager>(n_blocks_, c.block_size, model_salt(m, geom_),
-                                       c.prefix_caching);
-  cache_ = std::make_unique<PagedKvCache>(geom_, *bm_);
-  spec_ = std::make_unique<Speculator>(m, c.spec, forward_, *cache_, pool, *bm_, draft_geom_);
+  blocks_ = std::make_unique<BlockManager>(n_blocks_, c.block_size, model_salt(m, geom_),
+                                           c.prefix_caching);
+  cache_ = std::make_unique<PagedKvCache>(geom_, *blocks_);
+  spec_ = std::make_unique<Speculator>(m, c.spec, forward_, *cache_, pool, *blocks_, draft_geom_);
   grammars_ = std::make_unique<GrammarCache>(*m.tokenizer);
   sched_ = std::make_unique<Scheduler>(
-      SchedulerConfig{c.max_batched_tokens, c.max_seqs, c.prefill_while_decoding}, *bm_);
+      SchedulerConfig{c.max_batched_tokens, c.max_seqs, c.prefill_while_decoding}, *blocks_);
 }
 
 Engine::~Engine() = default;
@@ -75,8 +75,8 @@ Engine::~Engine() = default;
 RequestId Engine::submit(Request r, OutputFn fn) {
   if (r.prompt.empty()) fail("the prompt is empty");
   for (int32_t t : r.prompt)
-    if (t < 0 || t >= m_.hp.n_vocab)
-      fail("prompt token id {} is outside the vocabulary (0..{})", t, m_.hp.n_vocab - 1);
+    if (t < 0 || t >= model_.hp.n_vocab)
+      fail("prompt token id {} is outside the vocabulary (0..{})", t, model_.hp.n_vocab - 1);
   if (r.n < 1 || r.n > kMaxCompletions)
     fail("n = {} completions: must be between 1 and {}", r.n, kMaxCompletions);
   const int64_t len = static_cast<int64_t>(r.prompt.size());
@@ -90,20 +90,21 @@ RequestId Engine::submit(Request r, OutputFn fn) {
     fail("prompt ({} tokens) + max_tokens ({}) exceeds the maximum model length {}", len,
          r.max_tokens, max_len_);
   for (int32_t t : r.stop_token_ids)
-    if (t < 0 || t >= m_.hp.n_vocab) fail("stop token id {} is outside the vocabulary", t);
+    if (t < 0 || t >= model_.hp.n_vocab) fail("stop token id {} is outside the vocabulary", t);
   auto req = std::make_unique<Req>();
   req->id = next_id_++;
-  req->r = std::move(r);
+  req->request = std::move(r);
   req->fn = std::move(fn);
-  if (req->r.logprobs > kMaxLogprobs)
-    fail("logprobs = {}: at most {} alternatives", req->r.logprobs, kMaxLogprobs);
-  if (req->r.proposer && *req->r.proposer != SpecMethod::None &&
-      *req->r.proposer != SpecMethod::Ngram && *req->r.proposer != c_.spec.method)
+  if (req->request.logprobs > kMaxLogprobs)
+    fail("logprobs = {}: at most {} alternatives", req->request.logprobs, kMaxLogprobs);
+  if (req->request.proposer && *req->request.proposer != SpecMethod::None &&
+      *req->request.proposer != SpecMethod::Ngram && *req->request.proposer != config_.spec.method)
     fail("the request asks for a proposer (draft model or layer skip) this engine does not run");
   // A request may lower the engine's draft length or turn speculation off, not raise it.
-  req->r.draft_max =
-      req->r.draft_max < 0 ? c_.spec.draft_max : std::min(req->r.draft_max, c_.spec.draft_max);
-  if (req->r.constraint) req->constraint = grammars_->get(*req->r.constraint);
+  req->request.draft_max = req->request.draft_max < 0
+                               ? config_.spec.draft_max
+                               : std::min(req->request.draft_max, config_.spec.draft_max);
+  if (req->request.constraint) req->compiled_grammar = grammars_->get(*req->request.constraint);
   const RequestId id = req->id;
   {
     std::lock_guard lk(inbox_mu_);
@@ -145,9 +146,9 @@ void Engine::take_inbox() {
     ab.swap(aborts_);
   }
   for (auto& rq : in) {
-    Req& r = *rq;
-    reqs_.emplace(r.id, std::move(rq));
-    sched_->add(&add_seq(r, 0, r.r.sampling, r.r.prompt));
+    Req& req = *rq;
+    reqs_.emplace(req.id, std::move(rq));
+    sched_->add(&add_seq(req, 0, req.request.sampling, req.request.prompt));
   }
   for (RequestId id : ab) {
     auto it = reqs_.find(id);
@@ -158,40 +159,40 @@ void Engine::take_inbox() {
   }
 }
 
-// A new completion of r over `tokens` (the prompt, or a parent's tokens when forked).
-Seq& Engine::add_seq(Req& r, int index, const SamplingParams& sp,
+// A new completion of req over `tokens` (the prompt, or a parent's tokens when forked).
+Seq& Engine::add_seq(Req& req, int index, const SamplingParams& sp,
                      const std::vector<int32_t>& tokens) {
-  auto s = std::make_unique<Seq>(&r, index, *m_.tokenizer, sp);
+  auto s = std::make_unique<Seq>(&req, index, *model_.tokenizer, sp);
   s->id = free_ids_.empty() ? next_seq_id_++ : free_ids_.back();
   if (!free_ids_.empty()) free_ids_.pop_back();
   s->tokens = tokens;
-  s->n_prompt = static_cast<int64_t>(r.r.prompt.size());
-  s->stop = StopMatcher(r.r.stop);
-  if (r.constraint) s->constraint.emplace(r.constraint, m_.hp.n_vocab);
+  s->n_prompt = static_cast<int64_t>(req.request.prompt.size());
+  s->stop = StopMatcher(req.request.stop);
+  if (req.compiled_grammar) s->matcher.emplace(req.compiled_grammar, model_.hp.n_vocab);
   for (int32_t t : s->tokens) s->sampler.accept(t);
   // After a lone BOS the first word's leading space is dropped, as when decoding the whole.
-  if (s->tokens.back() == m_.tokenizer->vocab().bos) (void)s->dec.push(s->tokens.back());
-  r.seqs.push_back(std::move(s));
-  return *r.seqs.back();
+  if (s->tokens.back() == model_.tokenizer->vocab().bos) (void)s->dec.push(s->tokens.back());
+  req.seqs.push_back(std::move(s));
+  return *req.seqs.back();
 }
 
 // The other n - 1 completions of an n > 1 request, once its prompt is computed: they share its
 // blocks and each samples its first token from the same logits with a seed of its own.
 void Engine::fork_children(Seq& parent, const float* logits) {
   parent.forked = true;
-  Req& r = *parent.req;
+  Req& req = *parent.req;
   const SchedSeq* after = &parent;
-  for (int i = 1; i < r.r.n; ++i) {
-    SamplingParams sp = r.r.sampling;
+  for (int i = 1; i < req.request.n; ++i) {
+    SamplingParams sp = req.request.sampling;
     sp.seed += static_cast<uint64_t>(i);
-    Seq& c = add_seq(r, i, sp, parent.tokens);
+    Seq& c = add_seq(req, i, sp, parent.tokens);
     c.n_computed = parent.n_computed;
     c.n_cached = parent.n_cached;
     c.n_draft_computed = parent.n_draft_computed;
     c.scheduled_at = parent.scheduled_at;
     c.forked = true;
-    if (parent.constraint) c.constraint.emplace(*parent.constraint);
-    bm_->fork(parent.id, c.id);
+    if (parent.matcher) c.matcher.emplace(*parent.matcher);
+    blocks_->fork(parent.id, c.id);
     sched_->add_forked(&c, after);
     after = &c;
     sample_and_emit(c, logits);
@@ -202,7 +203,7 @@ void Engine::fork_children(Seq& parent, const float* logits) {
 // constraint that allows no token ends the sequence.
 void Engine::sample_and_emit(Seq& s, const float* logits) {
   const int32_t tok =
-      s.sampler.sample(logits, m_.hp.n_vocab, s.constraint ? &*s.constraint : nullptr);
+      s.sampler.sample(logits, model_.hp.n_vocab, s.matcher ? &*s.matcher : nullptr);
   if (tok < 0) return finish_flushed(s, -1);
   s.sampler.accept(tok);
   emit_token(s, tok, logits);
@@ -269,7 +270,7 @@ const float* Engine::run(const StepPlan& plan) {
 }
 
 void Engine::process_outputs(const StepPlan& plan, const float* logits) {
-  const int64_t V = m_.hp.n_vocab;
+  const int64_t V = model_.hp.n_vocab;
   int64_t row = 0;
   for (const auto& ch : plan.chunks) {
     if (!ch.logits) continue;
@@ -287,7 +288,7 @@ void Engine::process_outputs(const StepPlan& plan, const float* logits) {
             }
             emit_token(q, t, r);
             return q.done || !jumps_forward(q) ||
-                   q.constraint->forced_tokens(*m_.tokenizer).empty();
+                   q.matcher->forced_tokens(*model_.tokenizer).empty();
           });
       if (s.done) continue;
       // Stopped at an accepted draft token (jump-forward): its KV is recomputed with the forced
@@ -296,7 +297,7 @@ void Engine::process_outputs(const StepPlan& plan, const float* logits) {
           &s, std::min<int64_t>(k, static_cast<int64_t>(s.tokens.size()) - 1 - s.n_computed));
       s.n_draft_computed = std::min(s.n_draft_computed, s.n_computed);  // the rest guessed wrong
     } else {
-      if (s.req->r.n > 1 && !s.forked) fork_children(s, lg);
+      if (s.req->request.n > 1 && !s.forked) fork_children(s, lg);
       sample_and_emit(s, lg);
     }
     if (!s.done && jumps_forward(s)) jump_forward(s);
@@ -304,13 +305,13 @@ void Engine::process_outputs(const StepPlan& plan, const float* logits) {
 }
 
 bool Engine::jumps_forward(const Seq& s) const {
-  return s.constraint && c_.jump_forward && s.req->r.logprobs < 0;
+  return s.matcher && config_.jump_forward && s.req->request.logprobs < 0;
 }
 
 // The tokens the constraint forces next, emitted as if sampled; the next step computes them with
 // the sequence's last token, as a chunk of a prompt is.
 void Engine::jump_forward(Seq& s) {
-  const std::vector<int32_t> forced = s.constraint->forced_tokens(*m_.tokenizer);  // emit moves on
+  const std::vector<int32_t> forced = s.matcher->forced_tokens(*model_.tokenizer);  // emit moves on
   for (int32_t tok : forced) {
     s.sampler.accept(tok);
     ++forced_;
@@ -324,7 +325,7 @@ Output Engine::output(const Seq& s, int32_t tok, std::string text, FinishReason 
   o.prompt_tokens = s.n_prompt;
   o.cached_tokens = std::max<int64_t>(s.n_cached, 0);
   o.scheduled_at = s.scheduled_at;
-  if (s.req->r.logprobs >= 0 && tok >= 0) o.logprobs = &s.logprobs;
+  if (s.req->request.logprobs >= 0 && tok >= 0) o.logprobs = &s.logprobs;
   return o;
 }
 
@@ -347,18 +348,18 @@ void Engine::finish_flushed(Seq& s, int32_t tok) {
 // the constraint), stop strings and the length limit; the text it releases goes to the request's
 // callback.
 void Engine::emit_token(Seq& s, int32_t tok, const float* logits) {
-  const Request& r = s.req->r;
+  const Request& r = s.req->request;
   if (r.logprobs >= 0 && logits)
-    s.logprobs = token_logprobs(logits, m_.hp.n_vocab, tok, r.logprobs,
-                                s.constraint ? s.constraint->mask() : nullptr);
-  if (s.constraint) s.constraint->accept(tok);
+    s.logprobs = token_logprobs(logits, model_.hp.n_vocab, tok, r.logprobs,
+                                s.matcher ? s.matcher->mask() : nullptr);
+  if (s.matcher) s.matcher->accept(tok);
   s.tokens.push_back(tok);
   ++s.n_generated;
   ++generated_;
   const bool eog =
-      (!r.ignore_eos && m_.tokenizer->vocab().is_eog(tok)) ||
+      (!r.ignore_eos && model_.tokenizer->vocab().is_eog(tok)) ||
       std::find(r.stop_token_ids.begin(), r.stop_token_ids.end(), tok) != r.stop_token_ids.end() ||
-      (s.constraint && s.constraint->ended());
+      (s.matcher && s.matcher->ended());
   if (eog) return finish_flushed(s, tok);
   bool stopped = false;
   std::string text = s.stop.push(s.dec.push(tok), stopped);
@@ -366,7 +367,7 @@ void Engine::emit_token(Seq& s, int32_t tok, const float* logits) {
   const bool length = (r.max_tokens > 0 && s.n_generated >= r.max_tokens) ||
                       static_cast<int64_t>(s.tokens.size()) >= max_len_;
   // A constraint that nothing may follow ends here, without a step to sample its end.
-  const bool complete = s.constraint && s.constraint->done();
+  const bool complete = s.matcher && s.matcher->done();
   if (length || complete) {
     text += s.stop.push(s.dec.flush(), stopped);
     if (stopped) return finish(s, FinishReason::Stop, std::move(text), tok);
@@ -382,7 +383,7 @@ void Engine::run_until_idle() {
 }
 
 void Engine::clear_prefix_cache() {
-  bm_->pool().clear_cache();
+  blocks_->pool().clear_cache();
 }
 
 EngineStats Engine::stats() const {
@@ -392,9 +393,9 @@ EngineStats Engine::stats() const {
   st.forced_tokens = forced_;
   st.steps = steps_;
   st.preemptions = sched_->n_preemptions();
-  st.cache_queries = bm_->cache_queries();
-  st.cache_hits = bm_->cache_hits();
-  const BlockPool& p = bm_->pool();
+  st.cache_queries = blocks_->cache_queries();
+  st.cache_hits = blocks_->cache_hits();
+  const BlockPool& p = blocks_->pool();
   st.blocks_total = p.n_blocks();
   st.blocks_in_use = p.n_in_use();
   st.blocks_cached = p.n_cached();
@@ -403,9 +404,9 @@ EngineStats Engine::stats() const {
   st.waiting = sched_->n_waiting();
   st.peak_running = peak_running_;
   st.forward_seconds = forward_seconds_ + spec_->drafter_seconds();  // a draft model's passes too
-  if (m_.split.active()) {
-    st.ranks = m_.split.size;
-    st.collective_seconds = m_.split.comm->collective_seconds();
+  if (model_.split.active()) {
+    st.ranks = model_.split.size;
+    st.collective_seconds = model_.split.comm->collective_seconds();
   }
   const SpecStats& sp = spec_->stats();
   st.spec_drafts = sp.drafts;
@@ -420,7 +421,7 @@ uint64_t Engine::kv_bytes() const {
 }
 
 void Engine::check() const {
-  bm_->check();
+  blocks_->check();
 }
 
 }  // namespace brisk

@@ -104,15 +104,15 @@ class Engine {
   uint64_t kv_bytes() const;  // both caches' with a draft model
   const KvGeometry* draft_kv_geometry() const { return draft_geom_ ? &*draft_geom_ : nullptr; }
   int64_t max_model_len() const { return max_len_; }
-  const EngineConfig& config() const { return c_; }
+  const EngineConfig& config() const { return config_; }
   int threads() const { return pool_.size(); }
-  const Model& model() const { return m_; }
+  const Model& model() const { return model_; }
   // Throws unless block accounting is exact (free + in use + cached = total, ref counts match).
   void check() const;
 
  private:
   void take_inbox();
-  Seq& add_seq(Req& r, int index, const SamplingParams& sp, const std::vector<int32_t>& tokens);
+  Seq& add_seq(Req& req, int index, const SamplingParams& sp, const std::vector<int32_t>& tokens);
   void fork_children(Seq& parent, const float* logits);
   std::vector<Seq*> decoding_seqs();
   const float* run(const StepPlan& plan);
@@ -125,14 +125,14 @@ class Engine {
   void jump_forward(Seq& s);
   Output output(const Seq& s, int32_t tok, std::string text, FinishReason r) const;
 
-  const Model& m_;
+  const Model& model_;
   ThreadPool& pool_;
-  EngineConfig c_;
+  EngineConfig config_;
   KvGeometry geom_;
   int32_t n_blocks_;
   int64_t max_len_;
   std::optional<KvGeometry> draft_geom_;
-  std::unique_ptr<BlockManager> bm_;
+  std::unique_ptr<BlockManager> blocks_;
   std::unique_ptr<PagedKvCache> cache_;
   std::unique_ptr<Scheduler> sched_;
   Forward forward_;

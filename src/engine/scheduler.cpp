@@ -12,7 +12,7 @@ int64_t StepPlan::n_tokens() const {
   return n;
 }
 
-Scheduler::Scheduler(const SchedulerConfig& c, BlockManager& bm) : c_(c), bm_(bm) {
+Scheduler::Scheduler(const SchedulerConfig& c, BlockManager& bm) : config_(c), blocks_(bm) {
   if (c.max_batched_tokens < 1) fail("max batched tokens must be at least 1");
   if (c.max_seqs < 1) fail("max sequences must be at least 1");
 }
@@ -30,12 +30,12 @@ void Scheduler::add_forked(SchedSeq* child, const SchedSeq* parent) {
 void Scheduler::remove(SchedSeq* s) {
   running_.erase(std::remove(running_.begin(), running_.end(), s), running_.end());
   waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), s), waiting_.end());
-  bm_.free(s->id);
+  blocks_.free(s->id);
 }
 
 void Scheduler::preempt(SchedSeq* s, StepPlan& plan) {
   running_.erase(std::remove(running_.begin(), running_.end(), s), running_.end());
-  bm_.free(s->id);
+  blocks_.free(s->id);
   s->n_computed = 0;
   ++s->n_preempted;
   ++n_preemptions_;
@@ -45,7 +45,7 @@ void Scheduler::preempt(SchedSeq* s, StepPlan& plan) {
 
 StepPlan Scheduler::schedule() {
   StepPlan plan;
-  int64_t budget = c_.max_batched_tokens;
+  int64_t budget = config_.max_batched_tokens;
   auto left = [](const SchedSeq* s) {
     return static_cast<int64_t>(s->tokens.size()) - s->n_computed;
   };
@@ -56,7 +56,7 @@ StepPlan Scheduler::schedule() {
   // Grows s by `count` tokens, preempting the newest sequences not yet in this step while the pool
   // is short; false if s itself had to go, or nothing else could.
   auto grow = [&](SchedSeq* s, int64_t count) {
-    while (!bm_.grow(s->id, s->n_computed, s->n_computed + count, plan.copies)) {
+    while (!blocks_.grow(s->id, s->n_computed, s->n_computed + count, plan.copies)) {
       auto victim = std::find_if(running_.rbegin(), running_.rend(),
                                  [&](const SchedSeq* v) { return !planned(v); });
       if (victim == running_.rend()) return false;
@@ -82,7 +82,7 @@ StepPlan Scheduler::schedule() {
     s->draft.resize(std::min<size_t>(s->draft.size(), static_cast<size_t>(budget - 1)));
     if (!s->draft.empty()) {
       const auto n = static_cast<int64_t>(s->draft.size());
-      if (bm_.grow(s->id, s->n_computed, s->n_computed + 1 + n, plan.copies))
+      if (blocks_.grow(s->id, s->n_computed, s->n_computed + 1 + n, plan.copies))
         count = 1 + n;
       else
         s->draft.clear();
@@ -95,9 +95,9 @@ StepPlan Scheduler::schedule() {
 
   // Then prompts: those being prefilled, then admissions, under what the decodes leave.
   int64_t prefill = budget;
-  if (n_decode > 0 && c_.prefill_while_decoding != 0)
-    prefill = std::min(budget, c_.prefill_while_decoding > 0
-                                   ? c_.prefill_while_decoding
+  if (n_decode > 0 && config_.prefill_while_decoding != 0)
+    prefill = std::min(budget, config_.prefill_while_decoding > 0
+                                   ? config_.prefill_while_decoding
                                    : std::max(n_decode, kMinPrefillWhileDecoding));
   for (SchedSeq* s : order) {
     if (prefill == 0) break;
@@ -112,16 +112,16 @@ StepPlan Scheduler::schedule() {
 
   // Admission, unless this step already had to preempt (the pool is short).
   while (plan.preempted.empty() && prefill > 0 && !waiting_.empty() &&
-         static_cast<int>(running_.size()) < c_.max_seqs) {
+         static_cast<int>(running_.size()) < config_.max_seqs) {
     SchedSeq* s = waiting_.front();
     const int64_t n = static_cast<int64_t>(s->tokens.size());
-    const int64_t cached = bm_.begin(s->id, s->tokens);
+    const int64_t cached = blocks_.begin(s->id, s->tokens);
     const int64_t count = std::min(n - cached, prefill);
-    if (!bm_.grow(s->id, cached, cached + count, plan.copies)) {
-      bm_.free(s->id);
+    if (!blocks_.grow(s->id, cached, cached + count, plan.copies)) {
+      blocks_.free(s->id);
       break;
     }
-    bm_.record_lookup(n, cached);
+    blocks_.record_lookup(n, cached);
     waiting_.pop_front();
     running_.push_back(s);
     s->draft.clear();
@@ -136,7 +136,7 @@ StepPlan Scheduler::schedule() {
 void Scheduler::computed(const StepPlan& plan) {
   for (const auto& c : plan.chunks) {
     c.seq->n_computed = c.start + c.count - c.n_draft;
-    bm_.computed(c.seq->id, c.seq->tokens, c.seq->n_computed);
+    blocks_.computed(c.seq->id, c.seq->tokens, c.seq->n_computed);
   }
 }
 
@@ -144,8 +144,8 @@ void Scheduler::accept_draft(SchedSeq* s, int64_t accepted) {
   s->n_computed += accepted;
   if (s->n_computed >= static_cast<int64_t>(s->tokens.size()))
     fail("scheduler: sequence {} accepted draft tokens it does not hold", s->id);
-  bm_.computed(s->id, s->tokens, s->n_computed);
-  bm_.truncate(s->id, s->n_computed);
+  blocks_.computed(s->id, s->tokens, s->n_computed);
+  blocks_.truncate(s->id, s->n_computed);
 }
 
 }  // namespace brisk

@@ -79,8 +79,8 @@ class Scheduler {
  private:
   void preempt(SchedSeq* s, StepPlan& plan);
 
-  SchedulerConfig c_;
-  BlockManager& bm_;
+  SchedulerConfig config_;
+  BlockManager& blocks_;
   std::deque<SchedSeq*> waiting_;
   std::vector<SchedSeq*> running_;  // admission order
   int64_t n_preemptions_ = 0;

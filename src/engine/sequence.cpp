@@ -15,13 +15,13 @@ Seq::Seq(Req* r, int idx, const Tokenizer& tok, const SamplingParams& sp)
     : req(r),
       index(idx),
       sampler(sp),
-      dec(tok, !r->r.skip_special_tokens),
+      dec(tok, !r->request.skip_special_tokens),
       draft_sampler(draft_sampling(sp)) {}
 
 bool Req::all_done() const {
   for (const auto& s : seqs)
     if (!s->done) return false;
-  return static_cast<int>(seqs.size()) == r.n || aborted;
+  return static_cast<int>(seqs.size()) == request.n || aborted;
 }
 
 }  // namespace brisk

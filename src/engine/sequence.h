@@ -31,7 +31,7 @@ struct Seq : SchedSeq {
   bool forked = false;  // children of an n > 1 request were created from it
   double scheduled_at = 0;
   TokenLogprobs logprobs;
-  std::optional<SeqGrammar> constraint;  // where the request asked for one
+  std::optional<SeqGrammar> matcher;  // where the request asked for a constraint
   // Speculation: a model drafter's sampler and the distributions of its proposals (for
   // verification), the sequence's acceptance so far (for the draft length), and how far a draft
   // model's cache holds the sequence (see DraftTask; -1: not known).
@@ -43,9 +43,9 @@ struct Seq : SchedSeq {
 
 struct Req {
   RequestId id;
-  Request r;
+  Request request;
   OutputFn fn;
-  std::shared_ptr<const grammar::CompiledGrammar> constraint;  // the request's, compiled
+  std::shared_ptr<const grammar::CompiledGrammar> compiled_grammar;  // its constraint's
   std::vector<std::unique_ptr<Seq>> seqs;
   bool aborted = false;
   bool all_done() const;

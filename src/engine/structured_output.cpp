@@ -50,13 +50,14 @@ std::shared_ptr<const grammar::CompiledGrammar> GrammarCache::get(const grammar:
 // The mask covers the model's ids and the tokenizer's, whichever are more: ids only the model has
 // (padding rows) stay refused, and bits past the model's are never read.
 SeqGrammar::SeqGrammar(std::shared_ptr<const grammar::CompiledGrammar> g, int64_t n_vocab)
-    : m_(std::move(g)),
-      mask_(std::max(static_cast<size_t>((n_vocab + 63) / 64), m_.grammar().trie().n_words()), 0) {}
+    : matcher_(std::move(g)),
+      mask_(std::max(static_cast<size_t>((n_vocab + 63) / 64), matcher_.grammar().trie().n_words()),
+            0) {}
 
 const uint64_t* SeqGrammar::mask() {
   if (!mask_valid_) {
     std::fill(mask_.begin(), mask_.end(), 0);
-    m_.fill_mask(mask_.data());
+    matcher_.fill_mask(mask_.data());
     mask_valid_ = true;
   }
   return mask_.data();
@@ -68,20 +69,20 @@ void SeqGrammar::moved() {
 }
 
 void SeqGrammar::accept(int32_t token) {
-  if (!m_.accept(token))
+  if (!matcher_.accept(token))
     fail("structured output: token {} was sampled where the grammar refuses it", token);
   moved();
 }
 
 void SeqGrammar::rollback(size_t n) {
-  m_.rollback(n);
+  matcher_.rollback(n);
   moved();
 }
 
 const std::vector<int32_t>& SeqGrammar::forced_tokens(const Tokenizer& tok) {
   if (forced_) return *forced_;
   constexpr size_t kMaxForcedBytes = 256;
-  const std::string forced = m_.forced_bytes(kMaxForcedBytes);
+  const std::string forced = matcher_.forced_bytes(kMaxForcedBytes);
   std::vector<int32_t>& out = forced_.emplace();
   if (forced.empty()) return out;
   // Only tokens that spell the forced bytes exactly from the start (an encoder may normalize).
@@ -95,10 +96,10 @@ const std::vector<int32_t>& SeqGrammar::forced_tokens(const Tokenizer& tok) {
   // Each must be allowed as a token where it falls (the grammar sees bytes; a token could still
   // be one it refuses, say one only allowed as an end of generation).
   size_t taken = 0;
-  while (taken < out.size() && m_.accept(out[taken])) ++taken;
+  while (taken < out.size() && matcher_.accept(out[taken])) ++taken;
   out.resize(taken);
-  const bool complete = taken > 0 && m_.done();
-  m_.rollback(taken);
+  const bool complete = taken > 0 && matcher_.done();
+  matcher_.rollback(taken);
   if (!complete && !out.empty()) out.pop_back();
   return out;
 }

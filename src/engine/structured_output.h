@@ -48,14 +48,14 @@ class SeqGrammar final : public TokenFilter {
   SeqGrammar(std::shared_ptr<const grammar::CompiledGrammar> g, int64_t n_vocab);
   SeqGrammar(const SeqGrammar&) = default;
 
-  bool allows(int32_t token) override { return m_.allows(token); }
+  bool allows(int32_t token) override { return matcher_.allows(token); }
   const uint64_t* mask() override;
   // Takes a token the sampler drew under this filter (anything else is a bug and throws).
   void accept(int32_t token);
   // Undoes the last n tokens (a drafter's speculative ones).
   void rollback(size_t n);
-  bool ended() const { return m_.ended(); }  // an end-of-generation token was taken
-  bool done() const { return m_.done(); }    // nothing may follow
+  bool ended() const { return matcher_.ended(); }  // an end-of-generation token was taken
+  bool done() const { return matcher_.done(); }    // nothing may follow
   // Jump-forward: tokens spelling the bytes the grammar forces next, as the tokenizer splits
   // them, without the last one (text after it could merge with it into another token) unless
   // the grammar is complete after them. Not taken: each goes through accept() when emitted.
@@ -65,7 +65,7 @@ class SeqGrammar final : public TokenFilter {
  private:
   void moved();  // the state changed: the mask and the forced tokens are stale
 
-  grammar::Matcher m_;
+  grammar::Matcher matcher_;
   std::vector<uint64_t> mask_;  // over the model's n_vocab ids
   bool mask_valid_ = false;
   std::optional<std::vector<int32_t>> forced_;

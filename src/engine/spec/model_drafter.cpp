@@ -79,17 +79,17 @@ void ModelDrafter::mark(const DraftTask& t) {
 // verification refuses: the target's own token replaces it there.
 int32_t ModelDrafter::propose(DraftTask& t, size_t j, const float* logits) {
   Distribution& q = (*t.q)[j];
-  const bool constrained = t.constraint && t.n_taken == j;  // it took every token before
+  const bool constrained = t.matcher && t.n_taken == j;  // it took every token before
   int32_t tok = -1;
-  if (!t.constraint || constrained)
-    tok = t.sampler->propose(logits, n_vocab_, q, constrained ? t.constraint : nullptr);
+  if (!t.matcher || constrained)
+    tok = t.sampler->propose(logits, n_vocab_, q, constrained ? t.matcher : nullptr);
   if (tok < 0) {
     q.clear();
     return t.seq->tokens.back();
   }
   t.sampler->accept(tok);
   if (constrained) {
-    t.constraint->accept(tok);
+    t.matcher->accept(tok);
     ++t.n_taken;
   }
   return tok;
@@ -130,7 +130,7 @@ void ModelDrafter::run(std::span<DraftTask> tasks) {
     }
   }
   for (DraftTask& t : tasks)  // the drafted tokens were only guesses
-    if (t.constraint) t.constraint->rollback(t.n_taken);
+    if (t.matcher) t.matcher->rollback(t.n_taken);
   if (own)
     for (DraftTask& t : tasks) {
       if (t.seq->draft.empty()) continue;

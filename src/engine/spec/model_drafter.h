@@ -35,7 +35,7 @@ struct DraftTask {
   std::vector<Distribution>* q;  // out: each draft token's distribution
   int64_t* n_draft_computed;     // a draft model's: the leading positions its cache holds for
                                  // the sequence (-1: not known yet); updated
-  SeqGrammar* constraint;        // the sequence's (null: none): drafts only what it allows
+  SeqGrammar* matcher;           // the sequence's (null: none): drafts only what it allows
   size_t n_taken = 0;            // draft tokens the constraint took this round (undone after)
 };
 

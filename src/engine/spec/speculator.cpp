@@ -87,7 +87,7 @@ void check_config(const Model& m, const SpecConfig& c) {
 Speculator::Speculator(const Model& m, const SpecConfig& c, Forward& forward, KvCache& cache,
                        ThreadPool& pool, const BlockManager& tables,
                        const std::optional<KvGeometry>& draft_geom)
-    : m_(m), c_(c) {
+    : model_(m), config_(c) {
   check_config(m, c);
   stats_.accepted_per_pos.assign(static_cast<size_t>(c.draft_max), 0);
   // Each proposer's drafted token costs, before it is timed, the share of the weights it reads.
@@ -112,43 +112,44 @@ Speculator::Speculator(const Model& m, const SpecConfig& c, Forward& forward, Kv
 Speculator::~Speculator() = default;
 
 SpecMethod Speculator::proposer(const Seq& s) const {
-  return s.req->r.proposer.value_or(c_.method);
+  return s.req->request.proposer.value_or(config_.method);
 }
 
 void Speculator::propose(const std::vector<Seq*>& decoding, int64_t step, int64_t max_len) {
   proposer_seconds_ = 0;
   for (Seq* s : decoding) s->draft.clear();
-  if (c_.disable_batch_size > 0 && decoding.size() > static_cast<size_t>(c_.disable_batch_size))
+  if (config_.disable_batch_size > 0 &&
+      decoding.size() > static_cast<size_t>(config_.disable_batch_size))
     return;
   double ngram_seconds = 0;
   int64_t ngram_tokens = 0;
   for (Seq* sp : decoding) {
     Seq& s = *sp;
-    const Request& r = s.req->r;
+    const Request& r = s.req->request;
     const SpecMethod method = proposer(s);
     if (method == SpecMethod::None) continue;
     const bool model = method != SpecMethod::Ngram;
     // A draft model must first compute the KV of the tokens it has not seen.
     const int64_t lag =
         model && own_draft_cache_ ? s.n_computed - std::max<int64_t>(s.n_draft_computed, 0) : 0;
-    int64_t g = c_.adaptive ? (model ? model_policy_ : ngram_policy_)
-                                  .choose(s.spec, r.draft_max,
-                                          static_cast<int64_t>(decoding.size()), step, lag)
-                            : r.draft_max;
+    int64_t g = config_.adaptive ? (model ? model_policy_ : ngram_policy_)
+                                       .choose(s.spec, r.draft_max,
+                                               static_cast<int64_t>(decoding.size()), step, lag)
+                                 : r.draft_max;
     // Positions past the model length, or tokens past max_tokens, would only be thrown away.
     g = std::min<int64_t>(g, max_len - static_cast<int64_t>(s.tokens.size()));
     if (r.max_tokens > 0) g = std::min(g, r.max_tokens - s.n_generated - 1);
-    if (g < c_.draft_min) continue;
+    if (g < config_.draft_min) continue;
     s.draft_q.clear();
     if (model) {
       // Placeholders: the scheduler only needs the length; the tokens are drafted after it ran.
       s.draft.assign(static_cast<size_t>(g), s.tokens.back());
     } else {
       const double t0 = now_seconds();
-      s.draft = ngram_propose(s.tokens, c_.ngram, static_cast<int>(g));
-      if (s.constraint) keep_allowed(*s.constraint, s.draft);
+      s.draft = ngram_propose(s.tokens, config_.ngram, static_cast<int>(g));
+      if (s.matcher) keep_allowed(*s.matcher, s.draft);
       ngram_seconds += now_seconds() - t0;
-      if (static_cast<int>(s.draft.size()) < c_.draft_min) s.draft.clear();
+      if (static_cast<int>(s.draft.size()) < config_.draft_min) s.draft.clear();
       ngram_tokens += static_cast<int64_t>(s.draft.size());
     }
   }
@@ -164,8 +165,8 @@ void Speculator::draft(const StepPlan& plan) {
     Seq& s = static_cast<Seq&>(*ch.seq);
     if (ch.n_draft == 0 || proposer(s) == SpecMethod::Ngram) continue;
     s.draft_sampler.follow(s.sampler);
-    tasks_.push_back({&s, &s.draft_sampler, &s.draft_q, &s.n_draft_computed,
-                      s.constraint ? &*s.constraint : nullptr});
+    tasks_.push_back(
+        {&s, &s.draft_sampler, &s.draft_q, &s.n_draft_computed, s.matcher ? &*s.matcher : nullptr});
   }
   if (tasks_.empty()) return;
   const double t0 = drafter_->seconds();
@@ -193,7 +194,7 @@ int64_t Speculator::verify(Seq& s, int64_t n_draft, const float* logits, int64_t
     static const Distribution kOneHot;  // a deterministic proposer's
     const auto at = static_cast<size_t>(i);
     // Under a constraint p is the masked distribution; the emitted token advances its matcher.
-    TokenFilter* f = s.constraint ? &*s.constraint : nullptr;
+    TokenFilter* f = s.matcher ? &*s.matcher : nullptr;
     const int32_t tok =
         i < n_draft ? s.sampler.sample_verified(row, n_vocab, draft[at],
                                                 at < s.draft_q.size() ? s.draft_q[at] : kOneHot, f)

@@ -60,8 +60,8 @@ class Speculator {
   const SpecStats& stats() const { return stats_; }
 
  private:
-  const Model& m_;
-  SpecConfig c_;
+  const Model& model_;
+  SpecConfig config_;
   std::unique_ptr<ModelDrafter> drafter_;  // layer skipping or a draft model
   bool own_draft_cache_ = false;
   std::vector<DraftTask> tasks_;
