@@ -14,10 +14,10 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/memory_stats.h"
-#include "quant/quant.h"
 #include "engine/engine.h"
 #include "ops/cpu.h"
 #include "ops/roofline.h"
+#include "quant/quant.h"
 
 namespace brisk::cli {
 namespace {

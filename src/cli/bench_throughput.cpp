@@ -248,7 +248,7 @@ Round measure(Engine& e, const Model& model, const ThroughputArgs& a,
 int throughput(ThroughputArgs& a) {
   double load_s = 0;
   auto m = load_model(a.opt.model, &load_s);
-  const auto constraint = a.opt.constraint_spec(m->tokenizer->vocab().chat_template);
+  const auto constraint = a.opt.output_constraint(m->tokenizer->vocab().chat_template);
   const std::vector<int> sweep = a.opt.engine.max_seqs_sweep;
   if (sweep.size() > 1 && constraint)
     fail("--max-seqs: give one value with a constraint (the run compares free and constrained)");

@@ -46,7 +46,7 @@ int chat(ChatArgs& a) {
   auto model = load_model(a.opt.model, &load_s);
   const PromptFormat fmt(*model->tokenizer, a.opt.chat_template_source());
   // Every reply follows it.
-  const auto constraint = a.opt.constraint_spec(fmt.chat_template().source());
+  const auto constraint = a.opt.output_constraint(fmt.chat_template().source());
   if (fmt.uses_fallback_template())
     std::fprintf(stderr,
                  "note: the model has no chat template; using ChatML (--chat-template "

@@ -48,21 +48,21 @@ json check_text(const std::shared_ptr<const grammar::CompiledGrammar>& cg, const
 int grammar_command(GrammarArgs& a) {
   const auto tok =
       Tokenizer::create(load_model_file(resolve_model(a.opt.model), a.opt.model.tokenizer));
-  std::optional<grammar::Constraint> spec;
+  std::optional<grammar::Constraint> constraint;
   try {
-    spec = a.opt.constraint_spec(tok->vocab().chat_template);
+    constraint = a.opt.output_constraint(tok->vocab().chat_template);
   } catch (const Error& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return 2;
   }
-  if (!spec)
+  if (!constraint)
     fail("grammar: give one of --json, --json-schema, --regex, --grammar, --choice, --tools");
   const auto trie = std::make_shared<grammar::TokenTrie>(
-      grammar::TokenTrie::from_tokenizer(*tok, spec->special_text));
+      grammar::TokenTrie::from_tokenizer(*tok, constraint->special_text));
   const double t0 = now_seconds();
   std::shared_ptr<const grammar::CompiledGrammar> cg;
   try {
-    const grammar::Grammar g = grammar::constraint_grammar(*spec);
+    const grammar::Grammar g = grammar::constraint_grammar(*constraint);
     if (a.print) fmt::print(stderr, "{}", g.to_gbnf());
     cg = std::make_shared<grammar::CompiledGrammar>(g, trie);
   } catch (const Error& e) {

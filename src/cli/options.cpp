@@ -217,7 +217,8 @@ void add_constraint_options(CLI::App& app, ConstraintArgs& c) {
 
 // --tools FILE with --tool-choice: the family's call grammar, its arguments per each function's
 // schema (an error names the tool and the keyword).
-std::optional<grammar::Constraint> Options::tool_spec(std::string_view template_source) const {
+std::optional<grammar::Constraint> Options::tool_call_constraint(
+    std::string_view template_source) const {
   const ConstraintArgs& c = constraint;
   nlohmann::ordered_json tools;
   try {
@@ -272,7 +273,7 @@ void add_options(CLI::App& app, Options& o, unsigned groups) {
   if (groups & kConstraint) add_constraint_options(app, o.constraint);
 }
 
-std::optional<grammar::Constraint> Options::constraint_spec(
+std::optional<grammar::Constraint> Options::output_constraint(
     std::string_view template_source) const {
   using K = grammar::Constraint::Kind;
   const ConstraintArgs& c = constraint;
@@ -281,7 +282,7 @@ std::optional<grammar::Constraint> Options::constraint_spec(
   if (given > 1)
     fail("give at most one of --json, --json-schema, --regex, --grammar, --choice, --tools");
   if (given == 0) return std::nullopt;
-  if (!c.tools.empty()) return tool_spec(template_source);
+  if (!c.tools.empty()) return tool_call_constraint(template_source);
   grammar::Constraint out;
   out.style.max_whitespace = c.json_whitespace;
   out.style.compact = c.json_whitespace == 0;

@@ -89,8 +89,8 @@ struct Options {
   std::string chat_template_source() const;
   // The constraint asked for (files read), or none; tool calls are written in the family of
   // this chat template (or of --tool-call-parser).
-  std::optional<grammar::Constraint> constraint_spec(std::string_view template_source = {}) const;
-  std::optional<grammar::Constraint> tool_spec(std::string_view template_source) const;
+  std::optional<grammar::Constraint> output_constraint(std::string_view template_source = {}) const;
+  std::optional<grammar::Constraint> tool_call_constraint(std::string_view template_source) const;
 };
 
 void add_options(CLI::App& app, Options& o, unsigned groups);

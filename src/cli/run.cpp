@@ -27,7 +27,7 @@ int run(RunArgs& a) {
   const int threads = a.opt.thread_count();
   double load_s = 0;
   auto model = load_model(a.opt.model, &load_s);
-  const auto constraint = a.opt.constraint_spec(model->tokenizer->vocab().chat_template);
+  const auto constraint = a.opt.output_constraint(model->tokenizer->vocab().chat_template);
   ThreadPool pool(threads);
   Engine engine(*model, pool, engine_config(a.opt.engine, *model));
   const int64_t n_ctx = engine.max_model_len();

@@ -79,11 +79,11 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
   };
 
   Job(Server& s, std::shared_ptr<Exchange> e, ApiRequest g)
-      : srv(s), ex(std::move(e)), spec(std::move(g)), timer(s.io_) {}
+      : srv(s), ex(std::move(e)), request(std::move(g)), timer(s.io_) {}
 
   Server& srv;
   std::shared_ptr<Exchange> ex;
-  ApiRequest spec;
+  ApiRequest request;
   ResponseHead head;
   double arrival = 0;
   std::vector<Prompt> prompts;
@@ -92,16 +92,16 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
   bool gone = false, timed_out = false, shut_down = false, finished = false;
   net::steady_timer timer;
 
-  bool chat() const { return spec.api == Api::Chat; }
+  bool chat() const { return request.api == Api::Chat; }
   // Whether the chat reply is split into reasoning, content and tool calls.
   bool parsed() const {
     return chat() &&
-           (spec.tool_family != ToolFamily::None || spec.reasoning != ReasoningFamily::None);
+           (request.tool_family != ToolFamily::None || request.reasoning != ReasoningFamily::None);
   }
   ReplyParser parser() const {
-    return ReplyParser(spec.tool_family, spec.reasoning, spec.in_reasoning, spec.tools);
+    return ReplyParser(request.tool_family, request.reasoning, request.in_reasoning, request.tools);
   }
-  int n() const { return spec.base.n; }
+  int n() const { return request.base.n; }
 
   json usage() const {
     int64_t p = 0, c = 0, cached = 0;
@@ -121,23 +121,23 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
   }
   void send_event(const json& j) { ex->send("data: " + dump(j) + "\n\n"); }
   void send_chunk(int index, const std::string& text, const json& logprobs, const char* finish) {
-    send_event(text_chunk(head, index, text, logprobs, finish, spec.include_usage));
+    send_event(text_chunk(head, index, text, logprobs, finish, request.include_usage));
   }
 
   void start() {
-    head = new_response_head(spec.api, srv.c_.model_name);
+    head = new_response_head(request.api, srv.c_.model_name);
     arrival = now_seconds();
-    const int np = static_cast<int>(spec.prompts.size());
+    const int np = static_cast<int>(request.prompts.size());
     prompts.resize(static_cast<size_t>(np));
     choices.resize(static_cast<size_t>(np * n()));
-    if (spec.stream && parsed())
+    if (request.stream && parsed())
       for (Choice& ch : choices) ch.reply = std::make_unique<ReplyStream>(parser());
     open = np * n();
     for (int p = 0; p < np; ++p) {
       prompts[p].open = n();
-      if (spec.echo) {
+      if (request.echo) {
         StreamDecoder dec(srv.fmt_.tokenizer());
-        for (int32_t t : spec.prompts[p]) prompts[p].echo += dec.push(t);
+        for (int32_t t : request.prompts[p]) prompts[p].echo += dec.push(t);
         prompts[p].echo += dec.flush();
       }
     }
@@ -145,8 +145,8 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
     // Submitted before anything is sent: a rejection (thrown) is answered as an error. No
     // callback can run before this returns: they are posted to this thread.
     for (int p = 0; p < np; ++p) {
-      Request r = spec.base;
-      r.prompt = spec.prompts[static_cast<size_t>(p)];
+      Request r = request.base;
+      r.prompt = request.prompts[static_cast<size_t>(p)];
       net::io_context& io = srv.io_;
       prompts[static_cast<size_t>(p)].id =
           srv.engine_.submit(std::move(r), [weak = weak_from_this(), p, &io](const Output& o) {
@@ -159,12 +159,12 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
             });
           });
     }
-    if (spec.stream) {
+    if (request.stream) {
       ex->begin_stream("text/event-stream");
       for (int i = 0; i < np * n(); ++i) {
         if (chat())
-          send_event(role_chunk(head, i, spec.include_usage));
-        else if (spec.echo)
+          send_event(role_chunk(head, i, request.include_usage));
+        else if (request.echo)
           send_chunk(i, prompts[static_cast<size_t>(i / n())].echo, nullptr, nullptr);
       }
     }
@@ -210,7 +210,7 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
       ch.tokens.push_back(o.token);
       if (lp) {
         ch.logprobs.push_back(*lp);
-        if (spec.stream) {
+        if (request.stream) {
           const Tokenizer& tok = srv.fmt_.tokenizer();
           lps = chat() ? chat_logprobs(tok, {o.token}, {*lp})
                        : completion_logprobs(tok, {o.token}, {*lp}, ch.text_bytes);
@@ -222,7 +222,7 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
     const bool last = o.finish != FinishReason::None;
     if (ch.reply) {
       stream_reply(index, ch, o, lps);
-    } else if (spec.stream && !gone) {
+    } else if (request.stream && !gone) {
       const bool aborted = o.finish == FinishReason::Abort;
       if (!o.text.empty() || !lps.is_null() || (last && !aborted))
         send_chunk(index, o.text, lps, last && !aborted ? finish_reason(o.finish) : nullptr);
@@ -252,13 +252,13 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
       }
     }
     for (const auto& c : d.calls)
-      if (c.first) ch.call_ids.push_back(new_call_id(spec.tool_family));
+      if (c.first) ch.call_ids.push_back(new_call_id(request.tool_family));
     if (gone) return;
     const bool aborted = o.finish == FinishReason::Abort;
     const char* fin =
         last && !aborted ? reply_finish_reason(o.finish, !ch.reply->sent().calls.empty()) : nullptr;
-    for (json& c : reply_chunks(head, index, d, ch.call_ids, lps, fin, spec.include_usage)) {
-      if (spec.legacy_functions)
+    for (json& c : reply_chunks(head, index, d, ch.call_ids, lps, fin, request.include_usage)) {
+      if (request.legacy_functions)
         for (json& choice : c["choices"]) to_legacy_function_call(choice);
       send_event(c);
     }
@@ -275,15 +275,15 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
                                                                  "server's limit of {} s",
                                                                  srv.c_.request_timeout_seconds))
                                      : ApiError(503, "the server is shutting down");
-        if (spec.stream) {
+        if (request.stream) {
           send_event(json::parse(error_body(e)));
           ex->send("data: [DONE]\n\n");
           ex->end_stream();
         } else {
           send_error(*ex, e);
         }
-      } else if (spec.stream) {
-        if (spec.include_usage) {
+      } else if (request.stream) {
+        if (request.include_usage) {
           json c = usage_chunk(head, usage());
           c["timings"] = timings();
           send_event(c);
@@ -302,7 +302,7 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
 
   void respond() {
     const Tokenizer& tok = srv.fmt_.tokenizer();
-    const bool lp = spec.base.logprobs >= 0;
+    const bool lp = request.base.logprobs >= 0;
     json list = json::array();
     for (size_t i = 0; i < choices.size(); ++i) {
       const Choice& ch = choices[i];
@@ -310,10 +310,10 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
       if (parsed()) {
         const Reply r = parser().parse(ch.text, false);
         std::vector<std::string> ids;
-        for (size_t k = 0; k < r.calls.size(); ++k) ids.push_back(new_call_id(spec.tool_family));
+        for (size_t k = 0; k < r.calls.size(); ++k) ids.push_back(new_call_id(request.tool_family));
         list.push_back(
             reply_choice(i, r, ids, lps, reply_finish_reason(ch.finish, !r.calls.empty())));
-        if (spec.legacy_functions) to_legacy_function_call(list.back());
+        if (request.legacy_functions) to_legacy_function_call(list.back());
       } else if (chat()) {
         list.push_back(choice_body(head, i, ch.text, lps, ch.finish));
       } else {
@@ -507,10 +507,10 @@ void Server::route(const std::shared_ptr<Exchange>& ex) {
 
 void Server::generate(const std::shared_ptr<Exchange>& ex, bool chat) {
   const json body = parse_body(ex->request().body());
-  ApiRequest spec = chat ? parse_chat_request(body, fmt_, engine_.max_model_len(), reply_format_)
-                         : parse_completion_request(body, fmt_, engine_.max_model_len());
-  if (!spec.model.empty() && spec.model != c_.model_name)
-    throw ApiError(404, fmt::format("The model `{}` does not exist.", spec.model), "model", "",
+  ApiRequest request = chat ? parse_chat_request(body, fmt_, engine_.max_model_len(), reply_format_)
+                            : parse_completion_request(body, fmt_, engine_.max_model_len());
+  if (!request.model.empty() && request.model != c_.model_name)
+    throw ApiError(404, fmt::format("The model `{}` does not exist.", request.model), "model", "",
                    "model_not_found");
   if (jobs_.size() + static_cast<size_t>(compiling_) >=
       static_cast<size_t>(engine_.config().max_seqs + c_.max_queue))
@@ -519,15 +519,15 @@ void Server::generate(const std::shared_ptr<Exchange>& ex, bool chat) {
         ApiError(429, "the server is busy: too many requests are waiting; retry later", "", "",
                  "rate_limit_exceeded"),
         {{"Retry-After", "1"}});
-  if (spec.base.constraint) return compile_then_start(ex, std::move(spec));
-  start_job(ex, std::move(spec));
+  if (request.base.constraint) return compile_then_start(ex, std::move(request));
+  start_job(ex, std::move(request));
 }
 
 // The request's constraint is compiled (or found compiled) before its job starts, so that its
 // errors are a 400 naming the field it came from.
-void Server::compile_then_start(const std::shared_ptr<Exchange>& ex, ApiRequest spec) {
+void Server::compile_then_start(const std::shared_ptr<Exchange>& ex, ApiRequest request) {
   ++compiling_;
-  auto s = std::make_shared<ApiRequest>(std::move(spec));
+  auto s = std::make_shared<ApiRequest>(std::move(request));
   net::post(compile_pool_, [this, ex, s] {
     std::optional<ApiError> err;
     try {
@@ -557,8 +557,8 @@ void Server::compile_then_start(const std::shared_ptr<Exchange>& ex, ApiRequest 
   });
 }
 
-void Server::start_job(const std::shared_ptr<Exchange>& ex, ApiRequest spec) {
-  auto job = std::make_shared<Job>(*this, ex, std::move(spec));
+void Server::start_job(const std::shared_ptr<Exchange>& ex, ApiRequest request) {
+  auto job = std::make_shared<Job>(*this, ex, std::move(request));
   jobs_.emplace(job.get(), job);
   // The job keeps itself alive through the engine callbacks and posted events.
   try {

@@ -56,8 +56,8 @@ class Server {
   void handle(std::shared_ptr<Exchange> ex);
   void route(const std::shared_ptr<Exchange>& ex);
   void generate(const std::shared_ptr<Exchange>& ex, bool chat);
-  void compile_then_start(const std::shared_ptr<Exchange>& ex, ApiRequest spec);
-  void start_job(const std::shared_ptr<Exchange>& ex, ApiRequest spec);
+  void compile_then_start(const std::shared_ptr<Exchange>& ex, ApiRequest request);
+  void start_job(const std::shared_ptr<Exchange>& ex, ApiRequest request);
   void tokenize(const std::shared_ptr<Exchange>& ex);
   void detokenize(const std::shared_ptr<Exchange>& ex);
   void engine_loop();
