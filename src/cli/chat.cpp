@@ -57,7 +57,7 @@ int chat(ChatArgs& a) {
   // earlier turns computed, so only the new tokens are processed.
   Engine engine(*model, pool, engine_config(a.opt.engine, *model));
   const int64_t n_ctx = engine.max_model_len();
-  if (constraint) engine.prepare(*constraint);
+  const auto compiled = constraint ? engine.compile(*constraint) : nullptr;
 
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();
   if (!a.system.empty()) messages.push_back({{"role", "system"}, {"content", a.system}});
@@ -98,6 +98,7 @@ int chat(ChatArgs& a) {
     req.sampling = a.opt.sampling;
     req.sampling.seed = seed + turn++;
     req.constraint = constraint;
+    req.compiled_constraint = compiled;
     const auto room = n_ctx - static_cast<int64_t>(req.prompt.size());
     req.max_tokens = a.n_predict >= 0 ? std::min(room, a.n_predict) : room;
     std::string reply;

@@ -31,7 +31,7 @@ int run(RunArgs& a) {
   ThreadPool pool(threads);
   Engine engine(*model, pool, engine_config(a.opt.engine, *model));
   const int64_t n_ctx = engine.max_model_len();
-  if (constraint) engine.prepare(*constraint);
+  const auto compiled = constraint ? engine.compile(*constraint) : nullptr;
   if (a.verbose) {
     const auto& hp = model->hp;
     std::fprintf(stderr, "model: %s (%s, %s), %lld layers, embd %lld, heads %d/%d, vocab %lld\n",
@@ -56,6 +56,7 @@ int run(RunArgs& a) {
   req.ignore_eos = a.ignore_eos;
   req.max_tokens = a.n_predict < 0 ? n_ctx - n_prompt : std::min(a.n_predict, n_ctx - n_prompt);
   req.constraint = constraint;
+  req.compiled_constraint = compiled;
 
   if (!a.no_display_prompt) {
     StreamDecoder dec(*model->tokenizer);

@@ -104,7 +104,10 @@ RequestId Engine::submit(Request r, OutputFn fn) {
   req->request.draft_max = req->request.draft_max < 0
                                ? config_.spec.draft_max
                                : std::min(req->request.draft_max, config_.spec.draft_max);
-  if (req->request.constraint) req->compiled_grammar = grammars_->get(*req->request.constraint);
+  if (req->request.compiled_constraint)
+    req->compiled_grammar = req->request.compiled_constraint;
+  else if (req->request.constraint)
+    req->compiled_grammar = grammars_->get(*req->request.constraint);
   const RequestId id = req->id;
   {
     std::lock_guard lk(inbox_mu_);
@@ -114,8 +117,8 @@ RequestId Engine::submit(Request r, OutputFn fn) {
   return id;
 }
 
-void Engine::prepare(const grammar::Constraint& c) {
-  (void)grammars_->get(c);
+std::shared_ptr<const grammar::CompiledGrammar> Engine::compile(const grammar::Constraint& c) {
+  return grammars_->get(c);
 }
 
 void Engine::abort(RequestId id) {
@@ -391,6 +394,7 @@ EngineStats Engine::stats() const {
   st.prompt_tokens = prompt_tokens_;
   st.generated_tokens = generated_;
   st.forced_tokens = forced_;
+  st.constraints_compiled = grammars_->n_compiled();
   st.steps = steps_;
   st.preemptions = sched_->n_preemptions();
   st.cache_queries = blocks_->cache_queries();

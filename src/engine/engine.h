@@ -53,9 +53,10 @@ KvGeometry kv_geometry_for(const Model& m, const EngineConfig& c);
 uint64_t kv_bytes_for_tokens(const Model& m, const EngineConfig& c, int64_t tokens);
 
 struct EngineStats {
-  int64_t prompt_tokens = 0;     // prompt (and recomputed) tokens run through the model
-  int64_t generated_tokens = 0;  // tokens sampled (or forced by a constraint)
-  int64_t forced_tokens = 0;     // of those, appended by jump-forward
+  int64_t prompt_tokens = 0;         // prompt (and recomputed) tokens run through the model
+  int64_t generated_tokens = 0;      // tokens sampled (or forced by a constraint)
+  int64_t forced_tokens = 0;         // of those, appended by jump-forward
+  int64_t constraints_compiled = 0;  // constraints compiled (a lookup that finds one compiled: 0)
   int64_t steps = 0;
   int64_t preemptions = 0;
   int64_t cache_queries = 0, cache_hits = 0;  // prefix cache, in tokens
@@ -80,9 +81,10 @@ class Engine {
   // Queues a request; its callback runs on the step() thread. Throws an Error (and queues
   // nothing) for a request that is malformed or could never fit in the KV pool.
   RequestId submit(Request r, OutputFn on_output);
-  // Compiles a constraint ahead of the requests that will ask for it (throws the Error submit
-  // would); compiled constraints are kept for reuse.
-  void prepare(const grammar::Constraint& c);
+  // Compiles a constraint (throws the Error submit would), or finds it among the most recently
+  // used; a request that carries the result (Request::compiled_constraint) is not compiled
+  // again. Safe on any thread: a server compiles off its I/O thread.
+  std::shared_ptr<const grammar::CompiledGrammar> compile(const grammar::Constraint& c);
   // Ends a request wherever it is (its blocks are freed); its callback gets a final Abort event.
   void abort(RequestId id);
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "engine/sampler.h"
 #include "engine/spec/spec_config.h"
 #include "grammar/constraint.h"
+#include "grammar/matcher.h"
 
 namespace brisk {
 
@@ -32,6 +34,9 @@ struct Request {
   // Structured output: the text is constrained to this (JSON, a schema, a regex, a grammar or a
   // choice); generation ends with the constraint's end (or by length, or a stop string).
   std::optional<grammar::Constraint> constraint;
+  // The constraint as Engine::compile() returned it, carried so that it is never compiled again
+  // (the engine keeps only the most recently used ones for lookup). Unset: submit() compiles it.
+  std::shared_ptr<const grammar::CompiledGrammar> compiled_constraint;
   // The text of special tokens the model generates (end-of-generation ones aside) is left out
   // unless this is false (vLLM's skip_special_tokens): a tool call's markers may be such tokens.
   bool skip_special_tokens = true;

@@ -41,6 +41,7 @@ std::shared_ptr<const grammar::CompiledGrammar> GrammarCache::get(const grammar:
   // requests with other constraints. Two threads may compile the same one; the later wins.
   auto g = std::make_shared<const grammar::CompiledGrammar>(grammar::constraint_grammar(c),
                                                             trie(c.special_text));
+  ++n_compiled_;
   std::lock_guard lk(mu_);
   lru_.emplace_front(key, g);
   if (lru_.size() > kMaxEntries) lru_.pop_back();

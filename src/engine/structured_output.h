@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <list>
 #include <memory>
@@ -30,6 +31,7 @@ class GrammarCache {
   // Throws an Error naming what is wrong (or cannot be enforced) in the constraint.
   std::shared_ptr<const grammar::CompiledGrammar> get(const grammar::Constraint& c);
   static constexpr size_t kMaxEntries = 32;
+  int64_t n_compiled() const { return n_compiled_.load(); }
 
  private:
   std::shared_ptr<const grammar::TokenTrie> trie(bool special_text);
@@ -38,6 +40,7 @@ class GrammarCache {
   std::mutex mu_;
   std::shared_ptr<const grammar::TokenTrie> trie_[2];  // without and with special tokens' text
   std::list<std::pair<std::string, std::shared_ptr<const grammar::CompiledGrammar>>> lru_;
+  std::atomic<int64_t> n_compiled_{0};
 };
 
 // A sequence's place in its constraint: the matcher over the tokens it generated, and the mask

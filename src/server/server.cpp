@@ -523,15 +523,16 @@ void Server::generate(const std::shared_ptr<Exchange>& ex, bool chat) {
   start_job(ex, std::move(request));
 }
 
-// The request's constraint is compiled (or found compiled) before its job starts, so that its
-// errors are a 400 naming the field it came from.
+// The request's constraint is compiled (or found compiled) off the I/O thread before its job
+// starts, so that its errors are a 400 naming the field it came from; the request carries the
+// compiled grammar to the engine, which never compiles it again.
 void Server::compile_then_start(const std::shared_ptr<Exchange>& ex, ApiRequest request) {
   ++compiling_;
   auto s = std::make_shared<ApiRequest>(std::move(request));
   net::post(compile_pool_, [this, ex, s] {
     std::optional<ApiError> err;
     try {
-      engine_.prepare(*s->base.constraint);
+      s->base.compiled_constraint = engine_.compile(*s->base.constraint);
     } catch (const Error& e) {
       err.emplace(400, e.what(), s->constraint_param);
     } catch (const std::exception& e) {

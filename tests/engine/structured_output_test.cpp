@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "engine/engine.h"
+#include "engine/structured_output.h"
 #include "engine_runs.h"
 #include "grammar/matcher.h"
 #include "model_gen.h"
@@ -293,6 +294,40 @@ TEST(StructuredOutput, RefusedConstraintsNameTheProblem) {
   r.constraint->text = "root ::= root \"a\"\n";
   EXPECT_THROW(e.submit(r, [](const Output&) {}), Error);
   EXPECT_TRUE(e.idle());
+}
+
+// A request that carries its compiled constraint (Engine::compile) is not compiled again, even
+// after more distinct constraints than the engine keeps have pushed it out of the lookup.
+TEST(StructuredOutput, ACarriedCompiledConstraintIsNeverCompiledAgain) {
+  auto m = Model::load(test::shared("models/stories260K/stories260K.gguf"));
+  ThreadPool pool(1);
+  Engine e(*m, pool, EngineConfig{});
+  auto choice = [](int i) {
+    grammar::Constraint c;
+    c.kind = Kind::Choice;
+    c.choices = {"dog" + std::to_string(i), "cat"};
+    return c;
+  };
+  const auto first = e.compile(choice(0));
+  EXPECT_EQ(e.compile(choice(0)), first);  // found, not compiled
+  const int n = static_cast<int>(GrammarCache::kMaxEntries) + 8;
+  for (int i = 1; i < n; ++i) (void)e.compile(choice(i));
+  EXPECT_EQ(e.stats().constraints_compiled, n);
+  Request r;
+  r.prompt = m->tokenizer->encode("The", true);
+  r.sampling.temperature = 0;
+  r.max_tokens = 8;
+  r.constraint = choice(0);
+  r.compiled_constraint = first;
+  std::string text;
+  e.submit(r, [&](const Output& o) { text += o.text; });
+  e.run_until_idle();
+  EXPECT_TRUE(text == "dog0" || text == "cat") << text;
+  EXPECT_EQ(e.stats().constraints_compiled, n);
+  r.compiled_constraint = nullptr;  // without it, the evicted constraint is compiled again
+  e.submit(r, [](const Output&) {});
+  e.run_until_idle();
+  EXPECT_EQ(e.stats().constraints_compiled, n + 1);
 }
 
 // Log-probabilities under a constraint are the model's distribution over the allowed tokens: the
