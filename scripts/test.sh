@@ -2,7 +2,15 @@
 # Builds brisk and runs every test twice: the Release build (warnings as errors), then a build with
 # AddressSanitizer and UndefinedBehaviorSanitizer; then the Arm cross build's unit tests under
 # qemu-user. Tests read ../shared beside the checkout.
+#   scripts/test.sh            everything (what CI runs)
+#   scripts/test.sh --quick    the checks, the Release build and its tests alone
 set -euo pipefail
+QUICK=0
+case "${1:-}" in
+  --quick) QUICK=1 ;;
+  "") ;;
+  *) echo "usage: $0 [--quick]" >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/.."
 [ -d ../shared/models/stories260K ] || { echo "error: ../shared (models and fixtures) is missing beside the checkout" >&2; exit 1; }
 JOBS=$(nproc)
@@ -19,6 +27,7 @@ phase "Release build"
 ./scripts/build.sh
 phase "Release tests"
 (cd build && ctest -j"$JOBS" --output-on-failure --timeout 600)
+if [ "$QUICK" = 1 ]; then phase "done (quick: no sanitizer or Arm run)"; exit 0; fi
 phase "sanitizer build"
 # Line tables only (-g1): reports keep file:line without the variable tracking of full debug info,
 # which is slow to compile for the template-heavy kernel sources. -O1, as the sanitizers' own docs
