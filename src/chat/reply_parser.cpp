@@ -123,7 +123,7 @@ Decided first_key_is(std::string_view s, size_t q, bool partial,
   if (q >= s.size()) return partial ? Decided::Undecided : Decided::Content;
   if (s[q] != '{') return Decided::Content;
   const size_t k = skip_ws(s, q + 1);
-  const JsonEnd e = json_value_end(s, k);
+  const JsonEnd e = json_value_end(s, k, kMaxReplyNesting);
   if (k >= s.size() || e.state == Span::Incomplete)
     return partial ? Decided::Undecided : Decided::Content;
   if (e.state != Span::Complete || s[k] != '"') return Decided::Content;

@@ -128,7 +128,8 @@ int32_t Builder::args(size_t i) {
 std::vector<size_t> Builder::allowed() const {
   std::vector<size_t> out;
   for (size_t i = 0; i < tools_.size(); ++i)
-    if (choice_.mode != "function" || tools_[i]["function"]["name"] == choice_.function)
+    if (choice_.mode != ToolChoice::Mode::Function ||
+        tools_[i]["function"]["name"] == choice_.function)
       out.push_back(i);
   return out;
 }
@@ -296,7 +297,7 @@ Grammar Builder::build(bool in_reasoning) {
   const auto [trigger, rest] = section();
   const int32_t end_ws = ws(8);
   int32_t body;
-  if (choice_.mode != "auto") {
+  if (choice_.mode != ToolChoice::Mode::Auto) {
     // Required: calls only (per-call sections repeat when parallel calls are allowed).
     const bool per_call = rf_.tools == ToolFamily::Hermes || rf_.tools == ToolFamily::Qwen3Coder ||
                           rf_.tools == ToolFamily::MistralV11;
@@ -350,15 +351,30 @@ Grammar Builder::build(bool in_reasoning) {
 
 }  // namespace
 
+const char* ToolChoice::name(Mode m) {
+  switch (m) {
+    case Mode::None:
+      return "none";
+    case Mode::Auto:
+      return "auto";
+    case Mode::Required:
+      return "required";
+    case Mode::Function:
+      return "function";
+  }
+  return "auto";
+}
+
 std::optional<grammar::Constraint> tool_constraint(const ReplyFormat& rf, bool in_reasoning,
                                                    const json& tools, const ToolChoice& choice) {
-  if (rf.tools == ToolFamily::None || choice.mode == "none" || tools.empty()) return std::nullopt;
+  if (rf.tools == ToolFamily::None || choice.mode == ToolChoice::Mode::None || tools.empty())
+    return std::nullopt;
   grammar::Constraint c;
   c.kind = grammar::Constraint::Kind::Built;
   // Everything the grammar depends on, as its key; it is built when compiled.
   c.text = fmt::format("tools {} {} {} {} {} {}\n", tool_family_name(rf.tools),
-                       reasoning_family_name(rf.reasoning), in_reasoning, choice.mode,
-                       choice.parallel, quoted(choice.function)) +
+                       reasoning_family_name(rf.reasoning), in_reasoning,
+                       ToolChoice::name(choice.mode), choice.parallel, quoted(choice.function)) +
            tools.dump();
   c.builder = [rf, in_reasoning, tools, choice] {
     Builder b(rf, tools, choice);

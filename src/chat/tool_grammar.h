@@ -14,10 +14,13 @@
 
 namespace brisk {
 
+// OpenAI's tool_choice and parallel_tool_calls, as the server and the command line take them.
 struct ToolChoice {
-  std::string mode = "auto";  // auto, required, or function (then `function` names it)
-  std::string function;
+  enum class Mode { None, Auto, Required, Function };
+  Mode mode = Mode::Auto;
+  std::string function;  // Mode::Function: the function's name
   bool parallel = true;
+  static const char* name(Mode m);  // none, auto, required, function
 };
 
 // tools: OpenAI's list, checked. A function whose schema cannot be enforced takes any JSON

@@ -8,7 +8,6 @@ namespace brisk::tool_layouts {
 namespace {
 
 using json = nlohmann::ordered_json;
-constexpr size_t kMaxNesting = 256;
 
 bool is_ws(char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t';
@@ -65,56 +64,6 @@ size_t skip_ws(std::string_view s, size_t pos) {
 bool may_become(std::string_view s, size_t pos, std::string_view m) {
   const std::string_view rest = s.substr(std::min(pos, s.size()));
   return rest.size() < m.size() && m.starts_with(rest);
-}
-
-JsonEnd json_value_end(std::string_view s, size_t pos) {
-  if (pos >= s.size()) return {Span::Incomplete, pos};
-  const char c = s[pos];
-  if (c == '"') {
-    for (size_t i = pos + 1; i < s.size(); ++i) {
-      if (s[i] == '\\') {
-        ++i;
-      } else if (s[i] == '"') {
-        return {Span::Complete, i + 1};
-      } else if (static_cast<unsigned char>(s[i]) < 0x20) {
-        return {Span::Invalid, i};
-      }
-    }
-    return {Span::Incomplete, s.size()};
-  }
-  if (c == '{' || c == '[') {
-    std::string closers;
-    bool in_str = false, esc = false;
-    for (size_t i = pos; i < s.size(); ++i) {
-      const char d = s[i];
-      if (in_str) {
-        if (esc)
-          esc = false;
-        else if (d == '\\')
-          esc = true;
-        else if (d == '"')
-          in_str = false;
-        continue;
-      }
-      if (d == '"') {
-        in_str = true;
-      } else if (d == '{' || d == '[') {
-        if (closers.size() >= kMaxNesting) return {Span::Invalid, i};
-        closers.push_back(d == '{' ? '}' : ']');
-      } else if (d == '}' || d == ']') {
-        if (closers.empty() || closers.back() != d) return {Span::Invalid, i};
-        closers.pop_back();
-        if (closers.empty()) return {Span::Complete, i + 1};
-      }
-    }
-    return {Span::Incomplete, s.size()};
-  }
-  size_t i = pos;
-  while (i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '.' ||
-                          s[i] == '+' || s[i] == '-'))
-    ++i;
-  if (i == pos) return {Span::Invalid, pos};
-  return {i == s.size() ? Span::Incomplete : Span::Complete, i};
 }
 
 size_t marker_tail(std::string_view s, const std::vector<std::string>& markers) {
@@ -174,7 +123,7 @@ void read_harmony(std::string_view s, bool partial, bool calls, Reply& out) {
       // The arguments are the JSON value (which may hold a marker's text); the call's end
       // (<|call|>) ends generation, so a whole reply closes it.
       const size_t a = skip_ws(s, body);
-      const JsonEnd v = json_value_end(s, a);
+      const JsonEnd v = json_value_end(s, a, kMaxReplyNesting);
       const bool whole = v.state == Span::Complete || (!partial && v.state == Span::Incomplete);
       out.calls.push_back({to.substr(10), std::string(s.substr(body, v.end - body)), whole});
       if (v.state != Span::Complete) return;
@@ -234,14 +183,14 @@ Section read_call_object(std::string_view s, size_t pos, bool partial, const Cal
       ++i;
       continue;
     }
-    const JsonEnd k = json_value_end(s, i);
+    const JsonEnd k = json_value_end(s, i, kMaxReplyNesting);
     if (k.state != Span::Complete || s[i] != '"') break;
     const std::string key = decode_string(s.substr(i, k.end - i));
     i = skip_ws(s, k.end);
     if (i >= s.size() || s[i] != ':') break;
     i = skip_ws(s, i + 1);
     if (i >= s.size()) break;
-    JsonEnd v = json_value_end(s, i);
+    JsonEnd v = json_value_end(s, i, kMaxReplyNesting);
     // A scalar at the very end is whole once nothing more can come.
     if (v.state == Span::Incomplete && !partial && s[i] != '"' && s[i] != '{' && s[i] != '[')
       v.state = Span::Complete;
@@ -282,7 +231,7 @@ Section read_name_args(std::string_view s, size_t pos, bool partial,
   std::string name(s.substr(pos, a - pos));
   while (!name.empty() && is_ws(name.back())) name.pop_back();
   const size_t start = skip_ws(s, a + kArgs.size());
-  JsonEnd v = json_value_end(s, start);
+  JsonEnd v = json_value_end(s, start, kMaxReplyNesting);
   if (v.state == Span::Incomplete && !partial && start < s.size() && s[start] != '{' &&
       s[start] != '[')
     v.state = Span::Complete;
@@ -561,7 +510,7 @@ Section read_deepseek(std::string_view s, size_t pos, bool partial,
         return {i, false};
     }
     a = skip_ws(s, a);
-    const JsonEnd v = json_value_end(s, a);
+    const JsonEnd v = json_value_end(s, a, kMaxReplyNesting);
     out.push_back({name, std::string(s.substr(a, v.end - a)), false});
     if (v.state != Span::Complete) return {i, false};
     size_t e = skip_ws(s, v.end);

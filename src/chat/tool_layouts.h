@@ -10,16 +10,13 @@
 #include <vector>
 
 #include "chat/reply_parser.h"
+#include "core/json_scan.h"
 
 namespace brisk::tool_layouts {
 
-enum class Span { Complete, Incomplete, Invalid };
-struct JsonEnd {
-  Span state;
-  size_t end;  // past the value; where the text ran out or broke otherwise
-};
-// Where the JSON value at pos ends (its structure only: brackets, strings, scalars).
-JsonEnd json_value_end(std::string_view s, size_t pos);
+using Span = JsonSpan;
+// How deep a reply's JSON may nest before its value counts as broken (core/json_scan.h).
+inline constexpr size_t kMaxReplyNesting = 256;
 size_t skip_ws(std::string_view s, size_t pos);
 // Whether the text from pos could still grow into `m` (it is a proper prefix of it).
 bool may_become(std::string_view s, size_t pos, std::string_view m);

@@ -231,13 +231,15 @@ std::optional<grammar::Constraint> Options::tool_call_constraint(
   ReplyFormat rf = detect_reply_format(template_source);
   if (c.tool_parser != "auto") rf.tools = *tool_family_named(c.tool_parser);
   ToolChoice choice;
-  if (c.tool_choice != "auto" && c.tool_choice != "required") {
-    choice.mode = "function";
-    choice.function = c.tool_choice;
+  if (c.tool_choice == "auto") {
+    choice.mode = ToolChoice::Mode::Auto;
+  } else if (c.tool_choice == "required") {
+    choice.mode = ToolChoice::Mode::Required;
   } else {
-    choice.mode = c.tool_choice;
+    choice.mode = ToolChoice::Mode::Function;
+    choice.function = c.tool_choice;
   }
-  bool named = choice.mode != "function";
+  bool named = choice.mode != ToolChoice::Mode::Function;
   for (size_t i = 0; i < tools.size(); ++i) {
     const auto& t = tools[i];
     if (!t.is_object() || !t.contains("function") || !t["function"].is_object() ||

@@ -8,6 +8,7 @@
 #include "chat/tool_grammar.h"
 #include "chat/tool_prompt.h"
 #include "core/error.h"
+#include "core/json_scan.h"
 #include "server/constraint_fields.h"
 #include "server/tools.h"
 
@@ -24,7 +25,7 @@ bool present(const json& body, const char* key) {
 
 namespace {
 
-constexpr int kMaxJsonDepth = 64;
+constexpr size_t kMaxJsonDepth = 64;
 constexpr int kMaxStops = 16;
 constexpr size_t kMaxPrompts = 256;
 
@@ -227,29 +228,11 @@ std::string dump(const json& value) {
 }
 
 json parse_body(const std::string& body) {
-  // Nesting depth outside strings, before the recursive parser sees it.
-  int depth = 0;
-  bool in_str = false, esc = false;
-  for (char c : body) {
-    if (in_str) {
-      if (esc)
-        esc = false;
-      else if (c == '\\')
-        esc = true;
-      else if (c == '"')
-        in_str = false;
-      continue;
-    }
-    if (c == '"') {
-      in_str = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxJsonDepth)
-        throw ApiError(400,
-                       fmt::format("the JSON body is nested deeper than {} levels", kMaxJsonDepth));
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
+  // The nesting, before the recursive parser sees it; other faults are the parser's to name.
+  const size_t start = body.find_first_not_of(" \t\r\n");
+  if (start != std::string::npos && json_value_end(body, start, kMaxJsonDepth).too_deep)
+    throw ApiError(400,
+                   fmt::format("the JSON body is nested deeper than {} levels", kMaxJsonDepth));
   json value;
   try {
     value = json::parse(body);
@@ -313,8 +296,8 @@ ApiRequest parse_completion_request(const json& body, const PromptFormat& pf,
   return request;
 }
 
-std::string render_messages(const json& body, const PromptFormat& pf, bool add_generation_prompt,
-                            ToolFamily family) {
+std::string render_messages(const json& body, const ChatTools& tools, const PromptFormat& pf,
+                            bool add_generation_prompt, ToolFamily family) {
   const json& messages = body.at("messages");
   if (!messages.is_array() || messages.empty())
     bad_param("messages", "'messages' must be a non-empty list");
@@ -324,7 +307,6 @@ std::string render_messages(const json& body, const PromptFormat& pf, bool add_g
       bad_param("chat_template_kwargs", "'chat_template_kwargs' must be an object");
     extra = body.at("chat_template_kwargs");
   }
-  const ChatTools tools = parse_tools(body);
   const ChatTemplate& tmpl = pf.chat_template();
   // A template without tools (the generic layout) has them described in the prompt.
   const bool describe = tools.active() && family == ToolFamily::GenericJson;
@@ -346,22 +328,22 @@ ApiRequest parse_chat_request(const json& body, const PromptFormat& pf, int64_t 
   request.api = Api::Chat;
   parse_common(body, request, pf.tokenizer());
   if (!present(body, "messages")) bad_param("messages", "'messages' is required");
-  const std::string rendered =
-      render_messages(body, pf, get_bool(body, "add_generation_prompt", true), rf.tools);
-  request.prompts.push_back(pf.encode_chat(rendered));
   const ChatTools tools = parse_tools(body);
+  const std::string rendered =
+      render_messages(body, tools, pf, get_bool(body, "add_generation_prompt", true), rf.tools);
+  request.prompts.push_back(pf.encode_chat(rendered));
+  const bool in_reasoning = ReplyParser::opens_reasoning(rendered, rf.reasoning);
   if (tools.active()) {
     request.tool_family = rf.tools;
     request.tools = tools.tools;
     request.legacy_functions = tools.legacy;
-    if (request.base.constraint && tools.choice != "auto")
-      bad_param("tool_choice", fmt::format("'tool_choice' {} cannot be combined with '{}'",
-                                           tools.choice, request.constraint_param));
+    if (request.base.constraint && tools.choice.mode != ToolChoice::Mode::Auto)
+      bad_param("tool_choice",
+                fmt::format("'tool_choice' {} cannot be combined with '{}'",
+                            ToolChoice::name(tools.choice.mode), request.constraint_param));
     if (!request.base.constraint) {
       try {
-        request.base.constraint =
-            tool_constraint(rf, ReplyParser::opens_reasoning(rendered, rf.reasoning), tools.tools,
-                            {tools.choice, tools.function, tools.parallel});
+        request.base.constraint = tool_constraint(rf, in_reasoning, tools.tools, tools.choice);
       } catch (const Error& e) {
         bad_param("tools", e.what());
       }
@@ -369,7 +351,7 @@ ApiRequest parse_chat_request(const json& body, const PromptFormat& pf, int64_t 
     }
   }
   request.reasoning = rf.reasoning;
-  request.in_reasoning = ReplyParser::opens_reasoning(rendered, rf.reasoning);
+  request.in_reasoning = in_reasoning;
   // A call's markers may be special tokens: their text is kept where a parser reads the reply.
   request.base.skip_special_tokens = get_bool(
       body, "skip_special_tokens",

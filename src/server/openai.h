@@ -69,8 +69,9 @@ ApiRequest parse_chat_request(const json& body, const PromptFormat& fmt, int64_t
 // chat_template_kwargs) rendered; a 400 naming 'messages' when they are malformed or the template
 // fails on them. Tools reach a template that has no place for them (ToolFamily::GenericJson)
 // described in the system message.
-std::string render_messages(const json& body, const PromptFormat& pf, bool add_generation_prompt,
-                            ToolFamily family);
+struct ChatTools;  // server/tools.h: the body's tools, parsed once by the caller
+std::string render_messages(const json& body, const ChatTools& tools, const PromptFormat& pf,
+                            bool add_generation_prompt, ToolFamily family);
 
 // Serializes for the wire: invalid UTF-8 (a token's partial character) becomes U+FFFD instead of
 // an exception.

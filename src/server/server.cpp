@@ -579,8 +579,8 @@ void Server::tokenize(const std::shared_ptr<Exchange>& ex) {
     const auto gen = b.find("add_generation_prompt");
     if (gen != b.end() && !gen->is_boolean())
       throw ApiError(400, "'add_generation_prompt' must be true or false", "add_generation_prompt");
-    ids = fmt_.encode_chat(
-        render_messages(b, fmt_, gen == b.end() || gen->get<bool>(), reply_format_.tools));
+    ids = fmt_.encode_chat(render_messages(
+        b, parse_tools(b), fmt_, gen == b.end() || gen->get<bool>(), reply_format_.tools));
   } else {
     if (!b.contains("prompt") || !b.at("prompt").is_string())
       throw ApiError(400, "'prompt' (a string) or 'messages' is required", "prompt");

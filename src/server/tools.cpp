@@ -70,33 +70,40 @@ ChatTools parse_tools(const json& body) {
   if (present(b, "tool_choice")) {
     const json& tc = b.at("tool_choice");
     const char* what = "'tool_choice' must be none, auto, required or a named function";
+    using Mode = ToolChoice::Mode;
     if (tc.is_string()) {
-      t.choice = tc.get<std::string>();
-      if (t.choice != "none" && t.choice != "auto" && t.choice != "required")
+      const std::string mode = tc.get<std::string>();
+      if (mode == "none")
+        t.choice.mode = Mode::None;
+      else if (mode == "auto")
+        t.choice.mode = Mode::Auto;
+      else if (mode == "required")
+        t.choice.mode = Mode::Required;
+      else
         bad_param("tool_choice", what);
     } else if (tc.is_object() && tc.value("type", "") == "function" && tc.contains("function") &&
                tc["function"].is_object() && tc["function"].contains("name") &&
                tc["function"]["name"].is_string()) {
-      t.choice = "function";
-      t.function = tc["function"]["name"].get<std::string>();
+      t.choice.mode = Mode::Function;
+      t.choice.function = tc["function"]["name"].get<std::string>();
       bool found = false;
-      for (const json& x : t.tools) found |= x["function"]["name"] == t.function;
+      for (const json& x : t.tools) found |= x["function"]["name"] == t.choice.function;
       if (!found)
-        bad_param("tool_choice",
-                  fmt::format("tool_choice names '{}', which is not among the tools", t.function));
+        bad_param("tool_choice", fmt::format("tool_choice names '{}', which is not among the tools",
+                                             t.choice.function));
     } else {
       bad_param("tool_choice", what);
     }
-    if (t.choice != "none" && t.choice != "auto" && t.tools.empty())
+    if ((t.choice.mode == Mode::Required || t.choice.mode == Mode::Function) && t.tools.empty())
       bad_param("tool_choice", "'tool_choice' asks for a call but no 'tools' were given");
   }
   if (present(b, "parallel_tool_calls")) {
     if (!b.at("parallel_tool_calls").is_boolean())
       bad_param("parallel_tool_calls", "'parallel_tool_calls' must be true or false");
-    t.parallel = b.at("parallel_tool_calls").get<bool>();
+    t.choice.parallel = b.at("parallel_tool_calls").get<bool>();
   }
   // A named function is called once; the legacy fields knew one call per reply.
-  if (t.choice == "function" || t.legacy) t.parallel = false;
+  if (t.choice.mode == ToolChoice::Mode::Function || t.legacy) t.choice.parallel = false;
   return t;
 }
 

@@ -4,20 +4,19 @@
 
 #include <string>
 
+#include "chat/tool_grammar.h"
 #include "server/openai.h"
 
 namespace brisk::server {
 
 struct ChatTools {
-  json tools = json::array();   // as the client sent them (checked), in its key order
-  std::string choice = "auto";  // none, auto, required, or function (then `function` names it)
-  std::string function;
-  bool parallel = true;
+  json tools = json::array();  // as the client sent them (checked), in its key order
+  ToolChoice choice;           // tool_choice and parallel_tool_calls
   // The request used the legacy `functions` / `function_call` fields, mapped to tools and
   // tool_choice: the reply is given back in their shape (message.function_call).
   bool legacy = false;
   // Whether calls may come: tools were given and tool_choice is not none.
-  bool active() const { return !tools.empty() && choice != "none"; }
+  bool active() const { return !tools.empty() && choice.mode != ToolChoice::Mode::None; }
 };
 
 // Throws ApiError 400 naming the field: tools[i].function.name missing, a tool_choice naming a

@@ -144,10 +144,11 @@ TEST(ToolGrammar, EveryFamilyRoundTripsItsCalls) {
       ToolFamily::Pythonic,     ToolFamily::MistralV3,  ToolFamily::MistralV11,
       ToolFamily::DeepSeekV3,   ToolFamily::Granite,    ToolFamily::CommandR7B,
       ToolFamily::FireFunction, ToolFamily::GptOss,     ToolFamily::GenericJson};
-  const std::vector<ToolChoice> choices = {{"required", "", true},
-                                           {"required", "", false},
-                                           {"function", "get_time", true},
-                                           {"auto", "", true}};
+  using Mode = ToolChoice::Mode;
+  const std::vector<ToolChoice> choices = {{Mode::Required, "", true},
+                                           {Mode::Required, "", false},
+                                           {Mode::Function, "get_time", true},
+                                           {Mode::Auto, "", true}};
   int calls = 0;
   for (ToolFamily f : families)
     for (const ToolChoice& choice : choices)
@@ -162,12 +163,13 @@ TEST(ToolGrammar, EveryFamilyRoundTripsItsCalls) {
         const ReplyParser parser(rf.tools, rf.reasoning, false, kTools);
         for (uint32_t seed = 0; seed < 32; ++seed) {
           const auto text = generate(cg, seed);
-          const std::string what = std::string(tool_family_name(f)) + " " + choice.mode +
+          const std::string what = std::string(tool_family_name(f)) + " " +
+                                   ToolChoice::name(choice.mode) +
                                    (choice.parallel ? "" : " single") + " seed " +
                                    std::to_string(seed) + ": " + text.value_or("(no end)");
           ASSERT_TRUE(text.has_value()) << what;
           const Reply r = parser.parse(*text, false);
-          if (choice.mode != "auto") {
+          if (choice.mode != Mode::Auto) {
             ASSERT_FALSE(r.calls.empty()) << what;
           }
           if (!choice.parallel) {
@@ -175,7 +177,7 @@ TEST(ToolGrammar, EveryFamilyRoundTripsItsCalls) {
           }
           for (const ToolCallText& call : r.calls) {
             EXPECT_TRUE(call.complete) << what;
-            if (choice.mode == "function") {
+            if (choice.mode == Mode::Function) {
               EXPECT_EQ(call.name, "get_time") << what;
             }
             check_args(call, what);
