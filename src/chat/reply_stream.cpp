@@ -24,6 +24,20 @@ ReplyDelta ReplyStream::finish() {
   return advance(parser_.parse(text_, false));
 }
 
+ReplyDelta ReplyStream::push_last(std::string_view more) {
+  ReplyDelta d = push(more);
+  ReplyDelta rest = finish();
+  d.reasoning += rest.reasoning;
+  d.content += rest.content;
+  for (auto& c : rest.calls) {
+    if (!c.first && !d.calls.empty() && d.calls.back().index == c.index)
+      d.calls.back().arguments += c.arguments;
+    else
+      d.calls.push_back(std::move(c));
+  }
+  return d;
+}
+
 ReplyDelta ReplyStream::advance(const Reply& now) {
   ReplyDelta d;
   d.reasoning = extend(sent_.reasoning, now.reasoning);

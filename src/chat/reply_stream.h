@@ -28,6 +28,8 @@ class ReplyStream {
   explicit ReplyStream(ReplyParser p) : parser_(std::move(p)) {}
   ReplyDelta push(std::string_view more);
   ReplyDelta finish();  // the text is whole
+  // The last piece: push(more) and finish() as one delta (a call's arguments in one part).
+  ReplyDelta push_last(std::string_view more);
   const Reply& sent() const { return sent_; }
   const std::string& text() const { return text_; }
 

@@ -53,13 +53,24 @@ class Server {
   struct Job;  // one API request in flight
 
  private:
+  struct Route;
+  static const Route* find_route(const std::string& path);
   void handle(std::shared_ptr<Exchange> ex);
   void route(const std::shared_ptr<Exchange>& ex);
+  // The routes' handlers (target: the path without its query).
+  void health(const std::shared_ptr<Exchange>& ex, const std::string& target);
+  void version(const std::shared_ptr<Exchange>& ex, const std::string& target);
+  void metrics(const std::shared_ptr<Exchange>& ex, const std::string& target);
+  void props(const std::shared_ptr<Exchange>& ex, const std::string& target);
+  void models(const std::shared_ptr<Exchange>& ex, const std::string& target);
+  void model(const std::shared_ptr<Exchange>& ex, const std::string& target);
+  void completions(const std::shared_ptr<Exchange>& ex, const std::string& target);
+  void chat_completions(const std::shared_ptr<Exchange>& ex, const std::string& target);
+  void tokenize(const std::shared_ptr<Exchange>& ex, const std::string& target);
+  void detokenize(const std::shared_ptr<Exchange>& ex, const std::string& target);
   void generate(const std::shared_ptr<Exchange>& ex, bool chat);
   void compile_then_start(const std::shared_ptr<Exchange>& ex, ApiRequest request);
   void start_job(const std::shared_ptr<Exchange>& ex, ApiRequest request);
-  void tokenize(const std::shared_ptr<Exchange>& ex);
-  void detokenize(const std::shared_ptr<Exchange>& ex);
   void engine_loop();
   void begin_shutdown();
   void maybe_finish_shutdown();
