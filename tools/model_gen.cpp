@@ -5,9 +5,9 @@
 #include <map>
 
 #include "core/error.h"
-#include "quant/quant.h"
 #include "formats/gguf.h"
 #include "formats/rope_factors.h"
+#include "quant/quant.h"
 
 namespace brisk::tools {
 namespace {

@@ -5,10 +5,10 @@
 
 #include "core/error.h"
 #include "core/progress.h"
-#include "quant/quant.h"
 #include "kv/kv_cache.h"
 #include "model/forward.h"
 #include "ops/matmul.h"
+#include "quant/quant.h"
 
 namespace brisk {
 namespace {

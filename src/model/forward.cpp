@@ -5,12 +5,12 @@
 #include <numeric>
 
 #include "core/error.h"
-#include "quant/quant.h"
 #include "model/follower.h"
 #include "ops/activation.h"
 #include "ops/matmul.h"
 #include "ops/norm.h"
 #include "ops/rope.h"
+#include "quant/quant.h"
 
 namespace brisk {
 

@@ -4,8 +4,8 @@
 
 #include "core/error.h"
 #include "core/progress.h"
-#include "quant/quant.h"
 #include "formats/gguf.h"
+#include "quant/quant.h"
 
 namespace brisk {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "quant/quant.h"
 #include "ops/ref/ref_ops.h"
+#include "quant/quant.h"
 
 namespace brisk {
 

@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "core/error.h"
-#include "quant/quant.h"
 #include "ops/matmul_q8.h"
+#include "quant/quant.h"
 
 namespace brisk {
 

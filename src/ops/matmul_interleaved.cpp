@@ -17,13 +17,13 @@
 #include <cmath>
 #include <cstring>
 
-#include "quant/quant.h"
-#include "quant/quant_iq4.h"
 #include "ops/cpu.h"
 #include "ops/isa_target.h"
 #include "ops/matmul_q8.h"
 #include "ops/matmul_tile.h"
 #include "ops/repack.h"
+#include "quant/quant.h"
+#include "quant/quant_iq4.h"
 
 namespace brisk::matmul_detail {
 namespace {

@@ -9,14 +9,14 @@
 #include <cstring>
 #include <vector>
 
-#include "quant/quant.h"
-#include "quant/quant_iq.h"
-#include "quant/quant_iq4.h"
 #include "ops/cpu.h"
 #include "ops/isa_target.h"
 #include "ops/matmul.h"
 #include "ops/matmul_q8.h"
 #include "ops/matmul_tile.h"
+#include "quant/quant.h"
+#include "quant/quant_iq.h"
+#include "quant/quant_iq4.h"
 
 namespace brisk::matmul_detail {
 namespace {

@@ -5,9 +5,9 @@
 #include <type_traits>
 
 #include "core/error.h"
+#include "ops/cpu.h"
 #include "quant/quant.h"
 #include "quant/quant_iq4.h"
-#include "ops/cpu.h"
 
 namespace brisk {
 

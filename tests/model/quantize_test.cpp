@@ -4,12 +4,12 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
-#include "quant/quant.h"
 #include "formats/loader.h"
 #include "model/awq.h"
 #include "model/imatrix.h"
 #include "model/perplexity.h"
 #include "model/quantize.h"
+#include "quant/quant.h"
 #include "support/test_util.h"
 
 namespace brisk {

@@ -9,11 +9,11 @@
 #include <limits>
 
 #include "core/error.h"
-#include "quant/quant.h"
 #include "ops/matmul.h"
 #include "ops/matmul_q8.h"
 #include "ops/ref/ref_ops.h"
 #include "ops/repack.h"
+#include "quant/quant.h"
 #include "support/test_util.h"
 
 namespace brisk {

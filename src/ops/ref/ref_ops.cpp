@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "quant/quant.h"
 #include "ops/matmul.h"
 #include "ops/repack.h"
+#include "quant/quant.h"
 
 namespace brisk::ref {
 
