@@ -46,13 +46,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (ec || !parser.is_done()) return 0;
   const auto& req = parser.get();
   const std::string target(req.target());
+  const brisk::RequestBounds bounds{static_cast<int64_t>(f.fmt->tokenizer().vocab().size()), 2048};
   try {
     const json body = parse_body(req.body());
     if (target == "/v1/chat/completions")
-      (void)parse_chat_request(body, *f.fmt, 2048,
-                               {brisk::ToolFamily::Hermes, brisk::ReasoningFamily::ThinkTags});
+      (void)parse_chat_request(
+          body, *f.fmt, bounds,
+          {brisk::ToolFamily::named("hermes"), brisk::ReasoningFamily::ThinkTags});
     else
-      (void)parse_completion_request(body, *f.fmt, 2048);
+      (void)parse_completion_request(body, *f.fmt, bounds);
   } catch (const ApiError&) {
   }
   return 0;

@@ -32,17 +32,12 @@ Reply streamed(const ReplyParser& p, std::string_view text, size_t piece) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1 || size > 1024) return 0;  // streaming re-parses: quadratic in the length
-  const ToolFamily families[] = {
-      ToolFamily::None,       ToolFamily::Hermes,       ToolFamily::Qwen3Coder,
-      ToolFamily::Llama3Json, ToolFamily::Pythonic,     ToolFamily::MistralV3,
-      ToolFamily::MistralV11, ToolFamily::DeepSeekV3,   ToolFamily::Granite,
-      ToolFamily::CommandR7B, ToolFamily::FireFunction, ToolFamily::GptOss,
-      ToolFamily::GenericJson};
+  const std::vector<const ToolFamily*>& families = ToolFamily::all();  // "none" included
   const ReasoningFamily reasoning[] = {ReasoningFamily::None, ReasoningFamily::ThinkTags,
                                        ReasoningFamily::CommandR7B, ReasoningFamily::Harmony};
   const uint8_t pick = data[0];
-  constexpr size_t nf = std::size(families), nr = std::size(reasoning);
-  const ReplyParser p(families[pick % nf], reasoning[(pick / nf) % nr],
+  const size_t nf = families.size(), nr = std::size(reasoning);
+  const ReplyParser p({families[pick % nf], reasoning[(pick / nf) % nr]},
                       (pick / (nf * nr)) % 2 == 1);
   const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
   const Reply whole = p.parse(text, false);

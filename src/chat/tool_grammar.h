@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "chat/tool_syntax.h"
+#include "chat/tool_family.h"
 #include "grammar/constraint.h"
 
 namespace brisk {
@@ -26,7 +26,7 @@ struct ToolChoice {
 // tools: OpenAI's list, checked. A function whose schema cannot be enforced takes any JSON
 // object, unless it is strict (then the error names tools[i].function.parameters). nullopt: no
 // constraint (tool_choice none, or a family without tool calls).
-std::optional<grammar::Constraint> tool_constraint(const ReplyFormat& rf, bool in_reasoning,
+std::optional<grammar::Constraint> tool_constraint(const ReplyFormat& format, bool in_reasoning,
                                                    const nlohmann::ordered_json& tools,
                                                    const ToolChoice& choice);
 

@@ -106,17 +106,6 @@ json one_call_per_turn(const json& in) {
 
 }  // namespace
 
-std::string describe_tools(const json& tools) {
-  std::string text =
-      "You can call the following tools to answer the user. Each is a JSON Schema of its "
-      "arguments:\n";
-  for (const json& t : tools) text += t.dump() + "\n";
-  text +=
-      "\nReply with JSON only. To call tools: {\"tool_calls\": [{\"name\": \"tool_name\", "
-      "\"arguments\": {...}}]}. To answer directly: {\"response\": \"your answer\"}.";
-  return text;
-}
-
 json fit_tools_to_template(const json& messages, const TemplateCaps& caps,
                            const std::string& description) {
   json in = check_messages(messages);

@@ -1,8 +1,8 @@
 // A conversation with tools fitted to what its template can render (ChatTemplate::caps), as
 // llama.cpp does for templates written without tools: tools a template has no place for are
-// described in the system message (or the first user turn where it forbids one), past calls are
-// written as the JSON the model is asked to reply with, and tool results come back as user turns
-// where the template refuses the `tool` role.
+// described in the system message (ToolFamily::tool_instructions) (or the first user turn where it
+// forbids one), past calls are written as the JSON the model is asked to reply with, and tool
+// results come back as user turns where the template refuses the `tool` role.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -10,10 +10,6 @@
 #include "chat/chat_template.h"
 
 namespace brisk {
-
-// The description of tools and of the reply's JSON shapes ({"tool_calls": [...]} or
-// {"response": "..."}) for a template that has no place for tools.
-std::string describe_tools(const nlohmann::ordered_json& tools);
 
 // messages (checked: an InvalidMessages error names what is wrong) rewritten for caps;
 // description: text to add to the system message or, failing that, the first user turn ("" adds

@@ -87,9 +87,11 @@ int chat(ChatArgs& a) {
     Request req;
     try {
       req.prompt = fmt.encode_chat(fmt.render_chat(messages, true));
-      if (static_cast<int64_t>(req.prompt.size()) >= n_ctx)
-        fail("the conversation needs {} tokens, the context holds {}: /reset, or raise -c",
-             req.prompt.size(), n_ctx);
+      engine.check(req);  // the conversation still fits the context
+    } catch (const RequestError& e) {
+      messages.erase(messages.end() - 1);
+      std::fprintf(stderr, "error: %s (/reset starts over; -c sets the context size)\n", e.what());
+      continue;
     } catch (const Error& e) {
       messages.erase(messages.end() - 1);
       std::fprintf(stderr, "error: %s\n", e.what());

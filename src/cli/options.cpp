@@ -204,7 +204,7 @@ void add_constraint_options(CLI::App& app, ConstraintArgs& c) {
   app.add_option("--tool-choice", c.tool_choice,
                  "With --tools: auto (text, or calls once one starts), required (calls only), or "
                  "a function's name (calls of it only)");
-  std::vector<std::string> parsers = tool_family_names();
+  std::vector<std::string> parsers = ToolFamily::names();
   parsers.insert(parsers.begin(), "auto");
   app.add_option("--tool-call-parser", c.tool_parser,
                  "With --tools, the family whose call syntax is used: auto (from the chat "
@@ -229,7 +229,7 @@ std::optional<grammar::Constraint> Options::tool_call_constraint(
   if (!tools.is_array() || tools.empty())
     fail("--tools {}: must be a non-empty list of tools", c.tools);
   ReplyFormat rf = detect_reply_format(template_source);
-  if (c.tool_parser != "auto") rf.tools = *tool_family_named(c.tool_parser);
+  if (c.tool_parser != "auto") rf.tools = ToolFamily::named(c.tool_parser);
   ToolChoice choice;
   if (c.tool_choice == "auto") {
     choice.mode = ToolChoice::Mode::Auto;

@@ -46,15 +46,17 @@ int run(RunArgs& a) {
   const PromptFormat fmt(*model->tokenizer);
   Request req;
   req.prompt = fmt.encode_text(a.prompt, true);
-  if (req.prompt.empty())
-    fail("the prompt is empty and the model adds no BOS token: give a prompt with -p");
-  const auto n_prompt = static_cast<int64_t>(req.prompt.size());
-  if (n_prompt >= n_ctx)
-    fail("the prompt has {} tokens but the context size is {} (raise -c)", n_prompt, n_ctx);
+  try {
+    engine.check(req);  // the prompt is not empty and fits the context
+  } catch (const RequestError& e) {
+    fail("{} (-p gives the prompt, -c the context size)", e.what());
+  }
   req.sampling = a.opt.sampling;
   req.sampling.seed = a.opt.resolve_seed(a.verbose);
   req.ignore_eos = a.ignore_eos;
-  req.max_tokens = a.n_predict < 0 ? n_ctx - n_prompt : std::min(a.n_predict, n_ctx - n_prompt);
+  // -n: at most the room the context leaves (-1: until it is full).
+  const int64_t room = n_ctx - static_cast<int64_t>(req.prompt.size());
+  req.max_tokens = a.n_predict < 0 ? room : std::min(a.n_predict, room);
   req.constraint = constraint;
   req.compiled_constraint = compiled;
 

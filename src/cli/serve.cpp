@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "chat/tool_syntax.h"
+#include "chat/tool_family.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/options.h"
@@ -35,7 +35,7 @@ int serve(ServeArgs& a) {
   server::ServerConfig c = a.server;
   if (c.model_name.empty()) c.model_name = std::filesystem::path(m->file.path).stem().string();
   c.http.max_body_bytes = parse_size(a.max_body, "--max-body-size");
-  if (a.tool_parser != "auto") c.tool_parser = tool_family_named(a.tool_parser);
+  if (a.tool_parser != "auto") c.tool_parser = ToolFamily::named(a.tool_parser);
   if (a.reasoning_parser != "auto") c.reasoning_parser = reasoning_family_named(a.reasoning_parser);
   server::Server srv(engine, fmt, c);
   std::fprintf(stderr, "model: %s (%s), %d threads, kernels: %s, load %.0f ms%s\n",
@@ -45,7 +45,7 @@ int serve(ServeArgs& a) {
   if (fmt.uses_fallback_template())
     std::fprintf(stderr, "note: the model has no chat template; chat requests use ChatML\n");
   const ReplyFormat rf = srv.reply_format();
-  std::fprintf(stderr, "tool calls: %s, reasoning: %s\n", tool_family_name(rf.tools),
+  std::fprintf(stderr, "tool calls: %s, reasoning: %s\n", std::string(rf.tools->name()).c_str(),
                reasoning_family_name(rf.reasoning));
   std::fprintf(stderr, "listening on http://%s:%u (Ctrl-C or SIGTERM stops)\n", c.host.c_str(),
                static_cast<unsigned>(srv.port()));
@@ -88,7 +88,7 @@ void register_serve(CLI::App& app, Commands& c) {
       ->check(CLI::Range(0.001, 1e6));
   s->add_option("--max-connections", sc.http.max_connections, "Open connections at most")
       ->check(CLI::Range(1, 1 << 20));
-  std::vector<std::string> tools = tool_family_names();
+  std::vector<std::string> tools = ToolFamily::names();
   tools.insert(tools.begin(), "auto");
   s->add_option("--tool-call-parser", a->tool_parser,
                 "How tool calls are written and read back: auto (from the chat template), " +

@@ -73,33 +73,11 @@ Engine::Engine(const Model& m, ThreadPool& pool, const EngineConfig& c)
 Engine::~Engine() = default;
 
 RequestId Engine::submit(Request r, OutputFn fn) {
-  if (r.prompt.empty()) fail("the prompt is empty");
-  for (int32_t t : r.prompt)
-    if (t < 0 || t >= model_.hp.n_vocab)
-      fail("prompt token id {} is outside the vocabulary (0..{})", t, model_.hp.n_vocab - 1);
-  if (r.n < 1 || r.n > kMaxCompletions)
-    fail("n = {} completions: must be between 1 and {}", r.n, kMaxCompletions);
-  const int64_t len = static_cast<int64_t>(r.prompt.size());
-  if (len >= max_len_)
-    fail(
-        "the prompt has {} tokens but at most {} fit (the maximum model length leaves room for "
-        "one generated token)",
-        len, max_len_ - 1);
-  if (r.max_tokens == 0) fail("max_tokens must be at least 1");
-  if (r.max_tokens > 0 && len + r.max_tokens > max_len_)
-    fail("prompt ({} tokens) + max_tokens ({}) exceeds the maximum model length {}", len,
-         r.max_tokens, max_len_);
-  for (int32_t t : r.stop_token_ids)
-    if (t < 0 || t >= model_.hp.n_vocab) fail("stop token id {} is outside the vocabulary", t);
+  check(r);
   auto req = std::make_unique<Req>();
   req->id = next_id_++;
   req->request = std::move(r);
   req->fn = std::move(fn);
-  if (req->request.logprobs > kMaxLogprobs)
-    fail("logprobs = {}: at most {} alternatives", req->request.logprobs, kMaxLogprobs);
-  if (req->request.proposer && *req->request.proposer != SpecMethod::None &&
-      *req->request.proposer != SpecMethod::Ngram && *req->request.proposer != config_.spec.method)
-    fail("the request asks for a proposer (draft model or layer skip) this engine does not run");
   // A request may lower the engine's draft length or turn speculation off, not raise it.
   req->request.draft_max = req->request.draft_max < 0
                                ? config_.spec.draft_max
@@ -115,6 +93,15 @@ RequestId Engine::submit(Request r, OutputFn fn) {
   }
   inbox_cv_.notify_all();
   return id;
+}
+
+void Engine::check(const Request& r) const {
+  check_request(r, r.prompt, bounds());
+  if (r.proposer && *r.proposer != SpecMethod::None && *r.proposer != SpecMethod::Ngram &&
+      *r.proposer != config_.spec.method)
+    throw RequestError("speculative_decoding",
+                       "the request asks for a proposer (draft model or layer skip) this engine "
+                       "does not run");
 }
 
 std::shared_ptr<const grammar::CompiledGrammar> Engine::compile(const grammar::Constraint& c) {

@@ -78,8 +78,8 @@ class Engine {
   Engine(const Model& m, ThreadPool& pool, const EngineConfig& c);
   ~Engine();
 
-  // Queues a request; its callback runs on the step() thread. Throws an Error (and queues
-  // nothing) for a request that is malformed or could never fit in the KV pool.
+  // Queues a request; its callback runs on the step() thread. Throws (and queues nothing) for a
+  // request that breaks a limit (a RequestError, see check) or whose constraint does not compile.
   RequestId submit(Request r, OutputFn on_output);
   // Compiles a constraint (throws the Error submit would), or finds it among the most recently
   // used; a request that carries the result (Request::compiled_constraint) is not compiled
@@ -106,6 +106,10 @@ class Engine {
   uint64_t kv_bytes() const;  // both caches' with a draft model
   const KvGeometry* draft_kv_geometry() const { return draft_geom_ ? &*draft_geom_ : nullptr; }
   int64_t max_model_len() const { return max_len_; }
+  RequestBounds bounds() const { return {model_.hp.n_vocab, max_len_}; }
+  // What submit checks first (limits.h's check_request, and the proposer asked for): throws
+  // RequestError naming the field.
+  void check(const Request& r) const;
   const EngineConfig& config() const { return config_; }
   int threads() const { return pool_.size(); }
   const Model& model() const { return model_; }

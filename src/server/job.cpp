@@ -150,7 +150,7 @@ void Server::Job::stream_reply(int index, Choice& ch, const Output& o, const jso
   const bool last = o.finish != FinishReason::None;
   const ReplyDelta d = last ? ch.reply->push_last(o.text) : ch.reply->push(o.text);
   for (const auto& c : d.calls)
-    if (c.first) ch.call_ids.push_back(new_call_id(request.tool_family));
+    if (c.first) ch.call_ids.push_back(new_call_id(*request.reply_format.tools));
   if (gone) return;
   const bool aborted = o.finish == FinishReason::Abort;
   const char* fin =
@@ -208,7 +208,8 @@ void Server::Job::respond() {
     if (parsed()) {
       const Reply r = parser().parse(ch.text, false);
       std::vector<std::string> ids;
-      for (size_t k = 0; k < r.calls.size(); ++k) ids.push_back(new_call_id(request.tool_family));
+      for (size_t k = 0; k < r.calls.size(); ++k)
+        ids.push_back(new_call_id(*request.reply_format.tools));
       list.push_back(
           reply_choice(i, r, ids, lps, reply_finish_reason(ch.finish, !r.calls.empty())));
       if (request.legacy_functions) to_legacy_function_call(list.back());

@@ -53,11 +53,11 @@ struct Server::Job : std::enable_shared_from_this<Server::Job> {
   bool chat() const { return request.api == Api::Chat; }
   // Whether the chat reply is split into reasoning, content and tool calls.
   bool parsed() const {
-    return chat() &&
-           (request.tool_family != ToolFamily::None || request.reasoning != ReasoningFamily::None);
+    return chat() && (request.reply_format.tools->writes_calls() ||
+                      request.reply_format.reasoning != ReasoningFamily::None);
   }
   ReplyParser parser() const {
-    return ReplyParser(request.tool_family, request.reasoning, request.in_reasoning, request.tools);
+    return ReplyParser(request.reply_format, request.in_reasoning, request.tools);
   }
   int n() const { return request.base.n; }
 

@@ -120,6 +120,10 @@ std::string Metrics::render(const std::string& model, const EngineStats& st) con
          st.blocks_cached);
   // Where a step's time goes; split over ranks (mpirun), the part spent gathering rows.
   metric("brisk:engine_steps", "counter", "Engine steps (batches) run.", st.steps);
+  metric("brisk:constraints_compiled", "counter",
+         "Output constraints (JSON schemas, grammars, tool sets) compiled; one found compiled is "
+         "not counted.",
+         st.constraints_compiled);
   metric("brisk:forward_seconds", "counter", "Seconds in the model's forward passes.",
          st.forward_seconds);
   metric("brisk:ranks", "gauge", "Ranks the model is split over (1: one process).", st.ranks);

@@ -90,15 +90,15 @@ std::string get_string(const json& body, const char* key, const std::string& def
   return body.at(key).get<std::string>();
 }
 
-std::vector<int32_t> token_list(const json& v, const char* param, int64_t n_vocab) {
+// Token ids as integers; their range is the engine's check (engine/limits.h).
+std::vector<int32_t> token_list(const json& v, const char* param) {
   std::vector<int32_t> ids;
   for (const json& t : v) {
     if (!t.is_number_integer())
       bad_param(param, fmt::format("'{}' must be text or a list of token ids", param));
     const int64_t id = t.get<int64_t>();
-    if (id < 0 || id >= n_vocab)
-      bad_param(param,
-                fmt::format("token id {} is outside the vocabulary (0 to {})", id, n_vocab - 1));
+    if (id < INT32_MIN || id > INT32_MAX)
+      bad_param(param, fmt::format("token id {} is outside the vocabulary", id));
     ids.push_back(static_cast<int32_t>(id));
   }
   return ids;
@@ -160,13 +160,13 @@ void parse_common(const json& body, ApiRequest& request, const Tokenizer& tok) {
   if (present(body, "stop_token_ids")) {
     if (!body.at("stop_token_ids").is_array())
       bad_param("stop_token_ids", "'stop_token_ids' must be a list");
-    r.stop_token_ids = token_list(body.at("stop_token_ids"), "stop_token_ids", tok.vocab().size());
+    r.stop_token_ids = token_list(body.at("stop_token_ids"), "stop_token_ids");
   }
-  r.n = static_cast<int>(get_int(body, "n", 1, 1, kMaxCompletions));
+  r.n = static_cast<int>(get_int(body, "n", 1, INT32_MIN, INT32_MAX));
   r.ignore_eos = get_bool(body, "ignore_eos", false);
   // Speculative decoding per request (when the server runs with --spec): 0 turns it off, a smaller
   // number shortens the drafts; the server's --draft-max is the ceiling.
-  r.draft_max = static_cast<int>(get_int(body, "num_speculative_tokens", -1, 0, kMaxDraftTokens));
+  r.draft_max = static_cast<int>(get_int(body, "num_speculative_tokens", -1, 0, INT32_MAX));
   if (auto c = parse_constraint(body)) {
     r.constraint = std::move(c->constraint);
     request.constraint_param = c->param;
@@ -182,29 +182,31 @@ void parse_common(const json& body, ApiRequest& request, const Tokenizer& tok) {
   }
 }
 
-// max_tokens (or max_completion_tokens): default `def` (-1: whatever room the context leaves).
-void parse_max_tokens(const json& body, ApiRequest& request, int64_t def, int64_t max_model_len) {
+// max_tokens (or max_completion_tokens), then every limit the engine holds each prompt to
+// (engine/limits.h), its errors naming the field as this API spells it. Left out, max_tokens is
+// `def` where the context has room for it, else the room left (-1: until the context is full).
+void parse_max_tokens_and_check(const json& body, ApiRequest& request, int64_t def,
+                                const RequestBounds& bounds) {
   const char* key = present(body, "max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
-  request.base.max_tokens = get_int(body, key, def, 1, max_model_len);
-  // Room left after the longest prompt; an explicit value that does not fit is the client's error.
+  request.base.max_tokens = get_int(body, key, def, 1, INT64_MAX);
   size_t longest = 0;
   for (const auto& p : request.prompts) longest = std::max(longest, p.size());
-  const int64_t room = max_model_len - static_cast<int64_t>(longest);
-  if (room < 1)
-    throw ApiError(400,
-                   fmt::format("This model's maximum context length is {} tokens. However, your "
-                               "prompt has {} tokens.",
-                               max_model_len, longest),
-                   request.api == Api::Chat ? "messages" : "prompt");
-  if (request.base.max_tokens < 0 || (!present(body, key) && request.base.max_tokens > room))
+  const int64_t room = bounds.max_model_len - static_cast<int64_t>(longest);
+  if (!present(body, key) && room >= 1 && request.base.max_tokens > room)
     request.base.max_tokens = room;
-  else if (request.base.max_tokens > room)
-    throw ApiError(400,
-                   fmt::format("This model's maximum context length is {} tokens. However, you "
-                               "requested {} tokens ({} in the prompt, {} for the completion).",
-                               max_model_len, longest + request.base.max_tokens, longest,
-                               request.base.max_tokens),
-                   key);
+  const bool chat = request.api == Api::Chat;
+  for (const auto& p : request.prompts) {
+    try {
+      check_request(request.base, p, bounds);
+    } catch (const RequestError& e) {
+      const std::string& f = e.field;
+      throw ApiError(400, e.what(),
+                     f == "max_tokens"         ? key
+                     : f == "prompt" && chat   ? "messages"
+                     : f == "logprobs" && chat ? "top_logprobs"
+                                               : f);
+    }
+  }
 }
 
 }  // namespace
@@ -244,30 +246,26 @@ json parse_body(const std::string& body) {
 }
 
 ApiRequest parse_completion_request(const json& body, const PromptFormat& pf,
-                                    int64_t max_model_len) {
+                                    const RequestBounds& bounds) {
   ApiRequest request;
   request.api = Api::Completions;
   const Tokenizer& tok = pf.tokenizer();
   parse_common(body, request, tok);
   if (!present(body, "prompt")) bad_param("prompt", "'prompt' is required");
   const json& p = body.at("prompt");
-  auto add_text = [&](const std::string& s) {
-    auto ids = pf.encode_text(s, true);
-    if (ids.empty()) bad_param("prompt", "the prompt is empty and the model adds no BOS token");
-    request.prompts.push_back(std::move(ids));
-  };
+  auto add_text = [&](const std::string& s) { request.prompts.push_back(pf.encode_text(s, true)); };
   if (p.is_string()) {
     add_text(p.get<std::string>());
   } else if (p.is_array() && !p.empty()) {
     if (p.size() > kMaxPrompts) bad_param("prompt", fmt::format("at most {} prompts", kMaxPrompts));
     if (p[0].is_number_integer()) {
-      request.prompts.push_back(token_list(p, "prompt", tok.vocab().size()));
+      request.prompts.push_back(token_list(p, "prompt"));
     } else {
       for (const json& x : p) {
         if (x.is_string())
           add_text(x.get<std::string>());
         else if (x.is_array() && !x.empty())
-          request.prompts.push_back(token_list(x, "prompt", tok.vocab().size()));
+          request.prompts.push_back(token_list(x, "prompt"));
         else
           bad_param(
               "prompt",
@@ -283,21 +281,21 @@ ApiRequest parse_completion_request(const json& body, const PromptFormat& pf,
   }
   request.echo = get_bool(body, "echo", false);
   if (present(body, "logprobs")) {
-    request.top_logprobs = static_cast<int>(get_int(body, "logprobs", 0, 0, kMaxLogprobs));
+    request.top_logprobs = static_cast<int>(get_int(body, "logprobs", 0, 0, INT32_MAX));
     request.base.logprobs = request.top_logprobs;
     if (request.echo)
       bad_param("echo",
                 "'echo' together with 'logprobs' (prompt log-probabilities) is not supported");
   }
-  if (present(body, "best_of") && get_int(body, "best_of", 1, 1, kMaxCompletions) != request.base.n)
+  if (present(body, "best_of") && get_int(body, "best_of", 1, 1, INT32_MAX) != request.base.n)
     bad_param("best_of", "'best_of' other than n is not supported");
   if (present(body, "suffix")) bad_param("suffix", "'suffix' is not supported");
-  parse_max_tokens(body, request, 16, max_model_len);
+  parse_max_tokens_and_check(body, request, 16, bounds);
   return request;
 }
 
 std::string render_messages(const json& body, const ChatTools& tools, const PromptFormat& pf,
-                            bool add_generation_prompt, ToolFamily family) {
+                            bool add_generation_prompt, const ToolFamily& family) {
   const json& messages = body.at("messages");
   if (!messages.is_array() || messages.empty())
     bad_param("messages", "'messages' must be a non-empty list");
@@ -309,12 +307,11 @@ std::string render_messages(const json& body, const ChatTools& tools, const Prom
   }
   const ChatTemplate& tmpl = pf.chat_template();
   // A template without tools (the generic layout) has them described in the prompt.
-  const bool describe = tools.active() && family == ToolFamily::GenericJson;
-  if (tools.active() && !describe) extra["tools"] = tools.tools;
+  const std::string instructions = tools.active() ? family.tool_instructions(tools.tools) : "";
+  if (tools.active() && instructions.empty()) extra["tools"] = tools.tools;
   try {
-    return pf.render_chat(
-        fit_tools_to_template(messages, tmpl.caps(), describe ? describe_tools(tools.tools) : ""),
-        add_generation_prompt, extra);
+    return pf.render_chat(fit_tools_to_template(messages, tmpl.caps(), instructions),
+                          add_generation_prompt, extra);
   } catch (const InvalidMessages& e) {
     bad_param("messages", e.what());
   } catch (const Error& e) {
@@ -322,7 +319,7 @@ std::string render_messages(const json& body, const ChatTools& tools, const Prom
   }
 }
 
-ApiRequest parse_chat_request(const json& body, const PromptFormat& pf, int64_t max_model_len,
+ApiRequest parse_chat_request(const json& body, const PromptFormat& pf, const RequestBounds& bounds,
                               const ReplyFormat& rf) {
   ApiRequest request;
   request.api = Api::Chat;
@@ -330,11 +327,11 @@ ApiRequest parse_chat_request(const json& body, const PromptFormat& pf, int64_t 
   if (!present(body, "messages")) bad_param("messages", "'messages' is required");
   const ChatTools tools = parse_tools(body);
   const std::string rendered =
-      render_messages(body, tools, pf, get_bool(body, "add_generation_prompt", true), rf.tools);
+      render_messages(body, tools, pf, get_bool(body, "add_generation_prompt", true), *rf.tools);
   request.prompts.push_back(pf.encode_chat(rendered));
-  const bool in_reasoning = ReplyParser::opens_reasoning(rendered, rf.reasoning);
+  const bool in_reasoning = prompt_opens_reasoning(rendered, rf.reasoning);
   if (tools.active()) {
-    request.tool_family = rf.tools;
+    request.reply_format.tools = rf.tools;
     request.tools = tools.tools;
     request.legacy_functions = tools.legacy;
     if (request.base.constraint && tools.choice.mode != ToolChoice::Mode::Auto)
@@ -350,19 +347,20 @@ ApiRequest parse_chat_request(const json& body, const PromptFormat& pf, int64_t 
       if (request.base.constraint) request.constraint_param = "tools";
     }
   }
-  request.reasoning = rf.reasoning;
+  request.reply_format.reasoning = rf.reasoning;
   request.in_reasoning = in_reasoning;
   // A call's markers may be special tokens: their text is kept where a parser reads the reply.
-  request.base.skip_special_tokens = get_bool(
-      body, "skip_special_tokens",
-      request.tool_family == ToolFamily::None && request.reasoning == ReasoningFamily::None);
+  request.base.skip_special_tokens =
+      get_bool(body, "skip_special_tokens",
+               !request.reply_format.tools->writes_calls() &&
+                   request.reply_format.reasoning == ReasoningFamily::None);
   if (get_bool(body, "logprobs", false)) {
-    request.top_logprobs = static_cast<int>(get_int(body, "top_logprobs", 0, 0, kMaxLogprobs));
+    request.top_logprobs = static_cast<int>(get_int(body, "top_logprobs", 0, 0, INT32_MAX));
     request.base.logprobs = request.top_logprobs;
   } else if (present(body, "top_logprobs")) {
     bad_param("top_logprobs", "'top_logprobs' needs 'logprobs' set to true");
   }
-  parse_max_tokens(body, request, -1, max_model_len);
+  parse_max_tokens_and_check(body, request, -1, bounds);
   return request;
 }
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "chat/prompt_format.h"
-#include "chat/tool_syntax.h"
+#include "chat/tool_family.h"
 #include "engine/engine.h"
 
 namespace brisk::server {
@@ -50,28 +50,27 @@ struct ApiRequest {
   bool stream = false, include_usage = false, echo = false;
   int top_logprobs = 0;          // alternatives per token when logprobs are on
   std::string constraint_param;  // the field base.constraint came from, for its errors
-  // Chat: how the reply is split into reasoning, content and tool calls (None, None: all content),
-  // and the tools it may call.
-  ToolFamily tool_family = ToolFamily::None;
-  ReasoningFamily reasoning = ReasoningFamily::None;
+  // Chat: how the reply is split into reasoning, content and tool calls (its tools family is
+  // "none" unless the request has tools), and the tools it may call.
+  ReplyFormat reply_format;
   bool in_reasoning = false;  // the prompt opened the reasoning block
   json tools = json::array();
   bool legacy_functions = false;  // calls go back as function_call (the request used `functions`)
 };
 
 ApiRequest parse_completion_request(const json& body, const PromptFormat& fmt,
-                                    int64_t max_model_len);
+                                    const RequestBounds& bounds);
 // rf: the layout of the server's model family (tool calls, reasoning).
-ApiRequest parse_chat_request(const json& body, const PromptFormat& fmt, int64_t max_model_len,
-                              const ReplyFormat& rf);
+ApiRequest parse_chat_request(const json& body, const PromptFormat& fmt,
+                              const RequestBounds& bounds, const ReplyFormat& rf);
 
 // A chat body's messages with its template variables (tools unless tool_choice is none,
 // chat_template_kwargs) rendered; a 400 naming 'messages' when they are malformed or the template
-// fails on them. Tools reach a template that has no place for them (ToolFamily::GenericJson)
-// described in the system message.
+// fails on them. Tools reach a template that has no place for them described in the system
+// message, as the family's tool_instructions write them.
 struct ChatTools;  // server/tools.h: the body's tools, parsed once by the caller
 std::string render_messages(const json& body, const ChatTools& tools, const PromptFormat& pf,
-                            bool add_generation_prompt, ToolFamily family);
+                            bool add_generation_prompt, const ToolFamily& family);
 
 // Serializes for the wire: invalid UTF-8 (a token's partial character) becomes U+FFFD instead of
 // an exception.

@@ -29,7 +29,7 @@ nlohmann::json props_body(const Engine& e, const std::string& model_name, const 
         {"n_vocab", m.hp.n_vocab},
         {"max_model_len", e.max_model_len()},
         {"chat_template", fallback_template ? "ChatML (the model has none)" : "the model's"},
-        {"tool_call_parser", tool_family_name(rf.tools)},
+        {"tool_call_parser", std::string(rf.tools->name())},
         {"reasoning_parser", reasoning_family_name(rf.reasoning)}}},
       {"engine",
        {{"max_seqs", c.max_seqs},

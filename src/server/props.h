@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "chat/tool_syntax.h"
+#include "chat/tool_family.h"
 #include "engine/engine.h"
 
 namespace brisk::server {

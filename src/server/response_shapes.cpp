@@ -117,13 +117,9 @@ json response_body(const ResponseHead& h, json choices, json u) {
               {"usage", std::move(u)}};
 }
 
-std::string new_call_id(ToolFamily f) {
+std::string new_call_id(const ToolFamily& f) {
   static std::mt19937_64 rng{std::random_device{}()};
-  static constexpr char kAlnum[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-  const bool mistral = f == ToolFamily::MistralV3 || f == ToolFamily::MistralV11;
-  std::string id = mistral ? "" : "call_";
-  for (int i = 0; i < (mistral ? 9 : 24); ++i) id += kAlnum[rng() % 62];
-  return id;
+  return f.new_call_id(rng);
 }
 
 const char* reply_finish_reason(FinishReason r, bool has_calls) {

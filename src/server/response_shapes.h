@@ -49,7 +49,7 @@ json response_body(const ResponseHead& h, json choices, json usage);
 
 // Tool calls: an id for a new call (Mistral's templates want 9 letters and digits), and the
 // finish reason of a reply that made calls ("tool_calls" where it ended by itself).
-std::string new_call_id(ToolFamily f);
+std::string new_call_id(const ToolFamily& f);
 const char* reply_finish_reason(FinishReason r, bool has_calls);
 // A chat stream's chunks for a parsed reply's delta: reasoning_content and content in one, then
 // per call its first delta (index, id, type, name, arguments "") and its arguments' pieces; the

@@ -59,7 +59,7 @@ Server::Server(Engine& engine, const PromptFormat& fmt, const ServerConfig& c)
                                        [this](std::shared_ptr<Exchange> ex) { handle(ex); });
   stats_ = engine_.stats();
   reply_format_ = detect_reply_format(fmt_.chat_template().source());
-  if (c_.tool_parser) reply_format_.tools = *c_.tool_parser;
+  if (c_.tool_parser) reply_format_.tools = c_.tool_parser;
   if (c_.reasoning_parser) reply_format_.reasoning = *c_.reasoning_parser;
 }
 
@@ -255,8 +255,8 @@ void Server::chat_completions(const std::shared_ptr<Exchange>& ex, const std::st
 
 void Server::generate(const std::shared_ptr<Exchange>& ex, bool chat) {
   const json body = parse_body(ex->request().body());
-  ApiRequest request = chat ? parse_chat_request(body, fmt_, engine_.max_model_len(), reply_format_)
-                            : parse_completion_request(body, fmt_, engine_.max_model_len());
+  ApiRequest request = chat ? parse_chat_request(body, fmt_, engine_.bounds(), reply_format_)
+                            : parse_completion_request(body, fmt_, engine_.bounds());
   if (!request.model.empty() && request.model != c_.model_name)
     throw ApiError(404, fmt::format("The model `{}` does not exist.", request.model), "model", "",
                    "model_not_found");
@@ -327,8 +327,9 @@ void Server::tokenize(const std::shared_ptr<Exchange>& ex, const std::string&) {
     const auto gen = body.find("add_generation_prompt");
     if (gen != body.end() && !gen->is_boolean())
       throw ApiError(400, "'add_generation_prompt' must be true or false", "add_generation_prompt");
-    ids = fmt_.encode_chat(render_messages(
-        body, parse_tools(body), fmt_, gen == body.end() || gen->get<bool>(), reply_format_.tools));
+    ids = fmt_.encode_chat(render_messages(body, parse_tools(body), fmt_,
+                                           gen == body.end() || gen->get<bool>(),
+                                           *reply_format_.tools));
   } else {
     if (!body.contains("prompt") || !body.at("prompt").is_string())
       throw ApiError(400, "'prompt' (a string) or 'messages' is required", "prompt");

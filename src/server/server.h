@@ -35,7 +35,7 @@ struct ServerConfig {
   HttpLimits http;
   // How replies are split into reasoning, content and tool calls: the chat template's family
   // unless given (--tool-call-parser, --reasoning-parser).
-  std::optional<ToolFamily> tool_parser;
+  const ToolFamily* tool_parser = nullptr;
   std::optional<ReasoningFamily> reasoning_parser;
 };
 

@@ -15,7 +15,7 @@ namespace {
 using ojson = nlohmann::ordered_json;
 
 struct Case {
-  ToolFamily family;
+  const char* family;  // its --tool-call-parser name
   ReasoningFamily reasoning;
   std::string text;
   std::string reasoning_out, content;
@@ -71,17 +71,16 @@ std::vector<Case> cases() {
                     dsep = "<\uff5ctool\u2581sep\uff5c>",
                     dce = "<\uff5ctool\u2581call\u2581end\uff5c>",
                     dse = "<\uff5ctool\u2581calls\u2581end\uff5c>";
-  using F = ToolFamily;
   using R = ReasoningFamily;
   return {
-      {F::Hermes,
+      {"hermes",
        R::None,
        "Let me check.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": "
        "\"Paris\"}}\n</tool_call>",
        "",
        "Let me check.",
        {{"get_weather", "{\"city\": \"Paris\"}"}}},
-      {F::Hermes,
+      {"hermes",
        R::ThinkTags,
        "<think>\nThe user wants two cities.\n</think>\n\n<tool_call>\n{\"name\": \"get_weather\", "
        "\"arguments\": {\"city\": \"Zürich "
@@ -91,93 +90,93 @@ std::vector<Case> cases() {
        "",
        {{"get_weather", "{\"city\": \"Zürich \\\"Z\\\"\"}"},
         {"get_weather", "{\"city\": \"東京\", \"days\": 3}"}}},
-      {F::Hermes,
+      {"hermes",
        R::ThinkTags,
        "I need the weather.\n</think>\n\nIt is sunny.",
        "I need the weather.",
        "It is sunny.",
        {},
        true},
-      {F::Hermes,
+      {"hermes",
        R::None,
        "Plain answer with <b>tags</b> and a < sign.",
        "",
        "Plain answer with <b>tags</b> and a < sign.",
        {}},
-      {F::Hermes,
+      {"hermes",
        R::None,
        "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Par",
        "",
        "",
        {{"get_weather", "{\"city\": \"Par"}}},
-      {F::Qwen3Coder,
+      {"qwen3_coder",
        R::None,
        "<tool_call>\n<function=get_weather>\n<parameter=city>\nNew "
        "York\n</parameter>\n<parameter=days>\n2\n</parameter>\n</function>\n</tool_call>",
        "",
        "",
        {{"get_weather", "{\"city\": \"New York\", \"days\": 2}"}}},
-      {F::Llama3Json,
+      {"llama3_json",
        R::None,
        "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}; {\"name\": "
        "\"get_weather\", \"parameters\": {\"city\": \"Oslo\"}}",
        "",
        "",
        {{"get_weather", "{\"city\": \"Paris\"}"}, {"get_weather", "{\"city\": \"Oslo\"}"}}},
-      {F::Llama3Json,
+      {"llama3_json",
        R::None,
        "<|python_tag|>{\"name\": \"get_weather\", \"parameters\": {}}",
        "",
        "",
        {{"get_weather", "{}"}}},
-      {F::Llama3Json,
+      {"llama3_json",
        R::None,
        "{\"answer\": 42} is what you get.",
        "",
        "{\"answer\": 42} is what you get.",
        {}},
-      {F::Pythonic,
+      {"pythonic",
        R::None,
        "[get_weather(city=\"Paris\", days=3), get_weather(city='O\\'Hare')]",
        "",
        "",
        {{"get_weather", "{\"city\": \"Paris\", \"days\": 3}"},
         {"get_weather", "{\"city\": \"O'Hare\"}"}}},
-      {F::Pythonic, R::None, "[1, 2, 3] are numbers.", "", "[1, 2, 3] are numbers.", {}},
-      {F::MistralV3,
+      {"pythonic", R::None, "[1, 2, 3] are numbers.", "", "[1, 2, 3] are numbers.", {}},
+      {"mistral",
        R::None,
        "[TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}, {\"name\": "
        "\"get_weather\", \"arguments\": {\"city\": \"Rome\"}}]",
        "",
        "",
        {{"get_weather", "{\"city\": \"Paris\"}"}, {"get_weather", "{\"city\": \"Rome\"}"}}},
-      {F::MistralV11,
+      {"mistral_v11",
        R::None,
        "Checking.[TOOL_CALLS]get_weather[ARGS]{\"city\": "
        "\"Paris\"}[TOOL_CALLS]get_weather[ARGS]{\"city\": \"Lyon\"}",
        "",
        "Checking.",
        {{"get_weather", "{\"city\": \"Paris\"}"}, {"get_weather", "{\"city\": \"Lyon\"}"}}},
-      {F::DeepSeekV3,
+      {"deepseek_v3",
        R::ThinkTags,
        "<think>Weather needed.</think>" + dsb + dcb + "function" + dsep +
            "get_weather\n```json\n{\"city\": \"Paris\"}\n```" + dce + dse,
        "Weather needed.",
        "",
        {{"get_weather", "{\"city\": \"Paris\"}"}}},
-      {F::DeepSeekV3,
+      {"deepseek_v3",
        R::None,
        "Sure." + dsb + dcb + "get_weather" + dsep + "{\"city\":\"Kyiv\"}" + dce + dse,
        "",
        "Sure.",
        {{"get_weather", "{\"city\":\"Kyiv\"}"}}},
-      {F::Granite,
+      {"granite",
        R::None,
        "<|tool_call|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}]",
        "",
        "",
        {{"get_weather", "{\"city\": \"Paris\"}"}}},
-      {F::CommandR7B,
+      {"command_r7b",
        R::CommandR7B,
        "<|START_THINKING|>I should look it up.<|END_THINKING|><|START_ACTION|>[{\"tool_call_id\": "
        "\"0\", \"tool_name\": \"get_weather\", \"parameters\": {\"city\": "
@@ -185,25 +184,25 @@ std::vector<Case> cases() {
        "I should look it up.",
        "",
        {{"get_weather", "{\"city\": \"Paris\"}"}}},
-      {F::FireFunction,
+      {"firefunction_v2",
        R::None,
        " functools[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}]",
        "",
        "",
        {{"get_weather", "{\"city\": \"Paris\"}"}}},
-      {F::GenericJson,
+      {"generic",
        R::None,
        "{\"tool_calls\": [{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}]}",
        "",
        "",
        {{"get_weather", "{\"city\": \"Paris\"}"}}},
-      {F::CommandR7B,
+      {"command_r7b",
        R::CommandR7B,
        "<|START_THINKING|>Easy.<|END_THINKING|><|START_RESPONSE|>It is sunny.<|END_RESPONSE|>",
        "Easy.",
        "It is sunny.",
        {}},
-      {F::GptOss,
+      {"openai",
        R::Harmony,
        "<|channel|>analysis<|message|>Need the "
        "weather.<|end|><|start|>assistant<|channel|>commentary "
@@ -211,14 +210,14 @@ std::vector<Case> cases() {
        "Need the weather.",
        "",
        {{"get_weather", "{\"city\": \"Paris\"}"}}},
-      {F::GptOss,
+      {"openai",
        R::Harmony,
        "<|channel|>analysis<|message|>Easy.<|end|><|start|>assistant<|channel|>final<|message|>It "
        "is sunny.",
        "Easy.",
        "It is sunny.",
        {}},
-      {F::GptOss,
+      {"openai",
        R::Harmony,
        "<|channel|>analysis<|message|>Time.<|end|><|start|>assistant "
        "to=functions.get_time<|channel|>commentary "
@@ -228,14 +227,14 @@ std::vector<Case> cases() {
        {{"get_time", "{}"}}},
       // Found by fuzzing: a repeated arguments key (the first counts, streamed or not), a key that
       // is not valid UTF-8 (plain content).
-      {F::Hermes,
+      {"hermes",
        R::None,
        "<tool_call>{\"arguments\": {\"a\": 1}, \"name\": \"f\", \"parameters\": {}}</tool_call>",
        "",
        "",
        {{"f", "{\"a\": 1}"}}},
-      {F::GenericJson, R::None, "{\"resp\xff\": 1}", "", "{\"resp\xff\": 1}", {}},
-      {F::GenericJson,
+      {"generic", R::None, "{\"resp\xff\": 1}", "", "{\"resp\xff\": 1}", {}},
+      {"generic",
        R::None,
        "{\"response\": \"Hello \\\"you\\\" \\u00e9\"}",
        "",
@@ -246,8 +245,10 @@ std::vector<Case> cases() {
 
 TEST(ReplyParser, EveryFamilyParsesAndStreamsTheSame) {
   for (const Case& c : cases()) {
-    const std::string what = std::string(tool_family_name(c.family)) + ": " + c.text;
-    const ReplyParser p(c.family, c.reasoning, c.in_reasoning, kTools);
+    const std::string what = std::string(c.family) + ": " + c.text;
+    const ToolFamily* family = ToolFamily::named(c.family);
+    ASSERT_NE(family, nullptr) << c.family;
+    const ReplyParser p({family, c.reasoning}, c.in_reasoning, kTools);
     const Reply whole = p.parse(c.text, false);
     Reply want{c.reasoning_out, c.content, {}};
     for (const auto& [name, args] : c.calls) want.calls.push_back({name, args, true});
@@ -268,32 +269,32 @@ TEST(ReplyParser, FamiliesAreFoundFromTheirTemplates) {
   auto tmpl = [](const std::string& name) {
     return test::read_file("tests/chat/jinja/templates/" + name + ".jinja");
   };
-  EXPECT_EQ(detect_tool_family(tmpl("qwen3")), ToolFamily::Hermes);
+  EXPECT_EQ(ToolFamily::detect(tmpl("qwen3")).name(), "hermes");
   EXPECT_EQ(detect_reasoning_family(tmpl("qwen3")), ReasoningFamily::ThinkTags);
-  EXPECT_EQ(detect_tool_family(tmpl("qwen2_5")), ToolFamily::Hermes);
-  EXPECT_EQ(detect_tool_family(tmpl("llama3_2")), ToolFamily::Llama3Json);
-  EXPECT_EQ(detect_tool_family(tmpl("llama3_1")), ToolFamily::GenericJson);  // a copy without tools
-  EXPECT_EQ(detect_tool_family(tmpl("mistral_nemo")), ToolFamily::MistralV3);
-  EXPECT_EQ(detect_tool_family(tmpl("deepseek_v3")), ToolFamily::DeepSeekV3);
-  EXPECT_EQ(detect_tool_family(tmpl("chatml")), ToolFamily::GenericJson);
-  EXPECT_EQ(detect_tool_family(tmpl("qwen3_coder")), ToolFamily::Qwen3Coder);
-  EXPECT_EQ(detect_tool_family(tmpl("llama4")), ToolFamily::Pythonic);
-  EXPECT_EQ(detect_tool_family(tmpl("mistral_v11")), ToolFamily::MistralV11);
-  EXPECT_EQ(detect_tool_family(tmpl("granite")), ToolFamily::Granite);
-  EXPECT_EQ(detect_tool_family(tmpl("command_r7b")), ToolFamily::CommandR7B);
+  EXPECT_EQ(ToolFamily::detect(tmpl("qwen2_5")).name(), "hermes");
+  EXPECT_EQ(ToolFamily::detect(tmpl("llama3_2")).name(), "llama3_json");
+  EXPECT_EQ(ToolFamily::detect(tmpl("llama3_1")).name(), "generic");  // a copy without tools
+  EXPECT_EQ(ToolFamily::detect(tmpl("mistral_nemo")).name(), "mistral");
+  EXPECT_EQ(ToolFamily::detect(tmpl("deepseek_v3")).name(), "deepseek_v3");
+  EXPECT_EQ(ToolFamily::detect(tmpl("chatml")).name(), "generic");
+  EXPECT_EQ(ToolFamily::detect(tmpl("qwen3_coder")).name(), "qwen3_coder");
+  EXPECT_EQ(ToolFamily::detect(tmpl("llama4")).name(), "pythonic");
+  EXPECT_EQ(ToolFamily::detect(tmpl("mistral_v11")).name(), "mistral_v11");
+  EXPECT_EQ(ToolFamily::detect(tmpl("granite")).name(), "granite");
+  EXPECT_EQ(ToolFamily::detect(tmpl("command_r7b")).name(), "command_r7b");
   EXPECT_EQ(detect_reasoning_family(tmpl("command_r7b")), ReasoningFamily::CommandR7B);
-  EXPECT_EQ(detect_tool_family(tmpl("firefunction_v2")), ToolFamily::FireFunction);
-  EXPECT_EQ(detect_tool_family(tmpl("gpt_oss")), ToolFamily::GptOss);
+  EXPECT_EQ(ToolFamily::detect(tmpl("firefunction_v2")).name(), "firefunction_v2");
+  EXPECT_EQ(ToolFamily::detect(tmpl("gpt_oss")).name(), "openai");
   EXPECT_EQ(detect_reasoning_family(tmpl("gpt_oss")), ReasoningFamily::Harmony);
   EXPECT_EQ(detect_reasoning_family(tmpl("chatml")), ReasoningFamily::None);
 }
 
 TEST(ReplyParser, APromptThatOpensTheReasoningBlockStartsInside) {
   EXPECT_TRUE(
-      ReplyParser::opens_reasoning("<|im_start|>assistant\n<think>\n", ReasoningFamily::ThinkTags));
-  EXPECT_FALSE(ReplyParser::opens_reasoning("<|im_start|>assistant\n<think>\n\n</think>\n\n",
-                                            ReasoningFamily::ThinkTags));
-  EXPECT_FALSE(ReplyParser::opens_reasoning("<|im_start|>assistant\n", ReasoningFamily::ThinkTags));
+      prompt_opens_reasoning("<|im_start|>assistant\n<think>\n", ReasoningFamily::ThinkTags));
+  EXPECT_FALSE(prompt_opens_reasoning("<|im_start|>assistant\n<think>\n\n</think>\n\n",
+                                      ReasoningFamily::ThinkTags));
+  EXPECT_FALSE(prompt_opens_reasoning("<|im_start|>assistant\n", ReasoningFamily::ThinkTags));
 }
 
 }  // namespace

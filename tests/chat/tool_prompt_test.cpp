@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "chat/chat_template.h"
+#include "chat/tool_family.h"
 #include "chat/tool_prompt.h"
-#include "chat/tool_syntax.h"
 #include "core/error.h"
 #include "support/test_util.h"
 
@@ -33,11 +33,10 @@ TEST(ToolPrompt, SdkAgentLoopRendersOnEveryTemplate) {
     const std::string name = it.key();
     const std::string source = test::read_file(kDir + "templates/" + name + ".jinja");
     const ChatTemplate tmpl(source, it.value().at("bos_token"), it.value().at("eos_token"));
-    const bool generic = detect_tool_family(source) == ToolFamily::GenericJson;
-    const json messages = fit_tools_to_template(conv.at("messages"), tmpl.caps(),
-                                                generic ? describe_tools(conv.at("tools")) : "");
+    const std::string instructions = ToolFamily::detect(source).tool_instructions(conv.at("tools"));
+    const json messages = fit_tools_to_template(conv.at("messages"), tmpl.caps(), instructions);
     json extra = json::object();
-    if (!generic) extra["tools"] = conv.at("tools");
+    if (instructions.empty()) extra["tools"] = conv.at("tools");
     std::string out;
     try {
       out = tmpl.apply(messages, true, extra);

@@ -208,7 +208,7 @@ bad "prompt over the context" "context size" "$BRISK" run -m "$M/stories260K.ggu
 bad "unknown flag" "--bogus" "$BRISK" run --bogus
 bad "bad KV size" "kv-cache-size" "$BRISK" bench throughput -m "$M/stories260K.gguf" --kv-cache-size 12XB
 bad "bad KV type" "KV cache type" "$BRISK" bench throughput -m "$M/stories260K.gguf" --kv-cache-dtype q3
-bad "prompt longer than the model" "maximum model length" "$BRISK" bench throughput -m "$M/stories260K.gguf" --input-len 600
+bad "prompt longer than the model" "maximum context length" "$BRISK" bench throughput -m "$M/stories260K.gguf" --input-len 600
 
 bad "imatrix of another model" "columns" "$BRISK" quantize "$K" "$T/q2.gguf" iq4_nl --imatrix "$T/im.gguf"
 bad "imatrix that is not one" "not an importance matrix" "$BRISK" quantize "$KD" "$T/q2.gguf" q4_0 --imatrix "$KD"

@@ -282,21 +282,29 @@ TEST(Engine, RejectsRequestsThatCouldNeverRun) {
   c.kv_cache_bytes = kv_bytes_for_tokens(*m, c, 64);  // 4 blocks
   Engine e(*m, pool, c);
   EXPECT_EQ(e.max_model_len(), 64);
-  auto expect_error = [&](Request r, const std::string& part) {
+  // Each refusal names the field at fault (limits.h), as the server passes it on.
+  auto expect_error = [&](Request r, const std::string& field, const std::string& part) {
     try {
       e.submit(std::move(r), [](const Output&) {});
       ADD_FAILURE() << "accepted: " << part;
-    } catch (const Error& err) {
+    } catch (const RequestError& err) {
+      EXPECT_EQ(err.field, field) << err.what();
       EXPECT_NE(std::string(err.what()).find(part), std::string::npos) << err.what();
     }
   };
-  expect_error(greedy({}, 5), "empty");
-  expect_error(greedy(std::vector<int32_t>(64, 5), 5), "64 tokens");
-  expect_error(greedy(std::vector<int32_t>(40, 5), 30), "exceeds");
-  expect_error(greedy({1, 100000}, 5), "outside the vocabulary");
+  expect_error(greedy({}, 5), "prompt", "empty");
+  expect_error(greedy(std::vector<int32_t>(64, 5), 5), "prompt", "your prompt has 64 tokens");
+  expect_error(greedy(std::vector<int32_t>(40, 5), 30), "max_tokens", "you requested 70 tokens");
+  expect_error(greedy({1, 100000}, 5), "prompt", "outside the vocabulary");
   Request r = greedy({1, 2}, 5);
   r.n = 0;
-  expect_error(r, "n = 0");
+  expect_error(r, "n", "n = 0");
+  r = greedy({1, 2}, 5);
+  r.logprobs = kMaxLogprobs + 1;
+  expect_error(r, "logprobs", "at most 20");
+  r = greedy({1, 2}, 5);
+  r.stop_token_ids = {-1};
+  expect_error(r, "stop_token_ids", "outside the vocabulary");
   EXPECT_TRUE(e.idle());
   // Without max_tokens a request runs until the context is full.
   const auto res = run_all(e, {greedy({1, 2}, -1)});

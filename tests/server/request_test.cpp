@@ -17,6 +17,7 @@ struct Fixture {
   std::unique_ptr<Tokenizer> tok =
       Tokenizer::create(load_model_file(test::shared("models/stories260K/stories260K.gguf")));
   PromptFormat fmt{*tok};
+  RequestBounds bounds() const { return {static_cast<int64_t>(tok->vocab().size()), 512}; }
 };
 
 Fixture& fixture() {
@@ -25,7 +26,7 @@ Fixture& fixture() {
 }
 
 ApiRequest chat(const json& body, const ReplyFormat& rf = {}) {
-  return parse_chat_request(body, fixture().fmt, 512, rf);
+  return parse_chat_request(body, fixture().fmt, fixture().bounds(), rf);
 }
 
 // The ApiError a body gets, and its param.
@@ -77,10 +78,10 @@ TEST(ServerRequest, ConstraintsComeFromTheirFields) {
                     {"function", {{"name", "f"}, {"parameters", {{"type", "object"}}}}}}});
   const ApiRequest t =
       chat({{"messages", kMessages}, {"tools", tools}, {"tool_choice", "required"}},
-           {ToolFamily::Hermes, ReasoningFamily::None});
+           {ToolFamily::named("hermes"), ReasoningFamily::None});
   ASSERT_TRUE(t.base.constraint);
   EXPECT_EQ(t.constraint_param, "tools");
-  EXPECT_EQ(t.tool_family, ToolFamily::Hermes);
+  EXPECT_EQ(t.reply_format.tools->name(), "hermes");
   const ChatTools parsed = parse_tools({{"tools", tools}, {"tool_choice", "required"}});
   EXPECT_EQ(parsed.choice.mode, ToolChoice::Mode::Required);
   EXPECT_TRUE(parsed.choice.parallel);
@@ -113,7 +114,7 @@ TEST(ServerRequest, BadFieldsAreRefusedByName) {
 
 TEST(ServerRequest, CompletionBodiesTakeSeveralPrompts) {
   const ApiRequest r = parse_completion_request(
-      {{"prompt", json::array({"a b", "c"})}, {"echo", true}}, fixture().fmt, 512);
+      {{"prompt", json::array({"a b", "c"})}, {"echo", true}}, fixture().fmt, fixture().bounds());
   EXPECT_EQ(r.api, Api::Completions);
   EXPECT_EQ(r.prompts.size(), 2u);
   EXPECT_TRUE(r.echo);
