@@ -14,12 +14,13 @@ if (!model) {
 }
 const N = Number(nArg || 64);
 const BRISK = briskArg || 'build/brisk';
+const FIELDS = Number(process.env.BRISK_FIELDS || 48);  // properties per schema: its weight
 
 // A schema of some weight (nested objects, enums, bounded numbers and strings), made distinct by
 // its property names.
 function schema(i) {
   const props = {};
-  for (let k = 0; k < 12; k++) {
+  for (let k = 0; k < FIELDS; k++) {
     props[`field_${i}_${k}`] = k % 3 === 0
       ? { type: 'string', maxLength: 40 + k }
       : k % 3 === 1
@@ -55,6 +56,7 @@ const url = `http://127.0.0.1:${port}`;
 try {
   const before = await compiled(url);
   let done = false;
+  const start = performance.now();
   const health = [];
   const poll = (async () => {
     while (!done) {
@@ -62,9 +64,12 @@ try {
       const r = await fetch(url + '/health');
       await r.text();
       health.push(performance.now() - t0);
+      if (process.env.BRISK_SLOW_MS && health.at(-1) > Number(process.env.BRISK_SLOW_MS))
+        console.log(`slow /health: ${health.at(-1).toFixed(1)} ms at ${(t0 - start).toFixed(0)} ms`);
       await new Promise((res) => setTimeout(res, 10));
     }
   })();
+  await new Promise((res) => setTimeout(res, 100));  // polls first, on an idle server
   const t0 = performance.now();
   const replies = await Promise.all(Array.from({ length: N }, (_, i) => fetch(url + '/v1/chat/completions', {
     method: 'POST',
@@ -72,7 +77,7 @@ try {
     body: JSON.stringify({
       messages: [{ role: 'user', content: 'Fill the form.' }],
       max_tokens: 2,
-      response_format: { type: 'json_schema', json_schema: { name: `s${i}`, schema: schema(i) } },
+      ...(process.env.BRISK_PLAIN ? {} : { response_format: { type: 'json_schema', json_schema: { name: `s${i}`, schema: schema(i) } } }),
     }),
   }).then((r) => r.status)));
   const wall = performance.now() - t0;

@@ -132,7 +132,7 @@ void Server::begin_shutdown() {
 }
 
 void Server::maybe_finish_shutdown() {
-  if (!draining_ || !jobs_.empty() || compiling_ > 0) return;
+  if (!draining_ || !jobs_.empty() || preparing_ > 0) return;
   grace_timer_.cancel();
   signals_.cancel();
   // Responses still being written get a moment; then every connection is closed and run() returns.
@@ -253,56 +253,66 @@ void Server::chat_completions(const std::shared_ptr<Exchange>& ex, const std::st
   generate(ex, true);
 }
 
+// A request is parsed (its chat template rendered, its prompt tokenized) on the parse thread and
+// its constraint compiled (or found compiled) on the compile thread, so that the I/O thread
+// answers others meanwhile (/health among them) and a schema's errors are a 400 naming its field;
+// the request carries the compiled grammar to the engine, which never compiles it again.
 void Server::generate(const std::shared_ptr<Exchange>& ex, bool chat) {
-  const json body = parse_body(ex->request().body());
-  ApiRequest request = chat ? parse_chat_request(body, fmt_, engine_.bounds(), reply_format_)
-                            : parse_completion_request(body, fmt_, engine_.bounds());
-  if (!request.model.empty() && request.model != c_.model_name)
-    throw ApiError(404, fmt::format("The model `{}` does not exist.", request.model), "model", "",
-                   "model_not_found");
-  if (jobs_.size() + static_cast<size_t>(compiling_) >=
+  if (jobs_.size() + static_cast<size_t>(preparing_) >=
       static_cast<size_t>(engine_.config().max_seqs + c_.max_queue))
     return send_error(
         *ex,
         ApiError(429, "the server is busy: too many requests are waiting; retry later", "", "",
                  "rate_limit_exceeded"),
         {{"Retry-After", "1"}});
-  if (request.base.constraint) return compile_then_start(ex, std::move(request));
-  start_job(ex, std::move(request));
+  ++preparing_;
+  net::post(parse_pool_, [this, ex, chat] {
+    auto s = std::make_shared<ApiRequest>();
+    try {
+      const json body = parse_body(ex->request().body());
+      *s = chat ? parse_chat_request(body, fmt_, engine_.bounds(), reply_format_)
+                : parse_completion_request(body, fmt_, engine_.bounds());
+      if (!s->model.empty() && s->model != c_.model_name)
+        throw ApiError(404, fmt::format("The model `{}` does not exist.", s->model), "model", "",
+                       "model_not_found");
+    } catch (const ApiError& e) {
+      return prepared(ex, nullptr, e);
+    } catch (const std::exception& e) {
+      return prepared(ex, nullptr, ApiError(500, std::string("internal error: ") + e.what()));
+    }
+    if (!s->base.constraint) return prepared(ex, s, std::nullopt);
+    net::post(compile_pool_, [this, ex, s] {
+      try {
+        s->base.compiled_constraint = engine_.compile(*s->base.constraint);
+      } catch (const Error& e) {
+        return prepared(ex, nullptr, ApiError(400, e.what(), s->constraint_param));
+      } catch (const std::exception& e) {
+        return prepared(ex, nullptr, ApiError(500, std::string("internal error: ") + e.what()));
+      }
+      prepared(ex, s, std::nullopt);
+    });
+  });
 }
 
-// The request's constraint is compiled (or found compiled) off the I/O thread before its job
-// starts, so that its errors are a 400 naming the field it came from; the request carries the
-// compiled grammar to the engine, which never compiles it again.
-void Server::compile_then_start(const std::shared_ptr<Exchange>& ex, ApiRequest request) {
-  ++compiling_;
-  auto s = std::make_shared<ApiRequest>(std::move(request));
-  net::post(compile_pool_, [this, ex, s] {
-    std::optional<ApiError> err;
-    try {
-      s->base.compiled_constraint = engine_.compile(*s->base.constraint);
-    } catch (const Error& e) {
-      err.emplace(400, e.what(), s->constraint_param);
-    } catch (const std::exception& e) {
-      err.emplace(500, std::string("internal error: ") + e.what());
-    }
-    net::post(io_, [this, ex, s, err] {
-      --compiling_;
-      if (err) {
-        send_error(*ex, *err);
-      } else if (draining_) {
-        send_error(*ex, ApiError(503, "the server is shutting down"));
-      } else {
-        try {
-          start_job(ex, std::move(*s));
-        } catch (const ApiError& e) {
-          send_error(*ex, e);
-        } catch (const std::exception& e) {
-          send_error(*ex, ApiError(500, std::string("internal error: ") + e.what()));
-        }
+// Back on the I/O thread: the request starts, or its error is the reply.
+void Server::prepared(const std::shared_ptr<Exchange>& ex, std::shared_ptr<ApiRequest> request,
+                      std::optional<ApiError> err) {
+  net::post(io_, [this, ex, request = std::move(request), err = std::move(err)] {
+    --preparing_;
+    if (err) {
+      send_error(*ex, *err);
+    } else if (draining_) {
+      send_error(*ex, ApiError(503, "the server is shutting down"));
+    } else {
+      try {
+        start_job(ex, std::move(*request));
+      } catch (const ApiError& e) {
+        send_error(*ex, e);
+      } catch (const std::exception& e) {
+        send_error(*ex, ApiError(500, std::string("internal error: ") + e.what()));
       }
-      maybe_finish_shutdown();
-    });
+    }
+    maybe_finish_shutdown();
   });
 }
 

@@ -69,7 +69,8 @@ class Server {
   void tokenize(const std::shared_ptr<Exchange>& ex, const std::string& target);
   void detokenize(const std::shared_ptr<Exchange>& ex, const std::string& target);
   void generate(const std::shared_ptr<Exchange>& ex, bool chat);
-  void compile_then_start(const std::shared_ptr<Exchange>& ex, ApiRequest request);
+  void prepared(const std::shared_ptr<Exchange>& ex, std::shared_ptr<ApiRequest> request,
+                std::optional<ApiError> err);
   void start_job(const std::shared_ptr<Exchange>& ex, ApiRequest request);
   void engine_loop();
   void begin_shutdown();
@@ -90,10 +91,12 @@ class Server {
   // is always destroyed on the I/O thread.
   std::unordered_map<Job*, std::shared_ptr<Job>> jobs_;
   bool draining_ = false, aborting_ = false;
-  // Constraints new to the engine compile here, off the I/O thread (a schema may take up to its
-  // compile budget); requests waiting for theirs count as in flight.
+  // Requests are parsed on one thread and constraints new to the engine compiled on another, off
+  // the I/O thread (a schema may take up to its compile budget, and a plain request does not
+  // wait behind it); requests being prepared count as in flight.
+  boost::asio::thread_pool parse_pool_{1};
   boost::asio::thread_pool compile_pool_{1};
-  int compiling_ = 0;
+  int preparing_ = 0;
 
   std::thread engine_thread_;
   std::atomic<bool> stop_engine_{false};
