@@ -228,8 +228,8 @@ std::optional<grammar::Constraint> Options::tool_call_constraint(
   }
   if (!tools.is_array() || tools.empty())
     fail("--tools {}: must be a non-empty list of tools", c.tools);
-  ReplyFormat rf = detect_reply_format(template_source);
-  if (c.tool_parser != "auto") rf.tools = ToolFamily::named(c.tool_parser);
+  ReplyFormat reply_format = detect_reply_format(template_source);
+  if (c.tool_parser != "auto") reply_format.tools = ToolFamily::named(c.tool_parser);
   ToolChoice choice;
   if (c.tool_choice == "auto") {
     choice.mode = ToolChoice::Mode::Auto;
@@ -251,10 +251,10 @@ std::optional<grammar::Constraint> Options::tool_call_constraint(
     named |= t["function"]["name"] == choice.function;
   }
   if (!named) fail("--tool-choice {}: no such function in {}", choice.function, c.tools);
-  auto spec = tool_constraint(rf, false, tools, choice);
-  if (!spec)
+  auto call_constraint = tool_constraint(reply_format, false, tools, choice);
+  if (!call_constraint)
     fail("--tools: the chat template's family writes no tool calls; give --tool-call-parser");
-  return spec;
+  return call_constraint;
 }
 
 void add_options(CLI::App& app, Options& o, unsigned groups) {

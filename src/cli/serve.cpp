@@ -44,9 +44,10 @@ int serve(ServeArgs& a) {
   std::fprintf(stderr, "%s\n", describe_kv(engine).c_str());
   if (fmt.uses_fallback_template())
     std::fprintf(stderr, "note: the model has no chat template; chat requests use ChatML\n");
-  const ReplyFormat rf = srv.reply_format();
-  std::fprintf(stderr, "tool calls: %s, reasoning: %s\n", std::string(rf.tools->name()).c_str(),
-               reasoning_family_name(rf.reasoning));
+  const ReplyFormat reply_format = srv.reply_format();
+  std::fprintf(stderr, "tool calls: %s, reasoning: %s\n",
+               std::string(reply_format.tools->name()).c_str(),
+               reasoning_family_name(reply_format.reasoning));
   std::fprintf(stderr, "listening on http://%s:%u (Ctrl-C or SIGTERM stops)\n", c.host.c_str(),
                static_cast<unsigned>(srv.port()));
   std::fflush(stderr);

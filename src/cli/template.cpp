@@ -45,23 +45,23 @@ int run_template(TemplateArgs& a) {
 
   const std::string source = a.opt.chat_template_source();
   std::unique_ptr<Tokenizer> tok;
-  std::unique_ptr<PromptFormat> pf;
+  std::unique_ptr<PromptFormat> prompt_format;
   if (with_model) {
     tok = Tokenizer::create(load_model_file(resolve_model(a.opt.model), a.opt.model.tokenizer));
-    pf = std::make_unique<PromptFormat>(*tok, source);
-    if (pf->uses_fallback_template())
+    prompt_format = std::make_unique<PromptFormat>(*tok, source);
+    if (prompt_format->uses_fallback_template())
       std::fprintf(stderr,
                    "note: the model has no chat template; showing ChatML, which chat and "
                    "serve use for it (--chat-template FILE to choose one)\n");
   } else {
-    pf = std::make_unique<PromptFormat>(PromptFormat::without_model(source));
+    prompt_format = std::make_unique<PromptFormat>(PromptFormat::without_model(source));
   }
 
   std::string out;
   if (!a.context_file.empty()) {
     const json ctx = read_json(a.context_file, "context file");
     if (!ctx.is_object()) fail("context file {}: must hold a JSON object", a.context_file);
-    out = pf->render_context(ctx);
+    out = prompt_format->render_context(ctx);
   } else {
     json messages = read_json(a.messages_file, "messages file");
     if (messages.is_object() && messages.contains("messages")) messages = messages["messages"];
@@ -75,7 +75,7 @@ int run_template(TemplateArgs& a) {
       if (!tools.is_array()) fail("tools file {}: must hold a list of tools", a.tools_file);
       extra["tools"] = std::move(tools);
     }
-    out = pf->render_chat(messages, a.add_generation_prompt, extra);
+    out = prompt_format->render_chat(messages, a.add_generation_prompt, extra);
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
   std::fflush(stdout);

@@ -50,14 +50,15 @@ grammar::Constraint choice(const json& v, const std::string& param) {
 }
 
 // OpenAI's response_format; llama.cpp's json_object with a "schema" too.
-std::optional<grammar::Constraint> response_format(const json& rf) {
+std::optional<grammar::Constraint> response_format(const json& format_field) {
   const std::string p = "response_format";
-  if (!rf.is_object() || !present(rf, "type") || !rf.at("type").is_string())
+  if (!format_field.is_object() || !present(format_field, "type") ||
+      !format_field.at("type").is_string())
     bad_param(p, "'response_format' must be an object with a 'type'");
-  const std::string type = rf.at("type").get<std::string>();
+  const std::string type = format_field.at("type").get<std::string>();
   if (type == "text") return std::nullopt;
   if (type == "json_object") {
-    if (present(rf, "schema")) return schema(rf.at("schema"), p + ".schema");
+    if (present(format_field, "schema")) return schema(format_field.at("schema"), p + ".schema");
     grammar::Constraint c;
     c.kind = Kind::JsonObject;
     return c;
@@ -66,9 +67,9 @@ std::optional<grammar::Constraint> response_format(const json& rf) {
     bad_param(p,
               fmt::format("response_format type '{}' is not one of text, json_object, json_schema",
                           type));
-  if (!present(rf, "json_schema") || !rf.at("json_schema").is_object())
+  if (!present(format_field, "json_schema") || !format_field.at("json_schema").is_object())
     bad_param(p, "'response_format.json_schema' (an object with the 'schema') is required");
-  const json& js = rf.at("json_schema");
+  const json& js = format_field.at("json_schema");
   if (present(js, "name") && !js.at("name").is_string())
     bad_param(p, "'response_format.json_schema.name' must be a string");
   if (present(js, "strict") && !js.at("strict").is_boolean())

@@ -245,15 +245,17 @@ json parse_body(const std::string& body) {
   return value;
 }
 
-ApiRequest parse_completion_request(const json& body, const PromptFormat& pf,
+ApiRequest parse_completion_request(const json& body, const PromptFormat& prompt_format,
                                     const RequestBounds& bounds) {
   ApiRequest request;
   request.api = Api::Completions;
-  const Tokenizer& tok = pf.tokenizer();
+  const Tokenizer& tok = prompt_format.tokenizer();
   parse_common(body, request, tok);
   if (!present(body, "prompt")) bad_param("prompt", "'prompt' is required");
   const json& p = body.at("prompt");
-  auto add_text = [&](const std::string& s) { request.prompts.push_back(pf.encode_text(s, true)); };
+  auto add_text = [&](const std::string& s) {
+    request.prompts.push_back(prompt_format.encode_text(s, true));
+  };
   if (p.is_string()) {
     add_text(p.get<std::string>());
   } else if (p.is_array() && !p.empty()) {
@@ -294,8 +296,9 @@ ApiRequest parse_completion_request(const json& body, const PromptFormat& pf,
   return request;
 }
 
-std::string render_messages(const json& body, const ChatTools& tools, const PromptFormat& pf,
-                            bool add_generation_prompt, const ToolFamily& family) {
+std::string render_messages(const json& body, const ChatTools& tools,
+                            const PromptFormat& prompt_format, bool add_generation_prompt,
+                            const ToolFamily& family) {
   const json& messages = body.at("messages");
   if (!messages.is_array() || messages.empty())
     bad_param("messages", "'messages' must be a non-empty list");
@@ -305,13 +308,13 @@ std::string render_messages(const json& body, const ChatTools& tools, const Prom
       bad_param("chat_template_kwargs", "'chat_template_kwargs' must be an object");
     extra = body.at("chat_template_kwargs");
   }
-  const ChatTemplate& tmpl = pf.chat_template();
+  const ChatTemplate& tmpl = prompt_format.chat_template();
   // A template without tools (the generic layout) has them described in the prompt.
   const std::string instructions = tools.active() ? family.tool_instructions(tools.tools) : "";
   if (tools.active() && instructions.empty()) extra["tools"] = tools.tools;
   try {
-    return pf.render_chat(fit_tools_to_template(messages, tmpl.caps(), instructions),
-                          add_generation_prompt, extra);
+    return prompt_format.render_chat(fit_tools_to_template(messages, tmpl.caps(), instructions),
+                                     add_generation_prompt, extra);
   } catch (const InvalidMessages& e) {
     bad_param("messages", e.what());
   } catch (const Error& e) {
@@ -319,19 +322,20 @@ std::string render_messages(const json& body, const ChatTools& tools, const Prom
   }
 }
 
-ApiRequest parse_chat_request(const json& body, const PromptFormat& pf, const RequestBounds& bounds,
-                              const ReplyFormat& rf) {
+ApiRequest parse_chat_request(const json& body, const PromptFormat& prompt_format,
+                              const RequestBounds& bounds, const ReplyFormat& reply_format) {
   ApiRequest request;
   request.api = Api::Chat;
-  parse_common(body, request, pf.tokenizer());
+  parse_common(body, request, prompt_format.tokenizer());
   if (!present(body, "messages")) bad_param("messages", "'messages' is required");
   const ChatTools tools = parse_tools(body);
   const std::string rendered =
-      render_messages(body, tools, pf, get_bool(body, "add_generation_prompt", true), *rf.tools);
-  request.prompts.push_back(pf.encode_chat(rendered));
-  const bool in_reasoning = prompt_opens_reasoning(rendered, rf.reasoning);
+      render_messages(body, tools, prompt_format, get_bool(body, "add_generation_prompt", true),
+                      *reply_format.tools);
+  request.prompts.push_back(prompt_format.encode_chat(rendered));
+  const bool in_reasoning = prompt_opens_reasoning(rendered, reply_format.reasoning);
   if (tools.active()) {
-    request.reply_format.tools = rf.tools;
+    request.reply_format.tools = reply_format.tools;
     request.tools = tools.tools;
     request.legacy_functions = tools.legacy;
     if (request.base.constraint && tools.choice.mode != ToolChoice::Mode::Auto)
@@ -340,14 +344,15 @@ ApiRequest parse_chat_request(const json& body, const PromptFormat& pf, const Re
                             ToolChoice::name(tools.choice.mode), request.constraint_param));
     if (!request.base.constraint) {
       try {
-        request.base.constraint = tool_constraint(rf, in_reasoning, tools.tools, tools.choice);
+        request.base.constraint =
+            tool_constraint(reply_format, in_reasoning, tools.tools, tools.choice);
       } catch (const Error& e) {
         bad_param("tools", e.what());
       }
       if (request.base.constraint) request.constraint_param = "tools";
     }
   }
-  request.reply_format.reasoning = rf.reasoning;
+  request.reply_format.reasoning = reply_format.reasoning;
   request.in_reasoning = in_reasoning;
   // A call's markers may be special tokens: their text is kept where a parser reads the reply.
   request.base.skip_special_tokens =

@@ -60,17 +60,18 @@ struct ApiRequest {
 
 ApiRequest parse_completion_request(const json& body, const PromptFormat& fmt,
                                     const RequestBounds& bounds);
-// rf: the layout of the server's model family (tool calls, reasoning).
+// reply_format: the layout of the server's model family (tool calls, reasoning).
 ApiRequest parse_chat_request(const json& body, const PromptFormat& fmt,
-                              const RequestBounds& bounds, const ReplyFormat& rf);
+                              const RequestBounds& bounds, const ReplyFormat& reply_format);
 
 // A chat body's messages with its template variables (tools unless tool_choice is none,
 // chat_template_kwargs) rendered; a 400 naming 'messages' when they are malformed or the template
 // fails on them. Tools reach a template that has no place for them described in the system
 // message, as the family's tool_instructions write them.
 struct ChatTools;  // server/tools.h: the body's tools, parsed once by the caller
-std::string render_messages(const json& body, const ChatTools& tools, const PromptFormat& pf,
-                            bool add_generation_prompt, const ToolFamily& family);
+std::string render_messages(const json& body, const ChatTools& tools,
+                            const PromptFormat& prompt_format, bool add_generation_prompt,
+                            const ToolFamily& family);
 
 // Serializes for the wire: invalid UTF-8 (a token's partial character) becomes U+FFFD instead of
 // an exception.

@@ -9,8 +9,8 @@
 
 namespace brisk::server {
 
-nlohmann::json props_body(const Engine& e, const std::string& model_name, const ReplyFormat& rf,
-                          bool fallback_template) {
+nlohmann::json props_body(const Engine& e, const std::string& model_name,
+                          const ReplyFormat& reply_format, bool fallback_template) {
   const Model& m = e.model();
   const EngineConfig& c = e.config();
   const KvGeometry& g = e.kv_geometry();
@@ -29,8 +29,8 @@ nlohmann::json props_body(const Engine& e, const std::string& model_name, const 
         {"n_vocab", m.hp.n_vocab},
         {"max_model_len", e.max_model_len()},
         {"chat_template", fallback_template ? "ChatML (the model has none)" : "the model's"},
-        {"tool_call_parser", std::string(rf.tools->name())},
-        {"reasoning_parser", reasoning_family_name(rf.reasoning)}}},
+        {"tool_call_parser", std::string(reply_format.tools->name())},
+        {"reasoning_parser", reasoning_family_name(reply_format.reasoning)}}},
       {"engine",
        {{"max_seqs", c.max_seqs},
         {"max_batched_tokens", c.max_batched_tokens},

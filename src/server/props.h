@@ -10,7 +10,7 @@
 
 namespace brisk::server {
 
-nlohmann::json props_body(const Engine& e, const std::string& model_name, const ReplyFormat& rf,
-                          bool fallback_template);
+nlohmann::json props_body(const Engine& e, const std::string& model_name,
+                          const ReplyFormat& reply_format, bool fallback_template);
 
 }  // namespace brisk::server
