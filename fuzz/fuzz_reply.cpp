@@ -31,7 +31,7 @@ Reply streamed(const ReplyParser& p, std::string_view text, size_t piece) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (size < 1 || size > 1024) return 0;  // streaming re-parses: quadratic in the length
+  if (size < 1 || size > 1024) return 0;  // a call being written is read again from its start
   const std::vector<const ToolFamily*>& families = ToolFamily::all();  // "none" included
   const ReasoningFamily reasoning[] = {ReasoningFamily::None, ReasoningFamily::ThinkTags,
                                        ReasoningFamily::CommandR7B, ReasoningFamily::Harmony};

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string_view>
 
 #include "chat/reply.h"
@@ -22,12 +23,24 @@ class ReplyParser {
               nlohmann::ordered_json tool_list = nlohmann::ordered_json::array());
 
   Reply parse(std::string_view text, bool partial) const;
+  // The reply read on from `from`, a point an earlier parse of a prefix of `text` marked (what a
+  // parse from the start adds after from's sizes); `next` gets the last point this parse marks.
+  // A stream that parses each longer text from the last mark reads each byte about once.
+  Reply parse_from(std::string_view text, const ReplyResume& from, bool partial,
+                   ReplyResume& next) const;
 
  private:
   const ToolFamily* tools_;
   ReasoningFamily reasoning_;
   bool in_reasoning_;
   nlohmann::ordered_json tool_list_;
+
+  // Where a parse from the start begins: the body, or inside the reasoning block (nullopt: the
+  // text may still open the block).
+  std::optional<ReplyResume> start(std::string_view text, bool partial) const;
+  // The reasoning block from `at`; false while it has not ended.
+  bool read_reasoning(std::string_view text, const ReplyResume& at, bool partial, Reply& out,
+                      ReplyResume& next) const;
 };
 
 }  // namespace brisk

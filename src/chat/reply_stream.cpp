@@ -4,11 +4,14 @@ namespace brisk {
 
 namespace {
 
-// What `now` adds to `sent` (a parse of a shorter text, so a prefix of it), taken into sent.
-std::string extend(std::string& sent, const std::string& now) {
-  if (now.size() <= sent.size() || now.compare(0, sent.size(), sent) != 0) return "";
-  std::string d = now.substr(sent.size());
-  sent = now;
+// What `tail` adds to `sent`, whose first `base` bytes were final before it (so the reply now is
+// sent[0, base) + tail, and sent a prefix of that), taken into sent.
+std::string extend(std::string& sent, size_t base, const std::string& tail) {
+  if (sent.size() < base) return "";
+  const size_t have = sent.size() - base;
+  if (tail.size() <= have || tail.compare(0, have, sent, base, have) != 0) return "";
+  std::string d = tail.substr(have);
+  sent += d;
   return d;
 }
 
@@ -17,11 +20,11 @@ std::string extend(std::string& sent, const std::string& now) {
 ReplyDelta ReplyStream::push(std::string_view more) {
   if (more.empty()) return {};  // a token that released no text (half a character) changes nothing
   text_ += more;
-  return advance(parser_.parse(text_, true));
+  return read(true);
 }
 
 ReplyDelta ReplyStream::finish() {
-  return advance(parser_.parse(text_, false));
+  return read(false);
 }
 
 ReplyDelta ReplyStream::push_last(std::string_view more) {
@@ -38,22 +41,27 @@ ReplyDelta ReplyStream::push_last(std::string_view more) {
   return d;
 }
 
-ReplyDelta ReplyStream::advance(const Reply& now) {
+ReplyDelta ReplyStream::read(bool partial) {
+  ReplyResume next;
+  const Reply tail = parser_.parse_from(text_, resume_, partial, next);
+  const ReplyResume& from = resume_;
   ReplyDelta d;
-  d.reasoning = extend(sent_.reasoning, now.reasoning);
-  d.content = extend(sent_.content, now.content);
-  for (size_t i = 0; i < now.calls.size(); ++i) {
-    const ToolCallText& c = now.calls[i];
+  d.reasoning = extend(sent_.reasoning, from.reasoning, tail.reasoning);
+  d.content = extend(sent_.content, from.content, tail.content);
+  for (size_t j = 0; j < tail.calls.size(); ++j) {
+    const ToolCallText& c = tail.calls[j];
+    const size_t i = from.calls + j;
     if (i < sent_.calls.size()) {
       ToolCallText& s = sent_.calls[i];
       s.complete = c.complete;
-      std::string args = extend(s.arguments, c.arguments);
+      std::string args = extend(s.arguments, 0, c.arguments);
       if (!args.empty()) d.calls.push_back({i, false, "", std::move(args)});
     } else {
       sent_.calls.push_back(c);
       d.calls.push_back({i, true, c.name, c.arguments});
     }
   }
+  resume_ = next;
   return d;
 }
 

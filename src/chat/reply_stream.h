@@ -1,6 +1,7 @@
-// A reply parsed as it streams: the text so far is parsed again as each piece arrives (replies
-// are short next to the work of generating them), and what became final since the last piece is
-// the delta to send. The deltas of a stream join to the whole reply's parse.
+// A reply parsed as it streams: as each piece arrives, the text is read on from the last point the
+// parser marked (ReplyResume: past content, reasoning and whole calls; a call being written is
+// read again from its start), and what became final since the last piece is the delta to send.
+// The deltas of a stream join to the whole reply's parse.
 #pragma once
 
 #include <string>
@@ -34,11 +35,13 @@ class ReplyStream {
   const std::string& text() const { return text_; }
 
  private:
-  ReplyDelta advance(const Reply& now);
+  // Reads on from resume_ and sends what is new.
+  ReplyDelta read(bool partial);
 
   ReplyParser parser_;
   std::string text_;
   Reply sent_;
+  ReplyResume resume_;
 };
 
 }  // namespace brisk

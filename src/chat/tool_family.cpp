@@ -105,22 +105,23 @@ std::string ToolFamily::new_call_id(std::mt19937_64& rng) const {
   return random_id(rng, "call_", 24);
 }
 
-void ToolFamily::read_reply(std::string_view s, size_t pos, bool partial, const json& tools,
-                            Reply& out) const {
-  const bool after = pos > 0;
+void ToolFamily::read_reply(std::string_view s, const ReplyResume& from, bool partial,
+                            const json& tools, Reply& out, ReplyResume& resume) const {
+  size_t pos = from.pos;
+  bool after_call = from.after_marker;
   const std::string opener = section_opener();
-  if (opener.empty()) return add_content(out, s.substr(pos), after, false, partial, {});
+  if (opener.empty()) return content_to_end(s, pos, after_call, partial, {}, 0, out, resume);
   // marks[0] opens a section; the others only wrap the answer and are dropped.
   std::vector<std::string> marks = {opener};
   for (std::string& m : answer_markers()) marks.push_back(std::move(m));
-  bool after_call = after;
   while (true) {
     size_t at = s.npos, which = 0;
     for (size_t k = 0; k < marks.size(); ++k)
       if (const size_t f = s.find(marks[k], pos); f < at) at = f, which = k;
-    if (at == s.npos) return add_content(out, s.substr(pos), after_call, false, partial, marks);
+    if (at == s.npos) return content_to_end(s, pos, after_call, partial, marks, 0, out, resume);
     add_content(out, s.substr(pos, at - pos), after_call, true, false, marks);
     after_call = true;
+    mark(resume, at, true, 0, out);  // the content before a marker is final
     if (which > 0) {
       pos = at + marks[which].size();
       continue;
@@ -128,6 +129,7 @@ void ToolFamily::read_reply(std::string_view s, size_t pos, bool partial, const 
     const Section c = read_section(s, at + opener.size(), partial, tools, out.calls);
     if (!c.complete) return;  // the rest is the call's, as far as it goes
     pos = c.end;
+    mark(resume, pos, true, 0, out);
   }
 }
 

@@ -48,12 +48,14 @@ class ToolFamily {
   // Reading a reply. The text that starts a call anywhere in the reply: what a lazy grammar waits
   // for ("" where a call can only open the reply).
   virtual std::string trigger() const = 0;
-  // The reply from pos (after any reasoning block) into content and calls; on a text that may
-  // grow (partial) nothing is added that a continuation could change. By default each section
-  // opener is found and read_section reads what follows; layouts whose calls can only open the
-  // reply read it themselves.
-  virtual void read_reply(std::string_view s, size_t pos, bool partial, const json& tools,
-                          Reply& out) const;
+  // The reply's body from `from` (after any reasoning block, or a point an earlier read marked)
+  // into content and calls; on a text that may grow (partial) nothing is added that a
+  // continuation could change. Marks in `resume` the last point a later read may start from
+  // (tool_layouts::mark), with `out` as it stood there. By default each section opener is found
+  // and read_section reads what follows; layouts whose calls can only open the reply read it
+  // themselves.
+  virtual void read_reply(std::string_view s, const ReplyResume& from, bool partial,
+                          const json& tools, Reply& out, ReplyResume& resume) const;
   // Whether the layout carries the reasoning itself (harmony's channels): read_reply then reads
   // the whole reply.
   virtual bool carries_reasoning() const { return false; }

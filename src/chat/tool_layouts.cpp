@@ -100,11 +100,38 @@ std::string header_word(std::string_view h, std::string_view key) {
 
 }  // namespace
 
-void read_harmony(std::string_view s, bool partial, bool calls, Reply& out) {
-  static const std::vector<std::string> kEnds = {"<|end|>", "<|call|>", "<|return|>", "<|start|>"};
-  constexpr std::string_view kStart = "<|start|>", kMessage = "<|message|>",
-                             kChannel = "<|channel|>", kFunctions = "functions.";
-  size_t i = 0;
+namespace {
+
+const std::vector<std::string> kHarmonyEnds = {"<|end|>", "<|call|>", "<|return|>", "<|start|>"};
+constexpr std::string_view kStart = "<|start|>", kMessage = "<|message|>", kChannel = "<|channel|>",
+                           kFunctions = "functions.";
+// Resume states of read_harmony: between messages, or inside a message's text.
+enum HarmonyState { kBetween = 0, kInAnalysis = 1, kInText = 2 };
+
+// A message's text from pos to its end marker, to reasoning (analysis) or content. Returns where
+// the next message starts, or npos where the text runs on (a resume point is marked inside it).
+size_t harmony_text(std::string_view s, size_t pos, bool partial, int state, Reply& out,
+                    ReplyResume& resume) {
+  size_t e = s.npos, len = 0;
+  for (const std::string& end : kHarmonyEnds)
+    if (const size_t f = s.find(end, pos); f < e) e = f, len = end == kStart ? 0 : end.size();
+  std::string_view text = s.substr(pos, e == s.npos ? s.npos : e - pos);
+  if (e == s.npos && partial) text.remove_suffix(marker_tail(text, kHarmonyEnds));
+  (state == kInAnalysis ? out.reasoning : out.content) += text;
+  if (e == s.npos) {
+    mark(resume, pos + text.size(), false, state, out);
+    return s.npos;
+  }
+  mark(resume, e + len, false, kBetween, out);
+  return e + len;
+}
+
+}  // namespace
+
+void read_harmony(std::string_view s, const ReplyResume& from, bool partial, bool calls, Reply& out,
+                  ReplyResume& resume) {
+  size_t i = from.pos;
+  if (from.state != kBetween) i = harmony_text(s, i, partial, from.state, out, resume);
   while (i < s.size()) {
     // Text outside any message (a model that writes no channels) is content.
     if (!s.substr(i).starts_with(kStart) && !s.substr(i).starts_with(kChannel) &&
@@ -114,21 +141,16 @@ void read_harmony(std::string_view s, bool partial, bool calls, Reply& out) {
       if (e == s.npos && partial)
         text.remove_suffix(marker_tail(text, {std::string(kStart), std::string(kChannel)}));
       out.content += text;
+      i = e == s.npos ? i + text.size() : e;
+      mark(resume, i, false, kBetween, out);
       if (e == s.npos) return;
-      i = e;
       continue;
     }
     const size_t m = s.find(kMessage, i);
     if (m == s.npos) return;  // the header is not whole yet (or never was)
     const std::string_view header = s.substr(i, m - i);
     const size_t body = m + kMessage.size();
-    size_t e = s.npos, len = 0;
-    for (const std::string& end : kEnds)
-      if (const size_t f = s.find(end, body); f < e) e = f, len = end == kStart ? 0 : end.size();
-    std::string_view text = s.substr(body, e == s.npos ? s.npos : e - body);
-    if (e == s.npos && partial) text.remove_suffix(marker_tail(text, kEnds));
     const std::string to = header_word(header, "to=");
-    const std::string channel = header_word(header, kChannel);
     if (calls && to.starts_with(kFunctions)) {
       // The arguments are the JSON value (which may hold a marker's text); the call's end
       // (<|call|>) ends generation, so a whole reply closes it.
@@ -139,16 +161,13 @@ void read_harmony(std::string_view s, bool partial, bool calls, Reply& out) {
           {to.substr(kFunctions.size()), std::string(s.substr(body, v.end - body)), whole});
       if (v.state != Span::Complete) return;
       i = v.end;
-      for (const std::string& end : kEnds)
+      for (const std::string& end : kHarmonyEnds)
         if (end != kStart && s.substr(i).starts_with(end)) i += end.size();
+      mark(resume, i, false, kBetween, out);
       continue;
-    } else if (channel == "analysis") {
-      out.reasoning += text;
-    } else {
-      out.content += text;
     }
-    if (e == s.npos) return;
-    i = e + len;
+    const int state = header_word(header, kChannel) == "analysis" ? kInAnalysis : kInText;
+    i = harmony_text(s, body, partial, state, out, resume);
   }
 }
 
@@ -228,9 +247,9 @@ Section read_call_array(std::string_view s, size_t pos, bool partial, const Call
   return read_list(s, pos, [&](size_t i) { return read_call_object(s, i, partial, keys, out); });
 }
 
-void add_content(Reply& out, std::string_view piece, bool after_marker, bool before_marker,
-                 bool partial_end, const std::vector<std::string>& markers) {
-  if (after_marker) piece = trim_left(piece);
+size_t add_content(Reply& out, std::string_view whole, bool after_marker, bool before_marker,
+                   bool partial_end, const std::vector<std::string>& markers) {
+  std::string_view piece = after_marker ? trim_left(whole) : whole;
   if (partial_end) {
     piece.remove_suffix(marker_tail(piece, markers));
     piece = trim_right(piece);
@@ -238,6 +257,30 @@ void add_content(Reply& out, std::string_view piece, bool after_marker, bool bef
     piece = trim_right(piece);
   }
   out.content += piece;
+  return piece.empty() ? 0 : static_cast<size_t>(piece.data() - whole.data()) + piece.size();
+}
+
+void mark(ReplyResume& resume, size_t pos, bool after_marker, int state, const Reply& out) {
+  resume.part = ReplyResume::Part::Body;
+  resume.pos = pos;
+  resume.after_marker = after_marker;
+  resume.state = state;
+  resume.reasoning = out.reasoning.size();
+  resume.content = out.content.size();
+  resume.calls = out.calls.size();
+}
+
+// Once content has been added, what follows it reads on from its end (the leading whitespace is
+// behind): splitting a piece there gives the same content, and no marker can start before it,
+// since one that did would be whole in the text (and found) or its beginning held back.
+void content_to_end(std::string_view s, size_t pos, bool after_marker, bool partial,
+                    const std::vector<std::string>& markers, int state, Reply& out,
+                    ReplyResume& resume) {
+  const size_t end = add_content(out, s.substr(pos), after_marker, false, partial, markers);
+  if (end > 0)
+    mark(resume, pos + end, false, state, out);
+  else
+    mark(resume, pos, after_marker, state, out);
 }
 
 Decided first_key_is(std::string_view s, size_t q, bool partial,
@@ -263,10 +306,14 @@ Decided first_key_is(std::string_view s, size_t q, bool partial,
   return Decided::Calls;
 }
 
-void read_opening_calls(std::string_view s, size_t pos, bool partial, std::string_view tag,
-                        const std::function<Decided(size_t)>& opens,
-                        const std::function<Section(size_t)>& read, Reply& out) {
-  const bool after = pos > 0;
+void read_opening_calls(std::string_view s, const ReplyResume& from, bool partial,
+                        std::string_view tag, const std::function<Decided(size_t)>& opens,
+                        const std::function<Section(size_t)>& read, Reply& out,
+                        ReplyResume& resume) {
+  // State 1: the calls (or the decision that there are none) are behind; content to the end.
+  const size_t pos = from.pos;
+  const bool after = from.after_marker;
+  if (from.state == 1) return content_to_end(s, pos, after, partial, {}, 1, out, resume);
   size_t q = skip_ws(s, pos);
   if (!tag.empty() && s.substr(q).starts_with(tag))
     q = skip_ws(s, q + tag.size());
@@ -274,10 +321,14 @@ void read_opening_calls(std::string_view s, size_t pos, bool partial, std::strin
     return;
   const Decided d = opens(q);
   if (d == Decided::Undecided) return;
-  if (d == Decided::Content) return add_content(out, s.substr(pos), after, false, partial, {});
+  if (d == Decided::Content) return content_to_end(s, pos, after, partial, {}, 1, out, resume);
   const Section c = read(q);
   if (!c.complete) return;
-  add_content(out, s.substr(skip_ws(s, c.end)), true, false, partial, {});
+  // Content after the calls is decided once some is added (whitespace alone may still lead to
+  // more calls, as Llama 3's ';' does).
+  const size_t rest = skip_ws(s, c.end);
+  if (const size_t end = add_content(out, s.substr(rest), true, false, partial, {}); end > 0)
+    mark(resume, rest + end, false, 1, out);
 }
 
 }  // namespace brisk::tool_layouts

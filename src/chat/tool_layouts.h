@@ -43,9 +43,16 @@ struct Section {
 
 // Content between calls: whitespace next to a call (or to the reasoning block) is the layout's,
 // not the reply's; at the end of a partial text, trailing whitespace and the beginning of one
-// of `markers` wait.
-void add_content(Reply& out, std::string_view piece, bool after_marker, bool before_marker,
-                 bool partial_end, const std::vector<std::string>& markers);
+// of `markers` wait. Returns where in `piece` what it added ends (0: it added nothing).
+size_t add_content(Reply& out, std::string_view piece, bool after_marker, bool before_marker,
+                   bool partial_end, const std::vector<std::string>& markers);
+// A point to resume the body's reading from: pos, with the reader's state, `out` as read so far.
+void mark(ReplyResume& resume, size_t pos, bool after_marker, int state, const Reply& out);
+// The rest of the text from pos as content, marking where a later read may resume with `state`
+// (a state that reads content alone).
+void content_to_end(std::string_view s, size_t pos, bool after_marker, bool partial,
+                    const std::vector<std::string>& markers, int state, Reply& out,
+                    ReplyResume& resume);
 
 // The keys a layout's call object names its parts with.
 struct CallKeys {
@@ -72,12 +79,14 @@ Decided first_key_is(std::string_view s, size_t q, bool partial,
 // A reply whose calls can only open it: after an optional tag (a special token in some
 // vocabularies), `opens` says whether the text at a position is calls and `read` reads them;
 // the text after them is content.
-void read_opening_calls(std::string_view s, size_t pos, bool partial, std::string_view tag,
-                        const std::function<Decided(size_t)>& opens,
-                        const std::function<Section(size_t)>& read, Reply& out);
+void read_opening_calls(std::string_view s, const ReplyResume& from, bool partial,
+                        std::string_view tag, const std::function<Decided(size_t)>& opens,
+                        const std::function<Section(size_t)>& read, Reply& out,
+                        ReplyResume& resume);
 
 // gpt-oss's harmony messages, the whole reply: the analysis channel to reasoning, the final (and
 // any other) channel to content, a message to functions.NAME to a call (when `calls`).
-void read_harmony(std::string_view s, bool partial, bool calls, Reply& out);
+void read_harmony(std::string_view s, const ReplyResume& from, bool partial, bool calls, Reply& out,
+                  ReplyResume& resume);
 
 }  // namespace brisk::tool_layouts

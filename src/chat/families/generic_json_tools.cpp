@@ -43,13 +43,18 @@ class GenericJson final : public ToolFamily {
     return text;
   }
 
-  void read_reply(std::string_view s, size_t pos, bool partial, const json&,
-                  Reply& out) const override {
+  // State 1: the calls (or the decision that there are none) are behind; content to the end.
+  void read_reply(std::string_view s, const ReplyResume& from, bool partial, const json&,
+                  Reply& out, ReplyResume& resume) const override {
+    const size_t pos = from.pos;
+    if (from.state == 1)
+      return content_to_end(s, pos, from.after_marker, partial, {}, 1, out, resume);
     const size_t q = skip_ws(s, pos);
     size_t value = 0;
     const Decided d = first_key_is(s, q, partial, {"tool_calls", "tool_call", "response"}, &value);
     if (d == Decided::Undecided) return;
-    if (d == Decided::Content) return add_content(out, s.substr(pos), pos > 0, false, partial, {});
+    if (d == Decided::Content)
+      return content_to_end(s, pos, from.after_marker, partial, {}, 1, out, resume);
     if (value >= s.size()) return;
     if (s[value] == '"') {  // {"response": "..."}
       out.content += decode_prefix(s, value);
@@ -61,7 +66,7 @@ class GenericJson final : public ToolFamily {
     size_t rest = skip_ws(s, c.end);
     if (rest >= s.size()) return;
     if (s[rest] == '}') rest = skip_ws(s, rest + 1);  // the object around the calls
-    add_content(out, s.substr(rest), true, false, partial, {});
+    content_to_end(s, rest, true, partial, {}, 1, out, resume);
   }
 
   CallGrammar call_grammar(ToolGrammarBuilder& b) const override {

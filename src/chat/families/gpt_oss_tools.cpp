@@ -19,9 +19,9 @@ class GptOss final : public ToolFamily {
   std::string trigger() const override { return std::string(kRecipient); }
   bool carries_reasoning() const override { return true; }
 
-  void read_reply(std::string_view s, size_t, bool partial, const json&,
-                  Reply& out) const override {
-    read_harmony(s, partial, true, out);
+  void read_reply(std::string_view s, const ReplyResume& from, bool partial, const json&,
+                  Reply& out, ReplyResume& resume) const override {
+    read_harmony(s, from, partial, true, out, resume);
   }
 
   CallGrammar call_grammar(ToolGrammarBuilder& b) const override {

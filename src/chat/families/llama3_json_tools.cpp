@@ -18,8 +18,8 @@ class Llama3Json final : public ToolFamily {
   }
   std::string trigger() const override { return ""; }
 
-  void read_reply(std::string_view s, size_t pos, bool partial, const json&,
-                  Reply& out) const override {
+  void read_reply(std::string_view s, const ReplyResume& from, bool partial, const json&,
+                  Reply& out, ReplyResume& resume) const override {
     const auto opens = [&](size_t q) {
       return first_key_is(s, q, partial, {"name", "parameters", "arguments"});
     };
@@ -32,7 +32,7 @@ class Llama3Json final : public ToolFamily {
       }
       return c;
     };
-    read_opening_calls(s, pos, partial, kTag, opens, read, out);
+    read_opening_calls(s, from, partial, kTag, opens, read, out, resume);
   }
 
   CallGrammar call_grammar(ToolGrammarBuilder& b) const override {

@@ -194,14 +194,14 @@ class Pythonic final : public ToolFamily {
   }
   std::string trigger() const override { return ""; }
 
-  void read_reply(std::string_view s, size_t pos, bool partial, const json&,
-                  Reply& out) const override {
+  void read_reply(std::string_view s, const ReplyResume& from, bool partial, const json&,
+                  Reply& out, ReplyResume& resume) const override {
     read_opening_calls(
-        s, pos, partial, kTag, [&](size_t q) { return opens_call_list(s, q, partial); },
+        s, from, partial, kTag, [&](size_t q) { return opens_call_list(s, q, partial); },
         [&](size_t q) {
           return read_list(s, q, [&](size_t i) { return read_python_call(s, i, out.calls); });
         },
-        out);
+        out, resume);
   }
 
   CallGrammar call_grammar(ToolGrammarBuilder& b) const override {
