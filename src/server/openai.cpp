@@ -322,6 +322,30 @@ std::string render_messages(const json& body, const ChatTools& tools,
   }
 }
 
+std::vector<int32_t> parse_tokenize_request(const json& body, const PromptFormat& prompt_format,
+                                            const ToolFamily& family) {
+  if (present(body, "messages"))
+    return prompt_format.encode_chat(render_messages(body, parse_tools(body), prompt_format,
+                                                     get_bool(body, "add_generation_prompt", true),
+                                                     family));
+  if (!present(body, "prompt") || !body.at("prompt").is_string())
+    bad_param("prompt", "'prompt' (a string) or 'messages' is required");
+  return prompt_format.encode_text(body.at("prompt").get<std::string>(),
+                                   get_bool(body, "add_special_tokens", true));
+}
+
+std::vector<int32_t> parse_detokenize_request(const json& body, int64_t n_vocab) {
+  if (!present(body, "tokens") || !body.at("tokens").is_array())
+    bad_param("tokens", "'tokens' (a list of token ids) is required");
+  std::vector<int32_t> ids;
+  for (const json& t : body.at("tokens")) {
+    if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= n_vocab)
+      bad_param("tokens", fmt::format("token {} is not a token id of this model", t.dump()));
+    ids.push_back(static_cast<int32_t>(t.get<int64_t>()));
+  }
+  return ids;
+}
+
 ApiRequest parse_chat_request(const json& body, const PromptFormat& prompt_format,
                               const RequestBounds& bounds, const ReplyFormat& reply_format) {
   ApiRequest request;

@@ -73,6 +73,13 @@ std::string render_messages(const json& body, const ChatTools& tools,
                             const PromptFormat& prompt_format, bool add_generation_prompt,
                             const ToolFamily& family);
 
+// /tokenize: a prompt (with add_special_tokens) or a chat's messages (rendered as
+// render_messages does), as token ids.
+std::vector<int32_t> parse_tokenize_request(const json& body, const PromptFormat& prompt_format,
+                                            const ToolFamily& family);
+// /detokenize: the body's token ids, each one of the vocabulary's.
+std::vector<int32_t> parse_detokenize_request(const json& body, int64_t n_vocab);
+
 // Serializes for the wire: invalid UTF-8 (a token's partial character) becomes U+FFFD instead of
 // an exception.
 std::string dump(const json& j);

@@ -331,45 +331,51 @@ void Server::start_job(const std::shared_ptr<Exchange>& ex, ApiRequest request) 
 }
 
 void Server::tokenize(const std::shared_ptr<Exchange>& ex, const std::string&) {
-  const json body = parse_body(ex->request().body());
-  std::vector<int32_t> ids;
-  if (body.contains("messages")) {
-    const auto gen = body.find("add_generation_prompt");
-    if (gen != body.end() && !gen->is_boolean())
-      throw ApiError(400, "'add_generation_prompt' must be true or false", "add_generation_prompt");
-    ids = fmt_.encode_chat(render_messages(body, parse_tools(body), fmt_,
-                                           gen == body.end() || gen->get<bool>(),
-                                           *reply_format_.tools));
-  } else {
-    if (!body.contains("prompt") || !body.at("prompt").is_string())
-      throw ApiError(400, "'prompt' (a string) or 'messages' is required", "prompt");
-    const auto add = body.find("add_special_tokens");
-    if (add != body.end() && !add->is_boolean())
-      throw ApiError(400, "'add_special_tokens' must be true or false", "add_special_tokens");
-    ids = fmt_.encode_text(body.at("prompt").get<std::string>(),
-                           add == body.end() || add->get<bool>());
-  }
-  send_json(*ex, json{{"count", ids.size()},
-                      {"max_model_len", engine_.max_model_len()},
-                      {"tokens", ids},
-                      {"token_strs", nullptr}});
+  answer_off_io(ex, [this, ex] {
+    const std::vector<int32_t> ids =
+        parse_tokenize_request(parse_body(ex->request().body()), fmt_, *reply_format_.tools);
+    return json{{"count", ids.size()},
+                {"max_model_len", engine_.max_model_len()},
+                {"tokens", ids},
+                {"token_strs", nullptr}};
+  });
 }
 
 void Server::detokenize(const std::shared_ptr<Exchange>& ex, const std::string&) {
-  const json body = parse_body(ex->request().body());
-  if (!body.contains("tokens") || !body.at("tokens").is_array())
-    throw ApiError(400, "'tokens' (a list of token ids) is required", "tokens");
-  const Tokenizer& tok = fmt_.tokenizer();
-  StreamDecoder dec(tok);
-  std::string text;
-  for (const json& t : body.at("tokens")) {
-    if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= tok.vocab().size())
-      throw ApiError(400, fmt::format("token {} is not a token id of this model", t.dump()),
-                     "tokens");
-    text += dec.push(static_cast<int32_t>(t.get<int64_t>()));
-  }
-  text += dec.flush();
-  send_json(*ex, json{{"prompt", text}});
+  answer_off_io(ex, [this, ex] {
+    const Tokenizer& tok = fmt_.tokenizer();
+    StreamDecoder dec(tok);
+    std::string text;
+    for (int32_t t : parse_detokenize_request(parse_body(ex->request().body()),
+                                              static_cast<int64_t>(tok.vocab().size())))
+      text += dec.push(t);
+    text += dec.flush();
+    return json{{"prompt", text}};
+  });
+}
+
+// Work that renders or tokenizes runs on the parse thread; the reply is sent from the I/O thread.
+void Server::answer_off_io(const std::shared_ptr<Exchange>& ex, std::function<json()> work) {
+  ++preparing_;
+  net::post(parse_pool_, [this, ex, work = std::move(work)] {
+    std::optional<json> reply;
+    std::optional<ApiError> err;
+    try {
+      reply = work();
+    } catch (const ApiError& e) {
+      err = e;
+    } catch (const std::exception& e) {
+      err.emplace(500, std::string("internal error: ") + e.what());
+    }
+    net::post(io_, [this, ex, reply = std::move(reply), err = std::move(err)] {
+      --preparing_;
+      if (err)
+        send_error(*ex, *err);
+      else
+        send_json(*ex, *reply);
+      maybe_finish_shutdown();
+    });
+  });
 }
 
 }  // namespace brisk::server

@@ -9,6 +9,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -69,6 +70,7 @@ class Server {
   void tokenize(const std::shared_ptr<Exchange>& ex, const std::string& target);
   void detokenize(const std::shared_ptr<Exchange>& ex, const std::string& target);
   void generate(const std::shared_ptr<Exchange>& ex, bool chat);
+  void answer_off_io(const std::shared_ptr<Exchange>& ex, std::function<json()> work);
   void prepared(const std::shared_ptr<Exchange>& ex, std::shared_ptr<ApiRequest> request,
                 std::optional<ApiError> err);
   void start_job(const std::shared_ptr<Exchange>& ex, ApiRequest request);

@@ -121,6 +121,31 @@ TEST(ServerRequest, CompletionBodiesTakeSeveralPrompts) {
   EXPECT_EQ(r.base.max_tokens, 16);  // OpenAI's default for completions
 }
 
+TEST(ServerRequest, TokenizeAndDetokenizeBodies) {
+  const auto ids = parse_tokenize_request({{"prompt", "a b"}, {"add_special_tokens", false}},
+                                          fixture().fmt, ToolFamily::none());
+  EXPECT_FALSE(ids.empty());
+  EXPECT_EQ(parse_detokenize_request({{"tokens", json(ids)}}, fixture().bounds().n_vocab), ids);
+  const auto field = [](auto&& parse) {
+    try {
+      parse();
+    } catch (const ApiError& e) {
+      return e.param;
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(field([] {
+              parse_tokenize_request({{"prompt", 5}}, fixture().fmt, ToolFamily::none());
+            }),
+            "prompt");
+  EXPECT_EQ(field([] {
+              parse_tokenize_request({{"prompt", "x"}, {"add_special_tokens", "yes"}},
+                                     fixture().fmt, ToolFamily::none());
+            }),
+            "add_special_tokens");
+  EXPECT_EQ(field([] { parse_detokenize_request({{"tokens", {1, 1 << 30}}}, 512); }), "tokens");
+}
+
 TEST(ServerResponse, ShapesCarryWhatClientsRead) {
   const ResponseHead h = new_response_head(Api::Chat, "m");
   EXPECT_EQ(h.id.rfind("chatcmpl-", 0), 0u);
