@@ -40,13 +40,13 @@ ToolGrammarBuilder::Sequence ToolGrammarBuilder::cat(Sequence a, const Sequence&
 }
 
 int32_t ToolGrammarBuilder::rule(const std::string& name, std::vector<Sequence> alts) {
-  const int32_t r = g_.add_rule(name);
-  for (Sequence& a : alts) g_.add_alt(r, std::move(a));
+  const int32_t r = grammar_.add_rule(name);
+  for (Sequence& a : alts) grammar_.add_alt(r, std::move(a));
   return r;
 }
 
 int32_t ToolGrammarBuilder::ws(uint32_t max) {
-  return g_.add_repeat("ws", {Symbol::chars({{'\t', '\n'}, {' ', ' '}})}, 0, max);
+  return grammar_.add_repeat("ws", {Symbol::chars({{'\t', '\n'}, {' ', ' '}})}, 0, max);
 }
 
 // The rules are the states of a string matcher (Knuth-Morris-Pratt) over the marker's code points.
@@ -66,23 +66,23 @@ int32_t ToolGrammarBuilder::text_until(const std::string& marker, int32_t then, 
   for (uint32_t c : distinct) in.push_back({c, c});
   const std::vector<CharRange> others = grammar::complement(in);
   std::vector<int32_t> state(n);
-  for (size_t i = 0; i < n; ++i) state[i] = g_.add_rule("text");
+  for (size_t i = 0; i < n; ++i) state[i] = grammar_.add_rule("text");
   for (size_t i = 0; i < n; ++i) {
     for (uint32_t c : distinct) {
       size_t k = i;
       while (k > 0 && c != m[k]) k = fail[k - 1];
       if (c == m[k]) ++k;
-      g_.add_alt(state[i], {Symbol::one(c), ref(k == n ? then : state[k])});
+      grammar_.add_alt(state[i], {Symbol::one(c), ref(k == n ? then : state[k])});
     }
-    if (!others.empty()) g_.add_alt(state[i], {Symbol::chars(others), ref(state[0])});
-    if (may_end) g_.add_alt(state[i], {});
+    if (!others.empty()) grammar_.add_alt(state[i], {Symbol::chars(others), ref(state[0])});
+    if (may_end) grammar_.add_alt(state[i], {});
   }
   return state[0];
 }
 
 ToolGrammarBuilder::Sequence ToolGrammarBuilder::text_not_opening_with(char c) {
   const int32_t any =
-      g_.add_repeat("any", {Symbol::chars({{0, 0x10FFFF}})}, 0, Grammar::kUnbounded);
+      grammar_.add_repeat("any", {Symbol::chars({{0, 0x10FFFF}})}, 0, Grammar::kUnbounded);
   const auto cp = static_cast<uint32_t>(static_cast<unsigned char>(c));
   return {Symbol::chars(grammar::complement({{cp, cp}})), ref(any)};
 }
@@ -109,10 +109,10 @@ int32_t ToolGrammarBuilder::schema_rule(const json& schema, const std::string& w
   if (left <= 0) fail("tools: their schemas took longer than {} s to compile", kMaxSeconds);
   o.max_seconds = std::min(o.max_seconds, left);
   try {
-    return g_.add_grammar(grammar::json_schema_grammar(schema, o));
+    return grammar_.add_grammar(grammar::json_schema_grammar(schema, o));
   } catch (const Error& e) {
     if (strict) fail("{}: {}", where, e.what());
-    return g_.add_grammar(grammar::json_schema_grammar(json{{"type", "object"}}, o));
+    return grammar_.add_grammar(grammar::json_schema_grammar(json{{"type", "object"}}, o));
   }
 }
 
@@ -132,7 +132,8 @@ int32_t ToolGrammarBuilder::one_of(const std::string& name,
 
 int32_t ToolGrammarBuilder::list(int32_t item, const std::string& sep) {
   if (!choice_.parallel) return item;
-  const int32_t more = g_.add_repeat("more", cat(lit(sep), {ref(item)}), 0, Grammar::kUnbounded);
+  const int32_t more =
+      grammar_.add_repeat("more", cat(lit(sep), {ref(item)}), 0, Grammar::kUnbounded);
   return rule("list", {{ref(item), ref(more)}});
 }
 
@@ -186,9 +187,9 @@ int32_t ToolGrammarBuilder::required_body(const CallGrammar& calls, bool section
 }
 
 int32_t ToolGrammarBuilder::free_body(const CallGrammar& calls, bool after_call) {
-  const int32_t free = g_.add_rule("free");
+  const int32_t free = grammar_.add_rule("free");
   const int32_t then = rule("call", {{ref(calls.rule), ref(after_call ? free : ws(8))}});
-  g_.add_alt(free, {ref(text_until(calls.trigger, then, true))});
+  grammar_.add_alt(free, {ref(text_until(calls.trigger, then, true))});
   return free;
 }
 
@@ -206,9 +207,9 @@ Grammar ToolGrammarBuilder::build(bool in_reasoning) {
     const int32_t think = text_until(m.end, after, false);
     root = in_reasoning ? think : rule("root", {cat(lit(m.start), {ref(think)}), {ref(body)}});
   }
-  g_.set_root(root);
-  g_.check();
-  return std::move(g_);
+  grammar_.set_root(root);
+  grammar_.check();
+  return std::move(grammar_);
 }
 
 const char* ToolChoice::name(Mode m) {

@@ -30,7 +30,7 @@ class ToolGrammarBuilder {
   const ToolChoice& choice() const { return choice_; }
   // Whether the reply must be calls (tool_choice required or a named function).
   bool calls_required() const { return choice_.mode != ToolChoice::Mode::Auto; }
-  grammar::Grammar& grammar() { return g_; }
+  grammar::Grammar& grammar() { return grammar_; }
 
   // Text and rules.
   Sequence lit(std::string_view s) const;
@@ -79,7 +79,7 @@ class ToolGrammarBuilder {
   const json& tools_;
   const ToolChoice& choice_;
   const double deadline_;
-  grammar::Grammar g_;
+  grammar::Grammar grammar_;
 };
 
 }  // namespace brisk

@@ -17,7 +17,7 @@ uint64_t KvGeometry::bytes_per_block() const {
 }
 
 PagedKvCache::PagedKvCache(const KvGeometry& g, const BlockManager& tables)
-    : g_(g), tables_(&tables), n_blocks_(tables.pool().n_blocks()) {
+    : geometry_(g), tables_(&tables), n_blocks_(tables.pool().n_blocks()) {
   if (g.block_size != tables.block_size())
     fail("KV cache block size {} differs from the block tables' {}", g.block_size,
          tables.block_size());
@@ -25,7 +25,7 @@ PagedKvCache::PagedKvCache(const KvGeometry& g, const BlockManager& tables)
 }
 
 PagedKvCache::PagedKvCache(const KvGeometry& g, int32_t n_blocks)
-    : g_(g), tables_(nullptr), n_blocks_(n_blocks) {
+    : geometry_(g), tables_(nullptr), n_blocks_(n_blocks) {
   if (n_blocks < 1 || g.block_size < 1 || g.n_layer < 1 || g.n_head_kv < 1 || g.head_dim < 1)
     fail("KV mirror: bad shape ({} blocks of {}, {} layers, {} heads of {})", n_blocks,
          g.block_size, g.n_layer, g.n_head_kv, g.head_dim);
@@ -33,7 +33,7 @@ PagedKvCache::PagedKvCache(const KvGeometry& g, int32_t n_blocks)
 }
 
 void PagedKvCache::allocate() {
-  const KvGeometry& g = g_;
+  const KvGeometry& g = geometry_;
   row_bytes_ = static_cast<size_t>(g.kv_dim()) * kv_elem_bytes(g.type);
   bytes_ = checked_mul(g.bytes_per_block(), static_cast<uint64_t>(n_blocks_), "KV cache size");
   const uint64_t n = checked_mul(
@@ -53,7 +53,7 @@ uint8_t* PagedKvCache::row(const std::unique_ptr<uint8_t[]>& a, int layer, Block
                            int64_t r) const {
   const size_t idx =
       (static_cast<size_t>(layer) * static_cast<size_t>(n_blocks_) + static_cast<size_t>(b)) *
-          static_cast<size_t>(g_.block_size) +
+          static_cast<size_t>(geometry_.block_size) +
       static_cast<size_t>(r);
   return a.get() + idx * row_bytes_;
 }
@@ -62,9 +62,9 @@ float* PagedKvCache::scales(const std::unique_ptr<float[]>& a, int layer, BlockI
                             int64_t r) const {
   const size_t idx =
       (static_cast<size_t>(layer) * static_cast<size_t>(n_blocks_) + static_cast<size_t>(b)) *
-          static_cast<size_t>(g_.block_size) +
+          static_cast<size_t>(geometry_.block_size) +
       static_cast<size_t>(r);
-  return a.get() + idx * static_cast<size_t>(g_.n_head_kv);
+  return a.get() + idx * static_cast<size_t>(geometry_.n_head_kv);
 }
 
 const std::vector<BlockId>& PagedKvCache::table(int32_t seq) const {
@@ -76,22 +76,22 @@ const std::vector<BlockId>& PagedKvCache::table(int32_t seq) const {
 
 void PagedKvCache::store(int layer, int32_t seq, int64_t pos, const float* k, const float* v) {
   const auto& t = table(seq);
-  const BlockId b = t[static_cast<size_t>(pos / g_.block_size)];
-  const int64_t r = pos % g_.block_size;
-  const bool q8 = g_.type == KvType::Q8;
-  store_kv_row(g_.type, k, row(k_, layer, b, r), g_.n_head_kv, g_.head_dim,
+  const BlockId b = t[static_cast<size_t>(pos / geometry_.block_size)];
+  const int64_t r = pos % geometry_.block_size;
+  const bool q8 = geometry_.type == KvType::Q8;
+  store_kv_row(geometry_.type, k, row(k_, layer, b, r), geometry_.n_head_kv, geometry_.head_dim,
                q8 ? scales(k_scale_, layer, b, r) : nullptr);
-  store_kv_row(g_.type, v, row(v_, layer, b, r), g_.n_head_kv, g_.head_dim,
+  store_kv_row(geometry_.type, v, row(v_, layer, b, r), geometry_.n_head_kv, geometry_.head_dim,
                q8 ? scales(v_scale_, layer, b, r) : nullptr);
 }
 
 void PagedKvCache::spans(int layer, int32_t seq, int64_t n, std::vector<KvSpan>& out) const {
   const auto& t = table(seq);
-  const int64_t bs = g_.block_size;
+  const int64_t bs = geometry_.block_size;
   for (int64_t p0 = 0, i = 0; p0 < n; p0 += bs, ++i) {
     const BlockId b = t[static_cast<size_t>(i)];
     KvSpan s{row(k_, layer, b, 0), row(v_, layer, b, 0), p0, std::min(bs, n - p0)};
-    if (g_.type == KvType::Q8) {
+    if (geometry_.type == KvType::Q8) {
       s.k_scale = scales(k_scale_, layer, b, 0);
       s.v_scale = scales(v_scale_, layer, b, 0);
     }
@@ -100,18 +100,19 @@ void PagedKvCache::spans(int layer, int32_t seq, int64_t n, std::vector<KvSpan>&
 }
 
 void PagedKvCache::reserve(int32_t seq, int64_t n) {
-  const int64_t have = static_cast<int64_t>(table(seq).size()) * g_.block_size;
+  const int64_t have = static_cast<int64_t>(table(seq).size()) * geometry_.block_size;
   if (n > have) fail("KV: sequence {} needs {} positions but its blocks hold {}", seq, n, have);
 }
 
 void PagedKvCache::copy_block(BlockId src, BlockId dst) {
   if (exported_) pending_copies_.push_back({src, dst});
-  const size_t block_bytes = row_bytes_ * static_cast<size_t>(g_.block_size);
-  for (int l = 0; l < g_.n_layer; ++l) {
+  const size_t block_bytes = row_bytes_ * static_cast<size_t>(geometry_.block_size);
+  for (int l = 0; l < geometry_.n_layer; ++l) {
     std::memcpy(row(k_, l, dst, 0), row(k_, l, src, 0), block_bytes);
     std::memcpy(row(v_, l, dst, 0), row(v_, l, src, 0), block_bytes);
-    if (g_.type == KvType::Q8) {
-      const size_t n = static_cast<size_t>(g_.block_size) * static_cast<size_t>(g_.n_head_kv);
+    if (geometry_.type == KvType::Q8) {
+      const size_t n =
+          static_cast<size_t>(geometry_.block_size) * static_cast<size_t>(geometry_.n_head_kv);
       std::memcpy(scales(k_scale_, l, dst, 0), scales(k_scale_, l, src, 0), n * sizeof(float));
       std::memcpy(scales(v_scale_, l, dst, 0), scales(v_scale_, l, src, 0), n * sizeof(float));
     }
@@ -121,11 +122,11 @@ void PagedKvCache::copy_block(BlockId src, BlockId dst) {
 KvCacheShape PagedKvCache::shape() const {
   KvCacheShape s;
   s.paged = 1;
-  s.n_layer = g_.n_layer;
-  s.n_head_kv = g_.n_head_kv;
-  s.head_dim = g_.head_dim;
-  s.type = static_cast<int32_t>(g_.type);
-  s.block_size = g_.block_size;
+  s.n_layer = geometry_.n_layer;
+  s.n_head_kv = geometry_.n_head_kv;
+  s.head_dim = geometry_.head_dim;
+  s.type = static_cast<int32_t>(geometry_.type);
+  s.block_size = geometry_.block_size;
   s.n_ctx = n_blocks_;
   return s;
 }

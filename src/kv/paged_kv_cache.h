@@ -35,8 +35,8 @@ class PagedKvCache : public KvCache {
 
   void store(int layer, int32_t seq, int64_t pos, const float* k, const float* v) override;
   void spans(int layer, int32_t seq, int64_t n, std::vector<KvSpan>& out) const override;
-  int64_t row_stride() const override { return g_.kv_dim(); }
-  KvType type() const override { return g_.type; }
+  int64_t row_stride() const override { return geometry_.kv_dim(); }
+  KvType type() const override { return geometry_.type; }
   void reserve(int32_t seq, int64_t n) override;
   KvCacheShape shape() const override;
   void export_layout(std::span<const int32_t> seqs, std::vector<int32_t>& out) override;
@@ -52,7 +52,7 @@ class PagedKvCache : public KvCache {
   void allocate();
   const std::vector<BlockId>& table(int32_t seq) const;
 
-  KvGeometry g_;
+  KvGeometry geometry_;
   const BlockManager* tables_;  // null in a mirror
   int32_t n_blocks_;
   // Exporting (once export_layout was called): copies not yet exported, and each sequence's table

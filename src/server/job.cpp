@@ -35,7 +35,7 @@ void Server::Job::send_chunk(int index, const std::string& text, const json& log
 }
 
 void Server::Job::start() {
-  head = new_response_head(request.api, srv.c_.model_name);
+  head = new_response_head(request.api, srv.config_.model_name);
   arrival = now_seconds();
   const int np = static_cast<int>(request.prompts.size());
   prompts.resize(static_cast<size_t>(np));
@@ -83,7 +83,7 @@ void Server::Job::start() {
     self->abort();
   });
   timer.expires_after(
-      std::chrono::milliseconds(static_cast<int64_t>(srv.c_.request_timeout_seconds * 1000)));
+      std::chrono::milliseconds(static_cast<int64_t>(srv.config_.request_timeout_seconds * 1000)));
   timer.async_wait([self](const boost::system::error_code& ec) {
     if (ec || self->finished) return;
     self->timed_out = true;
@@ -171,7 +171,7 @@ void Server::Job::complete() {
     if (aborted && (timed_out || shut_down)) {
       const ApiError e = timed_out ? ApiError(504, fmt::format("the request took longer than the "
                                                                "server's limit of {} s",
-                                                               srv.c_.request_timeout_seconds))
+                                                               srv.config_.request_timeout_seconds))
                                    : ApiError(503, "the server is shutting down");
       if (request.stream) {
         send_event(json::parse(error_body(e)));

@@ -54,13 +54,13 @@ constexpr std::string_view kModelPrefix = "/v1/models/";
 }  // namespace
 
 Server::Server(Engine& engine, const PromptFormat& fmt, const ServerConfig& c)
-    : engine_(engine), fmt_(fmt), c_(c), signals_(io_, SIGINT, SIGTERM), grace_timer_(io_) {
-  http_ = std::make_unique<HttpServer>(io_, c_.host, c_.port, c_.http,
+    : engine_(engine), fmt_(fmt), config_(c), signals_(io_, SIGINT, SIGTERM), grace_timer_(io_) {
+  http_ = std::make_unique<HttpServer>(io_, config_.host, config_.port, config_.http,
                                        [this](std::shared_ptr<Exchange> ex) { handle(ex); });
   stats_ = engine_.stats();
   reply_format_ = detect_reply_format(fmt_.chat_template().source());
-  if (c_.tool_parser) reply_format_.tools = c_.tool_parser;
-  if (c_.reasoning_parser) reply_format_.reasoning = *c_.reasoning_parser;
+  if (config_.tool_parser) reply_format_.tools = config_.tool_parser;
+  if (config_.reasoning_parser) reply_format_.reasoning = *config_.reasoning_parser;
 }
 
 Server::~Server() {
@@ -119,10 +119,10 @@ void Server::begin_shutdown() {
   if (draining_) return;
   draining_ = true;
   std::fprintf(stderr, "shutting down: %zu requests running, up to %.0f s to finish\n",
-               jobs_.size(), c_.shutdown_grace_seconds);
+               jobs_.size(), config_.shutdown_grace_seconds);
   http_->stop_accepting();
   grace_timer_.expires_after(
-      std::chrono::milliseconds(static_cast<int64_t>(c_.shutdown_grace_seconds * 1000)));
+      std::chrono::milliseconds(static_cast<int64_t>(config_.shutdown_grace_seconds * 1000)));
   grace_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec) return;
     aborting_ = true;
@@ -206,9 +206,9 @@ void Server::route(const std::shared_ptr<Exchange>& ex) {
                                "method_not_allowed"),
                       {{"Allow", allow}});
   }
-  if (!route->open && !c_.api_key.empty()) {
+  if (!route->open && !config_.api_key.empty()) {
     const std::string auth(req[http::field::authorization]);
-    if (!same_secret(auth, "Bearer " + c_.api_key))
+    if (!same_secret(auth, "Bearer " + config_.api_key))
       throw ApiError(401, "Incorrect API key provided.", "", "invalid_request_error",
                      "invalid_api_key");
   }
@@ -226,23 +226,24 @@ void Server::version(const std::shared_ptr<Exchange>& ex, const std::string&) {
 
 void Server::metrics(const std::shared_ptr<Exchange>& ex, const std::string&) {
   ex->respond(http::status::ok, "text/plain; version=0.0.4; charset=utf-8",
-              metrics_.render(c_.model_name, stats()));
+              metrics_.render(config_.model_name, stats()));
 }
 
 void Server::props(const std::shared_ptr<Exchange>& ex, const std::string&) {
-  send_json(*ex, props_body(engine_, c_.model_name, reply_format_, fmt_.uses_fallback_template()));
+  send_json(*ex,
+            props_body(engine_, config_.model_name, reply_format_, fmt_.uses_fallback_template()));
 }
 
 void Server::models(const std::shared_ptr<Exchange>& ex, const std::string&) {
-  send_json(*ex, models_body(c_.model_name, engine_.max_model_len()));
+  send_json(*ex, models_body(config_.model_name, engine_.max_model_len()));
 }
 
 void Server::model(const std::shared_ptr<Exchange>& ex, const std::string& target) {
   const std::string id = percent_decode(target.substr(kModelPrefix.size()));
-  if (id != c_.model_name)
+  if (id != config_.model_name)
     throw ApiError(404, fmt::format("The model `{}` does not exist.", id), "model",
                    "invalid_request_error", "model_not_found");
-  send_json(*ex, model_object(c_.model_name, engine_.max_model_len()));
+  send_json(*ex, model_object(config_.model_name, engine_.max_model_len()));
 }
 
 void Server::completions(const std::shared_ptr<Exchange>& ex, const std::string&) {
@@ -259,7 +260,7 @@ void Server::chat_completions(const std::shared_ptr<Exchange>& ex, const std::st
 // the request carries the compiled grammar to the engine, which never compiles it again.
 void Server::generate(const std::shared_ptr<Exchange>& ex, bool chat) {
   if (jobs_.size() + static_cast<size_t>(preparing_) >=
-      static_cast<size_t>(engine_.config().max_seqs + c_.max_queue))
+      static_cast<size_t>(engine_.config().max_seqs + config_.max_queue))
     return send_error(
         *ex,
         ApiError(429, "the server is busy: too many requests are waiting; retry later", "", "",
@@ -272,7 +273,7 @@ void Server::generate(const std::shared_ptr<Exchange>& ex, bool chat) {
       const json body = parse_body(ex->request().body());
       *s = chat ? parse_chat_request(body, fmt_, engine_.bounds(), reply_format_)
                 : parse_completion_request(body, fmt_, engine_.bounds());
-      if (!s->model.empty() && s->model != c_.model_name)
+      if (!s->model.empty() && s->model != config_.model_name)
         throw ApiError(404, fmt::format("The model `{}` does not exist.", s->model), "model", "",
                        "model_not_found");
     } catch (const ApiError& e) {

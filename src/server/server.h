@@ -82,7 +82,7 @@ class Server {
   friend struct Job;
   Engine& engine_;
   const PromptFormat& fmt_;
-  ServerConfig c_;
+  ServerConfig config_;
   ReplyFormat reply_format_;
   boost::asio::io_context io_;
   std::unique_ptr<HttpServer> http_;
