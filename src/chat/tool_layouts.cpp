@@ -242,6 +242,13 @@ Section read_call_object(std::string_view s, size_t pos, bool partial, const Cal
   return {i, false};
 }
 
+Section closed_by(std::string_view s, Section c, std::string_view marker) {
+  if (!c.complete) return c;
+  const size_t e = skip_ws(s, c.end);
+  if (!s.substr(e).starts_with(marker)) return {e, false};
+  return {e + marker.size(), true};
+}
+
 Section read_call_array(std::string_view s, size_t pos, bool partial, const CallKeys& keys,
                         std::vector<ToolCallText>& out) {
   return read_list(s, pos, [&](size_t i) { return read_call_object(s, i, partial, keys, out); });

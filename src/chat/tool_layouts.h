@@ -66,6 +66,8 @@ Section read_call_object(std::string_view s, size_t pos, bool partial, const Cal
                          std::vector<ToolCallText>& out);
 // '[' item (',' item)* ']', whitespace anywhere; it stops where an item stops short.
 Section read_list(std::string_view s, size_t pos, const std::function<Section(size_t)>& item);
+// A section that ends with `marker` after what `c` read (whitespace between): where it closes.
+Section closed_by(std::string_view s, Section c, std::string_view marker);
 // [call, call, ...]
 Section read_call_array(std::string_view s, size_t pos, bool partial, const CallKeys& keys,
                         std::vector<ToolCallText>& out);

@@ -25,11 +25,8 @@ class CommandR7B final : public ToolFamily {
  protected:
   Section read_section(std::string_view s, size_t pos, bool partial, const json&,
                        std::vector<ToolCallText>& calls) const override {
-    const Section c = read_call_array(s, pos, partial, {{"tool_name"}, {"parameters"}}, calls);
-    if (!c.complete) return c;
-    const size_t e = skip_ws(s, c.end);
-    if (!s.substr(e).starts_with(kClose)) return {e, false};
-    return {e + kClose.size(), true};
+    return closed_by(s, read_call_array(s, pos, partial, {{"tool_name"}, {"parameters"}}, calls),
+                     kClose);
   }
   std::vector<std::string> answer_markers() const override {
     return {"<|START_RESPONSE|>", "<|END_RESPONSE|>"};

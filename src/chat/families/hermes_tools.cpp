@@ -25,11 +25,7 @@ class Hermes final : public ToolFamily {
  protected:
   Section read_section(std::string_view s, size_t pos, bool partial, const json&,
                        std::vector<ToolCallText>& calls) const override {
-    const Section c = read_call_object(s, skip_ws(s, pos), partial, {}, calls);
-    if (!c.complete) return c;
-    const size_t e = skip_ws(s, c.end);
-    if (!s.substr(e).starts_with(kClose)) return {e, false};
-    return {e + kClose.size(), true};
+    return closed_by(s, read_call_object(s, skip_ws(s, pos), partial, {}, calls), kClose);
   }
   bool section_per_call() const override { return true; }
 };

@@ -129,12 +129,9 @@ class Qwen3Coder final : public ToolFamily {
     const size_t p = skip_ws(s, pos);
     const bool xml = s.substr(p).starts_with(kFn);
     if (!xml && (p >= s.size() || may_become(s, p, kFn))) return {p, false};
-    const Section c =
-        xml ? read_xml_function(s, p, tools, calls) : read_call_object(s, p, partial, {}, calls);
-    if (!c.complete) return c;
-    const size_t e = skip_ws(s, c.end);
-    if (!s.substr(e).starts_with(kClose)) return {e, false};
-    return {e + kClose.size(), true};
+    return closed_by(
+        s, xml ? read_xml_function(s, p, tools, calls) : read_call_object(s, p, partial, {}, calls),
+        kClose);
   }
   bool section_per_call() const override { return true; }
 };
