@@ -1,29 +1,14 @@
 // IBM Granite 3: <|tool_call|>[{"name": "f", "arguments": {...}}, ...].
-#include "chat/tool_grammar_builder.h"
+#include "chat/families/json_call_list.h"
 
 namespace brisk {
 
 namespace {
 
-using namespace tool_layouts;
-
-constexpr std::string_view kOpen = "<|tool_call|>";
-
-class Granite final : public ToolFamily {
+class Granite final : public JsonCallList {
  public:
+  Granite() : JsonCallList("<|tool_call|>") {}
   std::string_view name() const override { return "granite"; }
-  bool taught_by(std::string_view t) const override { return contains(t, kOpen); }
-  std::string trigger() const override { return std::string(kOpen); }
-
-  CallGrammar call_grammar(ToolGrammarBuilder& b) const override {
-    return {trigger(), b.call_array(b.call_object("", "name", "arguments"), "")};
-  }
-
- protected:
-  Section read_section(std::string_view s, size_t pos, bool partial, const json&,
-                       std::vector<ToolCallText>& calls) const override {
-    return read_call_array(s, pos, partial, {}, calls);
-  }
 };
 
 }  // namespace
