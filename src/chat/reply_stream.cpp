@@ -43,6 +43,7 @@ ReplyDelta ReplyStream::push_last(std::string_view more) {
 
 ReplyDelta ReplyStream::read(bool partial) {
   ReplyResume next;
+  const tool_layouts::GrowingReply growing(scan_);
   const Reply tail = parser_.parse_from(text_, resume_, partial, next);
   const ReplyResume& from = resume_;
   ReplyDelta d;

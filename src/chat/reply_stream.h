@@ -1,6 +1,7 @@
 // A reply parsed as it streams: as each piece arrives, the text is read on from the last point the
 // parser marked (ReplyResume: past content, reasoning and whole calls; a call being written is
-// read again from its start), and what became final since the last piece is the delta to send.
+// read again from its start, its arguments' JSON scanned on from where the text ran out), and
+// what became final since the last piece is the delta to send.
 // The deltas of a stream join to the whole reply's parse.
 #pragma once
 
@@ -42,6 +43,7 @@ class ReplyStream {
   std::string text_;
   Reply sent_;
   ReplyResume resume_;
+  JsonScanState scan_;  // the value the text ran out in (a call's arguments being written)
 };
 
 }  // namespace brisk

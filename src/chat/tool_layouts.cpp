@@ -39,6 +39,22 @@ struct PendingCall {
 
 }  // namespace
 
+namespace {
+thread_local JsonScanState* t_growing = nullptr;
+}  // namespace
+
+GrowingReply::GrowingReply(JsonScanState& scan) : outer_(t_growing) {
+  t_growing = &scan;
+}
+GrowingReply::~GrowingReply() {
+  t_growing = outer_;
+}
+
+JsonEnd value_end(std::string_view s, size_t pos) {
+  if (t_growing) return json_value_end(s, pos, kMaxReplyNesting, *t_growing);
+  return json_value_end(s, pos, kMaxReplyNesting);
+}
+
 bool is_ws(char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
@@ -155,7 +171,7 @@ void read_harmony(std::string_view s, const ReplyResume& from, bool partial, boo
       // The arguments are the JSON value (which may hold a marker's text); the call's end
       // (<|call|>) ends generation, so a whole reply closes it.
       const size_t a = skip_ws(s, body);
-      const JsonEnd v = json_value_end(s, a, kMaxReplyNesting);
+      const JsonEnd v = value_end(s, a);
       const bool whole = v.state == Span::Complete || (!partial && v.state == Span::Incomplete);
       out.calls.push_back(
           {to.substr(kFunctions.size()), std::string(s.substr(body, v.end - body)), whole});
@@ -207,14 +223,14 @@ Section read_call_object(std::string_view s, size_t pos, bool partial, const Cal
       ++i;
       continue;
     }
-    const JsonEnd k = json_value_end(s, i, kMaxReplyNesting);
+    const JsonEnd k = value_end(s, i);
     if (k.state != Span::Complete || s[i] != '"') break;
     const std::string key = decode_string(s.substr(i, k.end - i));
     i = skip_ws(s, k.end);
     if (i >= s.size() || s[i] != ':') break;
     i = skip_ws(s, i + 1);
     if (i >= s.size()) break;
-    JsonEnd v = json_value_end(s, i, kMaxReplyNesting);
+    JsonEnd v = value_end(s, i);
     // A scalar at the very end is whole once nothing more can come.
     if (v.state == Span::Incomplete && !partial && s[i] != '"' && s[i] != '{' && s[i] != '[')
       v.state = Span::Complete;
@@ -295,7 +311,7 @@ Decided first_key_is(std::string_view s, size_t q, bool partial,
   if (q >= s.size()) return partial ? Decided::Undecided : Decided::Content;
   if (s[q] != '{') return Decided::Content;
   const size_t k = skip_ws(s, q + 1);
-  const JsonEnd e = json_value_end(s, k, kMaxReplyNesting);
+  const JsonEnd e = value_end(s, k);
   if (k >= s.size() || e.state == Span::Incomplete)
     return partial ? Decided::Undecided : Decided::Content;
   if (e.state != Span::Complete || s[k] != '"') return Decided::Content;

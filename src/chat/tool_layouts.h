@@ -19,6 +19,24 @@ using Span = JsonSpan;
 // How deep a reply's JSON may nest before its value counts as broken (core/json_scan.h).
 inline constexpr size_t kMaxReplyNesting = 256;
 
+// Where the reply's JSON value at pos ends (json_value_end, nested at most kMaxReplyNesting deep).
+// While a GrowingReply is in scope on this thread, the scan of a value the text ran out in is
+// kept in it and gone on from on the next read, so a call's arguments streamed over many pieces
+// are scanned about once.
+JsonEnd value_end(std::string_view s, size_t pos);
+// A reply that only grows (a stream's text), read on this thread while the object lives. The
+// readers' signatures stay those of a single read; what a stream keeps between reads lives here.
+class GrowingReply {
+ public:
+  explicit GrowingReply(JsonScanState& scan);
+  ~GrowingReply();
+  GrowingReply(const GrowingReply&) = delete;
+  GrowingReply& operator=(const GrowingReply&) = delete;
+
+ private:
+  JsonScanState* outer_;
+};
+
 inline bool contains(std::string_view s, std::string_view what) {
   return s.find(what) != s.npos;
 }

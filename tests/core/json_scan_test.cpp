@@ -51,6 +51,27 @@ TEST(JsonScan, EndsWhereTheParserEnds) {
   }
 }
 
+// A text that grows a few bytes at a time, scanned on from the kept state each time, ends where a
+// scan of the whole text ends; a scan of another value between reads leaves the kept one alone.
+TEST(JsonScan, AGrowingTextScannedOnEndsAsAWholeScan) {
+  std::mt19937 rng(11);
+  for (int n = 0; n < 300; ++n) {
+    std::string text = "x " + random_value(rng, 0).dump(rng() % 2 ? -1 : 1) + " ,y";
+    if (n % 7 == 0) text.insert(text.size() / 2, "]");  // a wrong closer somewhere
+    const JsonEnd whole = json_value_end(text, 2, 64);
+    JsonScanState kept;
+    JsonEnd e{JsonSpan::Incomplete, 0};
+    for (size_t len = 2; len <= text.size(); len += 1 + rng() % 5) {
+      e = json_value_end(std::string_view(text).substr(0, len), 2, 64, kept);
+      (void)json_value_end("\"other\"", 0, 64, kept);
+      if (e.state != JsonSpan::Incomplete) break;
+    }
+    if (e.state == JsonSpan::Incomplete) e = json_value_end(text, 2, 64, kept);
+    ASSERT_EQ(e.state, whole.state) << text;
+    ASSERT_EQ(e.end, whole.end) << text;
+  }
+}
+
 TEST(JsonScan, WrongClosersAndDeepNestingAreInvalid) {
   EXPECT_EQ(json_value_end("[1, 2}", 0, 64).state, JsonSpan::Invalid);
   EXPECT_EQ(json_value_end("{\"a\": [}", 0, 64).state, JsonSpan::Invalid);

@@ -59,7 +59,7 @@ class DeepSeekV3 final : public ToolFamily {
           return {i, false};
       }
       a = skip_ws(s, a);
-      const JsonEnd v = json_value_end(s, a, kMaxReplyNesting);
+      const JsonEnd v = value_end(s, a);
       out.push_back({name, std::string(s.substr(a, v.end - a)), false});
       if (v.state != Span::Complete) return {i, false};
       size_t e = skip_ws(s, v.end);

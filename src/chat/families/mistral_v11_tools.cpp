@@ -33,7 +33,7 @@ class MistralV11 final : public ToolFamily {
     if (a == s.npos) return {pos, false};
     const std::string name(trim_right(s.substr(pos, a - pos)));
     const size_t start = skip_ws(s, a + kArgs.size());
-    JsonEnd v = json_value_end(s, start, kMaxReplyNesting);
+    JsonEnd v = value_end(s, start);
     // A scalar at the very end is whole once nothing more can come.
     if (v.state == Span::Incomplete && !partial && start < s.size() && s[start] != '{' &&
         s[start] != '[')
