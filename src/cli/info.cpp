@@ -8,6 +8,7 @@
 #include "cli/options.h"
 #include "core/error.h"
 #include "formats/loader.h"
+#include "model/architecture.h"
 #include "model/hparams.h"
 #include "ops/cpu.h"
 #include "tokenizer/vocab.h"
@@ -44,7 +45,7 @@ int info(InfoArgs& a) {
   if (auto n = mf.get_str("general.name")) fmt::print("name:          {}\n", *n);
   if (mf.tensors.empty()) {
     fmt::print("  (vocabulary only: the file holds no tensors)\n");
-  } else if (arch_supported(mf.arch())) {
+  } else if (Architecture::find(mf.arch())) {
     const HParams h = HParams::from_model(mf);
     fmt::print("hyper-parameters:\n");
     fmt::print("  vocab {}  embd {}  layers {}  ffn {}\n", h.n_vocab, h.n_embd, h.n_layer, h.n_ff);

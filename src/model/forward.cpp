@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "core/error.h"
+#include "model/architecture.h"
 #include "model/follower.h"
 #include "ops/activation.h"
 #include "ops/matmul.h"
@@ -113,82 +114,16 @@ const float* Forward::compute(const Batch& b, KvCache& cache, int n_layers) {
   if (n == 0) return nullptr;
   ensure(n);
   index_batch(b);
-  const int64_t E = h.n_embd, F = h.n_ff;
-  // This rank's rows (all of them in one process): the rows of q, k and v it computes (its heads
-  // from qo and ko on), its heads' attention output, and its rows of the attention output
-  // projection, the FFN's gate and up, and the classifier.
-  const int64_t Q = s_.q_rows.count, KV = s_.kv_rows.count, A = s_.q.count;
-  const int64_t qo = s_.q_rows.offset, ko = s_.kv_rows.offset;
-  const int64_t El = s_.embd.count, Fl = s_.ff.count;
-  const int n_head = s_.n_head, n_head_kv = s_.n_head_kv;
-
+  batch_ = &b;
+  cache_ = &cache;
+  residual_ = nullptr;
+  const int64_t E = h.n_embd;
   for (int64_t i = 0; i < n; ++i)
     dequantize_row(W.token_embd.type, W.token_embd.row(b.token[i]), &x_[i * E], E);
 
   const int64_t layers = n_layers < 0 ? h.n_layer : std::min<int64_t>(n_layers, h.n_layer);
-  if (layers > 0) residual_norm(n, nullptr, W.layers[0].attn_norm.data());
-  for (int l = 0; l < layers; ++l) {
-    const LayerWeights& L = W.layers[l];
-    // Attention block (its input norm came with the previous block's residual).
-    observe(l, Site::AttnIn, xn_, n, E);
-    const MatmulOut qkv[] = {{&L.wq, q_.data(), Q}, {&L.wk, k_.data(), KV}, {&L.wv, v_.data(), KV}};
-    matmul_shared(qkv, xn_.data(), E, n, pool_);
-    pool_.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
-      for (int64_t i = t0; i < t1; ++i) {
-        float* q = &q_[i * Q];
-        float* k = &k_[i * KV];
-        float* v = &v_[i * KV];
-        if (h.qkv_bias) {
-          for (int64_t j = 0; j < Q; ++j) q[j] += L.bq[j];
-          for (int64_t j = 0; j < KV; ++j) k[j] += L.bk[j], v[j] += L.bv[j];
-        }
-        q += qo, k += ko;
-        if (h.qk_norm) {
-          for (int hh = 0; hh < n_head; ++hh)
-            rmsnorm(q + hh * h.head_dim, L.q_norm.data(), q + hh * h.head_dim, h.head_dim,
-                    h.rms_eps);
-          for (int hh = 0; hh < n_head_kv; ++hh)
-            rmsnorm(k + hh * h.head_dim, L.k_norm.data(), k + hh * h.head_dim, h.head_dim,
-                    h.rms_eps);
-        }
-        rope(q, n_head, h.head_dim, h.rope_dim, b.pos[i], h.rope_type, m_.rope_inv_freq.data());
-        rope(k, n_head_kv, h.head_dim, h.rope_dim, b.pos[i], h.rope_type, m_.rope_inv_freq.data());
-      }
-    });
-    // Each sequence's rows are stored in batch order by one thread: a cache may rescale a block
-    // as rows arrive (8-bit KV), which needs them in order.
-    auto store = [&](int64_t s0, int64_t s1) {
-      for (int64_t s = s0; s < s1; ++s)
-        for (int32_t j = seq_first_[static_cast<size_t>(s)];
-             j < seq_first_[static_cast<size_t>(s) + 1]; ++j) {
-          const int64_t i = by_seq_[static_cast<size_t>(j)];
-          cache.store(l, b.seq[i], b.pos[i], &k_[i * KV + ko], &v_[i * KV + ko]);
-        }
-    };
-    const int64_t n_seqs = static_cast<int64_t>(seqs_.size());
-    if (n_seqs == 1)
-      store(0, 1);  // one sequence is one thread's work: no hand-off to the pool
-    else
-      pool_.parallel_for(n_seqs, 1, store);
-    attention(l, b, cache);
-    observe(l, Site::AttnOut, att_, n, A);
-    const float* att = gather(att_, n, s_.q, att_all_);
-    if (El > 0) matmul(L.wo, att, h.q_dim(), n, tmp_.data(), El, pool_);
-    residual_norm(n, gather(tmp_, n, s_.embd, tmp_all_), L.ffn_norm.data());
-
-    // Feed-forward block (SwiGLU).
-    observe(l, Site::FfnIn, xn_, n, E);
-    const MatmulOut gate_up[] = {{&L.ffn_gate, gate_.data(), Fl}, {&L.ffn_up, up_.data(), Fl}};
-    if (Fl > 0) matmul_shared(gate_up, xn_.data(), E, n, pool_);
-    pool_.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
-      silu_mul(&gate_[t0 * Fl], &up_[t0 * Fl], &gate_[t0 * Fl], (t1 - t0) * Fl);
-    });
-    observe(l, Site::DownIn, gate_, n, F);
-    const float* hidden = gather(gate_, n, s_.ff, gate_all_);
-    if (El > 0) matmul(L.ffn_down, hidden, F, n, tmp_.data(), El, pool_);
-    residual_norm(n, gather(tmp_, n, s_.embd, tmp_all_),
-                  l + 1 < layers ? W.layers[l + 1].attn_norm.data() : nullptr);
-  }
+  for (int l = 0; l < layers; ++l) h.architecture->layer(*this, l);
+  if (residual_) residual_norm(n, residual_, nullptr);
 
   // Final norm and classifier, only for the rows whose logits are wanted.
   int64_t n_out = 0;
@@ -201,6 +136,87 @@ const float* Forward::compute(const Batch& b, KvCache& cache, int n_layers) {
   if (Vl > 0) matmul(W.output, xn_.data(), E, n_out, logits_.data(), Vl, pool_);
   // Only rank 0 samples: the classifier's rows are gathered there alone.
   return gather(logits_, n_out, s_.vocab, logits_all_, /*to_all=*/false);
+}
+
+void Forward::block_input(const std::vector<float>& norm) {
+  residual_norm(batch_->size(), residual_, norm.data());
+  residual_ = nullptr;
+}
+
+void Forward::attention(int l) {
+  const auto& h = m_.hp;
+  const LayerWeights& L = m_.w.layers[l];
+  const Batch& b = *batch_;
+  KvCache& cache = *cache_;
+  const int64_t n = b.size(), E = h.n_embd;
+  // This rank's rows (all of them in one process): the rows of q, k and v it computes (its heads
+  // from qo and ko on), its heads' attention output, and its rows of the output projection.
+  const int64_t Q = s_.q_rows.count, KV = s_.kv_rows.count, A = s_.q.count;
+  const int64_t qo = s_.q_rows.offset, ko = s_.kv_rows.offset;
+  const int64_t El = s_.embd.count;
+  const int n_head = s_.n_head, n_head_kv = s_.n_head_kv;
+  block_input(L.attn_norm);
+  observe(l, Site::AttnIn, xn_, n, E);
+  const MatmulOut qkv[] = {{&L.wq, q_.data(), Q}, {&L.wk, k_.data(), KV}, {&L.wv, v_.data(), KV}};
+  matmul_shared(qkv, xn_.data(), E, n, pool_);
+  pool_.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t i = t0; i < t1; ++i) {
+      float* q = &q_[i * Q];
+      float* k = &k_[i * KV];
+      float* v = &v_[i * KV];
+      if (h.qkv_bias) {
+        for (int64_t j = 0; j < Q; ++j) q[j] += L.bq[j];
+        for (int64_t j = 0; j < KV; ++j) k[j] += L.bk[j], v[j] += L.bv[j];
+      }
+      q += qo, k += ko;
+      if (h.qk_norm) {
+        for (int hh = 0; hh < n_head; ++hh)
+          rmsnorm(q + hh * h.head_dim, L.q_norm.data(), q + hh * h.head_dim, h.head_dim, h.rms_eps);
+        for (int hh = 0; hh < n_head_kv; ++hh)
+          rmsnorm(k + hh * h.head_dim, L.k_norm.data(), k + hh * h.head_dim, h.head_dim, h.rms_eps);
+      }
+      rope(q, n_head, h.head_dim, h.rope_dim, b.pos[i], h.rope_type, m_.rope_inv_freq.data());
+      rope(k, n_head_kv, h.head_dim, h.rope_dim, b.pos[i], h.rope_type, m_.rope_inv_freq.data());
+    }
+  });
+  // Each sequence's rows are stored in batch order by one thread: a cache may rescale a block
+  // as rows arrive (8-bit KV), which needs them in order.
+  auto store = [&](int64_t s0, int64_t s1) {
+    for (int64_t s = s0; s < s1; ++s)
+      for (int32_t j = seq_first_[static_cast<size_t>(s)];
+           j < seq_first_[static_cast<size_t>(s) + 1]; ++j) {
+        const int64_t i = by_seq_[static_cast<size_t>(j)];
+        cache.store(l, b.seq[i], b.pos[i], &k_[i * KV + ko], &v_[i * KV + ko]);
+      }
+  };
+  const int64_t n_seqs = static_cast<int64_t>(seqs_.size());
+  if (n_seqs == 1)
+    store(0, 1);  // one sequence is one thread's work: no hand-off to the pool
+  else
+    pool_.parallel_for(n_seqs, 1, store);
+  attend(l, b, cache);
+  observe(l, Site::AttnOut, att_, n, A);
+  const float* att = gather(att_, n, s_.q, att_all_);
+  if (El > 0) matmul(L.wo, att, h.q_dim(), n, tmp_.data(), El, pool_);
+  residual_ = gather(tmp_, n, s_.embd, tmp_all_);
+}
+
+void Forward::feed_forward(int l) {
+  const auto& h = m_.hp;
+  const LayerWeights& L = m_.w.layers[l];
+  const int64_t n = batch_->size(), E = h.n_embd, F = h.n_ff;
+  const int64_t El = s_.embd.count, Fl = s_.ff.count;  // this rank's rows of down and gate/up
+  block_input(L.ffn_norm);
+  observe(l, Site::FfnIn, xn_, n, E);
+  const MatmulOut gate_up[] = {{&L.ffn_gate, gate_.data(), Fl}, {&L.ffn_up, up_.data(), Fl}};
+  if (Fl > 0) matmul_shared(gate_up, xn_.data(), E, n, pool_);
+  pool_.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
+    silu_mul(&gate_[t0 * Fl], &up_[t0 * Fl], &gate_[t0 * Fl], (t1 - t0) * Fl);
+  });
+  observe(l, Site::DownIn, gate_, n, F);
+  const float* hidden = gather(gate_, n, s_.ff, gate_all_);
+  if (El > 0) matmul(L.ffn_down, hidden, F, n, tmp_.data(), El, pool_);
+  residual_ = gather(tmp_, n, s_.embd, tmp_all_);
 }
 
 void Forward::residual_norm(int64_t n, const float* add, const float* norm) {
@@ -216,7 +232,7 @@ void Forward::residual_norm(int64_t n, const float* add, const float* norm) {
   });
 }
 
-void Forward::attention(int layer, const Batch& b, KvCache& cache) {
+void Forward::attend(int layer, const Batch& b, KvCache& cache) {
   const auto& h = m_.hp;
   const int64_t n = b.size();
   // Each token attends to positions [0, pos] of its own sequence; spans are gathered once per

@@ -1,7 +1,8 @@
-// The Llama-family forward pass over a ragged batch, written to read like the equations:
-// embed → per layer [rmsnorm → q,k,v → rope → cache → attention → output proj → residual →
-// rmsnorm → SwiGLU FFN → residual] → final norm → classifier. Every weight is applied to all the
-// batch's tokens in one matrix product; attention runs per token over its own sequence's cache.
+// The forward pass over a ragged batch: embed → each layer as its architecture composes it from
+// the shared blocks (model/blocks.h: attention, feed-forward) → final norm → classifier. Every
+// weight is applied to all the batch's tokens in one matrix product; attention runs per token
+// over its own sequence's cache. A block's residual add is done with the next block's input norm,
+// in one pass over the batch.
 // On a model split over ranks (model/split.h) each product computes this rank's rows and the
 // ranks gather them; rank 0's run() first sends the batch to the other ranks, which run it from
 // follow_plans (model/follower.h).
@@ -13,12 +14,13 @@
 #include "core/thread_pool.h"
 #include "kv/kv_cache.h"
 #include "model/batch.h"
+#include "model/blocks.h"
 #include "model/model.h"
 #include "ops/attention.h"
 
 namespace brisk {
 
-class Forward {
+class Forward : private LayerBlocks {
  public:
   Forward(const Model& m, ThreadPool& pool) : m_(m), pool_(pool), s_(m.split) {}
 
@@ -53,7 +55,13 @@ class Forward {
   void index_batch(const Batch& b);
   // Throws unless every token, position and cache row of the batch is valid.
   void check(const Batch& b, KvCache& cache) const;
-  void attention(int layer, const Batch& b, KvCache& cache);
+  // The blocks (model/blocks.h), over the batch compute() runs.
+  void attention(int layer) override;
+  void feed_forward(int layer) override;
+  // xn = norm(x), after adding the last block's output (residual_) to x.
+  void block_input(const std::vector<float>& norm);
+  // Each token's attention over its sequence's cache (q_ to att_).
+  void attend(int layer, const Batch& b, KvCache& cache);
   // x += add (if given), then xn = rmsnorm(x) with weights `norm` (if given), token by token in
   // one pass: one hand-off to the pool where a block's residual meets the next block's norm.
   void residual_norm(int64_t n, const float* add, const float* norm);
@@ -68,6 +76,9 @@ class Forward {
   Observer observer_;
   int64_t cap_ = 0;
   const Split& s_;
+  const Batch* batch_ = nullptr;  // what compute() runs
+  KvCache* cache_ = nullptr;
+  const float* residual_ = nullptr;  // the last block's output, not yet added to x_
   // q_, k_, v_, att_, tmp_, gate_, up_ hold this rank's rows; the *_all_ buffers every rank's
   // (split models only), gathered_ the rank-major rows as they arrive.
   std::vector<float> x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, logits_;

@@ -1,20 +1,18 @@
 #include "model/hparams.h"
 
 #include "core/error.h"
+#include "model/architecture.h"
 
 namespace brisk {
-
-bool arch_supported(const std::string& a) {
-  return a == "llama" || a == "qwen2" || a == "qwen3" || a == "mistral";
-}
 
 HParams HParams::from_model(const ModelFile& mf) {
   HParams h;
   h.arch = mf.arch();
   if (h.arch.empty()) fail("{}: general.architecture is missing", mf.path);
-  if (!arch_supported(h.arch))
-    fail("{}: architecture '{}' is not supported (supported: llama, mistral, qwen2, qwen3)",
-         mf.path, h.arch);
+  h.architecture = Architecture::find(h.arch);
+  if (!h.architecture)
+    fail("{}: architecture '{}' is not supported (supported: {})", mf.path, h.arch,
+         Architecture::supported_names());
   const std::string a = h.arch + ".";
   auto positive = [&](const std::string& key, int64_t v, int64_t max) {
     if (v <= 0 || v > max) fail("{}: {} = {} is out of range (1..{})", mf.path, key, v, max);
@@ -49,7 +47,6 @@ HParams HParams::from_model(const ModelFile& mf) {
     fail("{}: layer_norm_rms_epsilon {} is out of range", mf.path, h.rms_eps);
   h.rope_theta = static_cast<float>(mf.get_float(a + "rope.freq_base").value_or(10000.0));
   if (!(h.rope_theta > 1)) fail("{}: rope.freq_base {} is out of range", mf.path, h.rope_theta);
-  h.rope_type = (h.arch == "qwen2" || h.arch == "qwen3") ? RopeType::Neox : RopeType::Norm;
   if (auto st = mf.get_str(a + "rope.scaling.type")) {
     const float factor = static_cast<float>(mf.get_float(a + "rope.scaling.factor").value_or(1.0));
     if (*st == "linear") {
@@ -76,9 +73,8 @@ HParams HParams::from_model(const ModelFile& mf) {
   const Tensor* emb = mf.tensor("token_embd.weight");
   if (!emb) fail("{}: tensor 'token_embd.weight' is missing", mf.path);
   h.n_vocab = emb->ne[1];
-  h.qkv_bias = mf.tensor("blk.0.attn_q.bias") != nullptr;
-  h.qk_norm = mf.tensor("blk.0.attn_q_norm.weight") != nullptr;
   h.tied_output = mf.tensor("output.weight") == nullptr;
+  h.architecture->read(mf, h);
   return h;
 }
 

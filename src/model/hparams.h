@@ -1,4 +1,5 @@
-// Hyper-parameters of a Llama-family model, read from GGUF-style metadata and checked for sense.
+// A model's hyper-parameters, read from GGUF-style metadata and checked for sense: the ones every
+// architecture shares here, its own through its Architecture (model/architecture.h).
 #pragma once
 
 #include <cstdint>
@@ -9,8 +10,11 @@
 
 namespace brisk {
 
+class Architecture;
+
 struct HParams {
-  std::string arch;  // llama, qwen2, qwen3
+  std::string arch;                            // general.architecture as the file names it
+  const Architecture* architecture = nullptr;  // the one that reads it
   int64_t n_vocab = 0, n_embd = 0, n_layer = 0, n_ff = 0;
   int n_head = 0, n_head_kv = 0, head_dim = 0, rope_dim = 0;
   int64_t n_ctx_train = 0;
@@ -18,8 +22,8 @@ struct HParams {
   float rope_theta = 10000.0f;
   RopeType rope_type = RopeType::Norm;
   RopeScaling rope_scaling;
-  bool qkv_bias = false;  // Qwen2
-  bool qk_norm = false;   // Qwen3
+  bool qkv_bias = false;  // biases on q, k and v (Qwen 2)
+  bool qk_norm = false;   // an RMS norm on each query and key head (Qwen 3)
   bool tied_output = false;
 
   int64_t q_dim() const { return static_cast<int64_t>(n_head) * head_dim; }
@@ -28,8 +32,5 @@ struct HParams {
   // Throws an Error naming the file and the offending key.
   static HParams from_model(const ModelFile& mf);
 };
-
-// The architectures the forward pass implements.
-bool arch_supported(const std::string& arch);
 
 }  // namespace brisk

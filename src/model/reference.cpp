@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "model/architecture.h"
 #include "ops/ref/ref_ops.h"
 #include "quant/quant.h"
 
@@ -15,57 +16,67 @@ ReferenceForward::ReferenceForward(const Model& m) : m_(m) {
 std::vector<float> ReferenceForward::step(int32_t token, int64_t pos) {
   const HParams& h = m_.hp;
   const Weights& W = m_.w;
-  const int64_t E = h.n_embd, hd = h.head_dim, KV = h.kv_dim();
-  std::vector<float> x(E), xn(E), q(h.q_dim()), k(KV), v(KV), att(h.q_dim()), o(E);
-  std::vector<float> gate(h.n_ff), up(h.n_ff), ff(h.n_ff);
-  dequantize_row(W.token_embd.type, W.token_embd.row(token), x.data(), E);
-
-  for (int l = 0; l < h.n_layer; ++l) {
-    const LayerWeights& L = W.layers[l];
-    ref::rmsnorm(x.data(), L.attn_norm.data(), xn.data(), E, h.rms_eps);
-    ref::matmul(L.wq, xn.data(), 1, q.data());
-    ref::matmul(L.wk, xn.data(), 1, k.data());
-    ref::matmul(L.wv, xn.data(), 1, v.data());
-    if (h.qkv_bias) {
-      for (int64_t i = 0; i < h.q_dim(); ++i) q[i] += L.bq[i];
-      for (int64_t i = 0; i < KV; ++i) k[i] += L.bk[i], v[i] += L.bv[i];
-    }
-    if (h.qk_norm) {
-      for (int hh = 0; hh < h.n_head; ++hh)
-        ref::rmsnorm(&q[hh * hd], L.q_norm.data(), &q[hh * hd], hd, h.rms_eps);
-      for (int hh = 0; hh < h.n_head_kv; ++hh)
-        ref::rmsnorm(&k[hh * hd], L.k_norm.data(), &k[hh * hd], hd, h.rms_eps);
-    }
-    ref::rope(q.data(), h.n_head, h.head_dim, h.rope_dim, pos, h.rope_type,
-              m_.rope_inv_freq.data());
-    ref::rope(k.data(), h.n_head_kv, h.head_dim, h.rope_dim, pos, h.rope_type,
-              m_.rope_inv_freq.data());
-    auto& kc = k_cache_[l];
-    auto& vc = v_cache_[l];
-    kc.resize(static_cast<size_t>((pos + 1) * KV));
-    vc.resize(static_cast<size_t>((pos + 1) * KV));
-    std::copy(k.begin(), k.end(), kc.begin() + pos * KV);
-    std::copy(v.begin(), v.end(), vc.begin() + pos * KV);
-    const int group = h.n_head / h.n_head_kv;
-    for (int hh = 0; hh < h.n_head; ++hh) {
-      const int64_t kvo = static_cast<int64_t>(hh / group) * hd;
-      ref::attention_head(&q[hh * hd], kc.data() + kvo, vc.data() + kvo, KV, pos + 1, h.head_dim,
-                          1.0f / std::sqrt(static_cast<float>(hd)), &att[hh * hd]);
-    }
-    ref::matmul(L.wo, att.data(), 1, o.data());
-    for (int64_t i = 0; i < E; ++i) x[i] += o[i];
-
-    ref::rmsnorm(x.data(), L.ffn_norm.data(), xn.data(), E, h.rms_eps);
-    ref::matmul(L.ffn_gate, xn.data(), 1, gate.data());
-    ref::matmul(L.ffn_up, xn.data(), 1, up.data());
-    ref::silu_mul(gate.data(), up.data(), ff.data(), h.n_ff);
-    ref::matmul(L.ffn_down, ff.data(), 1, o.data());
-    for (int64_t i = 0; i < E; ++i) x[i] += o[i];
-  }
-  ref::rmsnorm(x.data(), W.output_norm.data(), xn.data(), E, h.rms_eps);
+  const int64_t E = h.n_embd;
+  x_.resize(E);
+  pos_ = pos;
+  dequantize_row(W.token_embd.type, W.token_embd.row(token), x_.data(), E);
+  for (int l = 0; l < h.n_layer; ++l) h.architecture->layer(*this, l);
+  std::vector<float> xn(E);
+  ref::rmsnorm(x_.data(), W.output_norm.data(), xn.data(), E, h.rms_eps);
   std::vector<float> logits(h.n_vocab);
   ref::matmul(W.output, xn.data(), 1, logits.data());
   return logits;
+}
+
+void ReferenceForward::attention(int l) {
+  const HParams& h = m_.hp;
+  const LayerWeights& L = m_.w.layers[l];
+  const int64_t E = h.n_embd, hd = h.head_dim, KV = h.kv_dim();
+  std::vector<float> xn(E), q(h.q_dim()), k(KV), v(KV), att(h.q_dim()), o(E);
+  ref::rmsnorm(x_.data(), L.attn_norm.data(), xn.data(), E, h.rms_eps);
+  ref::matmul(L.wq, xn.data(), 1, q.data());
+  ref::matmul(L.wk, xn.data(), 1, k.data());
+  ref::matmul(L.wv, xn.data(), 1, v.data());
+  if (h.qkv_bias) {
+    for (int64_t i = 0; i < h.q_dim(); ++i) q[i] += L.bq[i];
+    for (int64_t i = 0; i < KV; ++i) k[i] += L.bk[i], v[i] += L.bv[i];
+  }
+  if (h.qk_norm) {
+    for (int hh = 0; hh < h.n_head; ++hh)
+      ref::rmsnorm(&q[hh * hd], L.q_norm.data(), &q[hh * hd], hd, h.rms_eps);
+    for (int hh = 0; hh < h.n_head_kv; ++hh)
+      ref::rmsnorm(&k[hh * hd], L.k_norm.data(), &k[hh * hd], hd, h.rms_eps);
+  }
+  ref::rope(q.data(), h.n_head, h.head_dim, h.rope_dim, pos_, h.rope_type, m_.rope_inv_freq.data());
+  ref::rope(k.data(), h.n_head_kv, h.head_dim, h.rope_dim, pos_, h.rope_type,
+            m_.rope_inv_freq.data());
+  auto& kc = k_cache_[l];
+  auto& vc = v_cache_[l];
+  kc.resize(static_cast<size_t>((pos_ + 1) * KV));
+  vc.resize(static_cast<size_t>((pos_ + 1) * KV));
+  std::copy(k.begin(), k.end(), kc.begin() + pos_ * KV);
+  std::copy(v.begin(), v.end(), vc.begin() + pos_ * KV);
+  const int group = h.n_head / h.n_head_kv;
+  for (int hh = 0; hh < h.n_head; ++hh) {
+    const int64_t kvo = static_cast<int64_t>(hh / group) * hd;
+    ref::attention_head(&q[hh * hd], kc.data() + kvo, vc.data() + kvo, KV, pos_ + 1, h.head_dim,
+                        1.0f / std::sqrt(static_cast<float>(hd)), &att[hh * hd]);
+  }
+  ref::matmul(L.wo, att.data(), 1, o.data());
+  for (int64_t i = 0; i < E; ++i) x_[i] += o[i];
+}
+
+void ReferenceForward::feed_forward(int l) {
+  const HParams& h = m_.hp;
+  const LayerWeights& L = m_.w.layers[l];
+  const int64_t E = h.n_embd;
+  std::vector<float> xn(E), gate(h.n_ff), up(h.n_ff), ff(h.n_ff), o(E);
+  ref::rmsnorm(x_.data(), L.ffn_norm.data(), xn.data(), E, h.rms_eps);
+  ref::matmul(L.ffn_gate, xn.data(), 1, gate.data());
+  ref::matmul(L.ffn_up, xn.data(), 1, up.data());
+  ref::silu_mul(gate.data(), up.data(), ff.data(), h.n_ff);
+  ref::matmul(L.ffn_down, ff.data(), 1, o.data());
+  for (int64_t i = 0; i < E; ++i) x_[i] += o[i];
 }
 
 }  // namespace brisk

@@ -1,0 +1,19 @@
+// The blocks a layer is built from, as an architecture's layer calls them (model/architecture.h).
+// Each reads the residual stream through its own input norm and adds its output back to it. Two
+// implementations run them: the forward pass over a ragged batch (model/forward.h) and the scalar
+// reference over one token (model/reference.h), which tests hold the first to.
+#pragma once
+
+namespace brisk {
+
+class LayerBlocks {
+ public:
+  virtual ~LayerBlocks() = default;
+  // Self-attention over the sequence's cache: x += wo · attention(rope(q), rope(k), v) of
+  // attn_norm(x), with the layer's q/k/v biases and per-head q/k norms where it has them.
+  virtual void attention(int layer) = 0;
+  // The SwiGLU feed-forward: x += down(silu(gate(ffn_norm(x))) * up(ffn_norm(x))).
+  virtual void feed_forward(int layer) = 0;
+};
+
+}  // namespace brisk
