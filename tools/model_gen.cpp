@@ -39,8 +39,8 @@ Tensor info(const std::string& name, std::initializer_list<int64_t> ne, DType t)
 }  // namespace
 
 std::vector<std::string> preset_names() {
-  return {"tinyllama-1.1b", "llama-3.2-1b", "qwen2.5-0.5b",
-          "qwen3-0.6b",     "smollm-135m",  "stories260k"};
+  return {"tinyllama-1.1b", "llama-3.2-1b", "qwen2.5-0.5b",  "qwen3-0.6b",
+          "smollm-135m",    "stories260k",  "qwen3-30b-a3b", "mixtral-8x7b"};
 }
 
 GenConfig preset(const std::string& name) {
@@ -69,6 +69,15 @@ GenConfig preset(const std::string& name) {
   } else if (name == "stories260k") {
     c.n_vocab = 512, c.n_embd = 64, c.n_layer = 5, c.n_ff = 172, c.n_head = 8, c.n_head_kv = 4,
     c.n_ctx = 512;
+  } else if (name == "qwen3-30b-a3b") {
+    c.arch = "qwen3moe", c.n_vocab = 151936, c.n_embd = 2048, c.n_layer = 48, c.n_ff = 6144,
+    c.n_head = 32, c.n_head_kv = 4, c.head_dim = 128, c.qk_norm = true, c.rope_theta = 1000000,
+    c.n_ctx = 40960;
+    c.n_expert = 128, c.n_expert_used = 8, c.n_ff_exp = 768;
+  } else if (name == "mixtral-8x7b") {
+    c.n_vocab = 32000, c.n_embd = 4096, c.n_layer = 32, c.n_ff = 14336, c.n_head = 32,
+    c.n_head_kv = 8, c.rope_theta = 1000000, c.n_ctx = 32768;
+    c.n_expert = 8, c.n_expert_used = 2, c.n_ff_exp = 14336;
   } else {
     fail("unknown model preset '{}'", name);
   }
@@ -93,6 +102,11 @@ void write_random_model(const GenConfig& c, const std::string& path) {
   if (c.head_dim > 0) m[a + "attention.key_length"] = Value::of_u32(static_cast<uint32_t>(hd));
   if (c.head_dim > 0) m[a + "attention.value_length"] = Value::of_u32(static_cast<uint32_t>(hd));
   m[a + "rope.dimension_count"] = Value::of_u32(static_cast<uint32_t>(hd));
+  if (c.n_expert > 0) {
+    m[a + "expert_count"] = Value::of_u32(static_cast<uint32_t>(c.n_expert));
+    m[a + "expert_used_count"] = Value::of_u32(static_cast<uint32_t>(c.n_expert_used));
+    m[a + "expert_feed_forward_length"] = Value::of_u32(static_cast<uint32_t>(c.n_ff_exp));
+  }
   // Llama 3.x's scaling travels as the rope_freqs tensor below, as llama.cpp's converter writes it.
   if (c.rope_scaling == "linear") {
     m[a + "rope.scaling.type"] = Value::of_str(c.rope_scaling);
@@ -154,9 +168,17 @@ void write_random_model(const GenConfig& c, const std::string& path) {
     }
     add(info(n("attn_output.weight"), {qd, c.n_embd}, c.type), lin(qd));
     add(info(n("ffn_norm.weight"), {c.n_embd}, DType::F32), 0);
-    add(info(n("ffn_gate.weight"), {c.n_embd, c.n_ff}, c.type), lin(c.n_embd));
-    add(info(n("ffn_up.weight"), {c.n_embd, c.n_ff}, c.type), lin(c.n_embd));
-    add(info(n("ffn_down.weight"), {c.n_ff, c.n_embd}, c.type), lin(c.n_ff));
+    if (c.n_expert > 0) {
+      const int64_t x = c.n_expert, f = c.n_ff_exp;
+      add(info(n("ffn_gate_inp.weight"), {c.n_embd, x}, DType::F32), lin(c.n_embd));
+      add(info(n("ffn_gate_exps.weight"), {c.n_embd, f, x}, c.type), lin(c.n_embd));
+      add(info(n("ffn_up_exps.weight"), {c.n_embd, f, x}, c.type), lin(c.n_embd));
+      add(info(n("ffn_down_exps.weight"), {f, c.n_embd, x}, c.type), lin(f));
+    } else {
+      add(info(n("ffn_gate.weight"), {c.n_embd, c.n_ff}, c.type), lin(c.n_embd));
+      add(info(n("ffn_up.weight"), {c.n_embd, c.n_ff}, c.type), lin(c.n_embd));
+      add(info(n("ffn_down.weight"), {c.n_ff, c.n_embd}, c.type), lin(c.n_ff));
+    }
   }
   add(info("output_norm.weight", {c.n_embd}, DType::F32), 0);
   if (!c.tied) add(info("output.weight", {c.n_embd, c.n_vocab}, c.type), lin(c.n_embd));

@@ -13,10 +13,14 @@ namespace brisk::tools {
 
 struct GenConfig {
   std::string name = "random";
-  std::string arch = "llama";  // llama, qwen2, qwen3
+  std::string arch = "llama";  // llama, qwen2, qwen3, qwen3moe
   int64_t n_vocab = 512, n_embd = 64, n_layer = 2, n_ff = 172, n_ctx = 2048;
   int n_head = 4, n_head_kv = 4, head_dim = 0;  // head_dim 0: n_embd / n_head
   bool qkv_bias = false, qk_norm = false, tied = false;
+  // A mixture of experts in each FFN's place (n_expert > 0): n_expert_used per token, each
+  // n_ff_exp wide.
+  int n_expert = 0, n_expert_used = 0;
+  int64_t n_ff_exp = 0;
   float rope_theta = 10000.0f;
   std::string rope_scaling;  // "", "linear" or "llama3"
   float rope_factor = 1.0f;
@@ -26,7 +30,7 @@ struct GenConfig {
 };
 
 // Shapes of real models: tinyllama-1.1b, llama-3.2-1b, qwen2.5-0.5b, qwen3-0.6b, smollm-135m,
-// stories260k. Throws Error for an unknown name.
+// stories260k, qwen3-30b-a3b, mixtral-8x7b. Throws Error for an unknown name.
 GenConfig preset(const std::string& name);
 std::vector<std::string> preset_names();
 

@@ -63,12 +63,18 @@ Workload workload(const Model& m, int n_prompt) {
   // Their own memory's read rate is quoted too, because on virtual machines it differs from a
   // fresh buffer's (page sizes, placement).
   auto add_span = [&](const Tensor& t) {
-    w.spans.emplace_back(static_cast<const uint8_t*>(t.data), t.nbytes);
+    if (t.data) w.spans.emplace_back(static_cast<const uint8_t*>(t.data), t.nbytes);
   };
   add_span(m.w.output);
-  for (const auto& L : m.w.layers)
+  for (const auto& L : m.w.layers) {
     for (const Tensor* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_gate, &L.ffn_up, &L.ffn_down})
       add_span(*t);
+    // A token reads n_used experts per layer: as many as that, the router's first ones.
+    add_span(L.ffn_gate_inp);
+    for (size_t e = 0; e < L.experts.size() && e < static_cast<size_t>(hp.experts.n_used); ++e)
+      for (const Tensor* t : {&L.experts[e].gate, &L.experts[e].up, &L.experts[e].down})
+        add_span(*t);
+  }
   return w;
 }
 

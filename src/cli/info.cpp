@@ -60,6 +60,25 @@ int info(InfoArgs& a) {
     fmt::print("  rms eps {}  qkv bias {}  qk norm {}  output {}\n", h.rms_eps,
                h.qkv_bias ? "yes" : "no", h.qk_norm ? "yes" : "no",
                h.tied_output ? "tied to embeddings" : "separate");
+    // Parameters, and of a mixture of experts those one token runs through (n_used of n_expert
+    // of the stacked expert tensors).
+    double total = 0, experts = 0;
+    for (const Tensor& t : mf.tensors) {
+      total += static_cast<double>(t.elements());
+      if (t.name.find("_exps.") != std::string::npos) experts += static_cast<double>(t.elements());
+    }
+    if (h.has_experts()) {
+      const double active =
+          total - experts * (1.0 - static_cast<double>(h.experts.n_used) / h.experts.n_expert);
+      fmt::print("  experts {} ({} per token, {} wide, {} gating{})\n", h.experts.n_expert,
+                 h.experts.n_used, h.n_ff_exp,
+                 h.experts.gating == ExpertGating::Softmax ? "softmax" : "softmax over the chosen",
+                 h.experts.normalize ? ", renormalised" : "");
+      fmt::print("parameters:    {:.3f} B ({:.3f} B active per token)\n", total / 1e9,
+                 active / 1e9);
+    } else {
+      fmt::print("parameters:    {:.3f} B\n", total / 1e9);
+    }
   } else if (!mf.arch().empty()) {
     fmt::print("  (architecture '{}' is not supported for inference)\n", mf.arch());
   }

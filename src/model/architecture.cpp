@@ -6,6 +6,7 @@ namespace archs {
 const Architecture& llama();
 const Architecture& qwen2();
 const Architecture& qwen3();
+const Architecture& qwen3moe();
 }  // namespace archs
 
 namespace {
@@ -16,6 +17,7 @@ const std::vector<const Architecture*>& registry() {
       &archs::llama(),
       &archs::qwen2(),
       &archs::qwen3(),
+      &archs::qwen3moe(),
   };
   return all;
 }

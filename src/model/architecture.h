@@ -30,7 +30,7 @@ class Architecture {
   // Layer l's tensors, checked against the hyper-parameters.
   virtual void bind(const ModelFile& mf, const HParams& h, int layer, LayerWeights& L) const = 0;
   // Layer l over the batch (or the reference's one token), block by block.
-  virtual void layer(LayerBlocks& blocks, int layer) const = 0;
+  virtual void layer(const HParams& h, LayerBlocks& blocks, int layer) const = 0;
 
   // The architecture named by a file's general.architecture (nullptr: none reads it).
   static const Architecture* find(std::string_view gguf_name);

@@ -275,6 +275,8 @@ AwqResult awq_search(const Model& m, ThreadPool& pool, const std::vector<int32_t
   const auto& h = m.hp;
   const int64_t n_ctx = std::min<int64_t>(opt.n_ctx, h.n_ctx_train > 0 ? h.n_ctx_train : opt.n_ctx);
   const int64_t n_tok = std::min<int64_t>(static_cast<int64_t>(calib.size()), opt.max_tokens);
+  if (m.hp.has_experts())
+    fail("AWQ does not handle mixture-of-experts models (architecture '{}')", m.hp.arch);
   if (n_tok < 16) fail("AWQ calibration text is too short ({} tokens)", calib.size());
   const auto stats = calibrate(m, pool, calib, n_tok, n_ctx, opt);
   AwqResult res;

@@ -14,6 +14,11 @@ class LayerBlocks {
   virtual void attention(int layer) = 0;
   // The SwiGLU feed-forward: x += down(silu(gate(ffn_norm(x))) * up(ffn_norm(x))).
   virtual void feed_forward(int layer) = 0;
+  // A mixture of experts in the FFN's place: the router scores ffn_norm(x) over the experts and
+  // picks the token's (ops/moe.h), each runs its SwiGLU on it, and x += the weighted sum of their
+  // outputs, taken in the token's own order of experts (best first), so that a token's result
+  // does not depend on the tokens batched with it.
+  virtual void mixture_of_experts(int layer) = 0;
 };
 
 }  // namespace brisk

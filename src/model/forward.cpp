@@ -9,6 +9,7 @@
 #include "model/follower.h"
 #include "ops/activation.h"
 #include "ops/matmul.h"
+#include "ops/moe.h"
 #include "ops/norm.h"
 #include "ops/rope.h"
 #include "quant/quant.h"
@@ -122,7 +123,7 @@ const float* Forward::compute(const Batch& b, KvCache& cache, int n_layers) {
     dequantize_row(W.token_embd.type, W.token_embd.row(b.token[i]), &x_[i * E], E);
 
   const int64_t layers = n_layers < 0 ? h.n_layer : std::min<int64_t>(n_layers, h.n_layer);
-  for (int l = 0; l < layers; ++l) h.architecture->layer(*this, l);
+  for (int l = 0; l < layers; ++l) h.architecture->layer(h, *this, l);
   if (residual_) residual_norm(n, residual_, nullptr);
 
   // Final norm and classifier, only for the rows whose logits are wanted.
@@ -217,6 +218,102 @@ void Forward::feed_forward(int l) {
   const float* hidden = gather(gate_, n, s_.ff, gate_all_);
   if (El > 0) matmul(L.ffn_down, hidden, F, n, tmp_.data(), El, pool_);
   residual_ = gather(tmp_, n, s_.embd, tmp_all_);
+}
+
+int64_t Forward::route(int l) {
+  const LayerWeights& L = m_.w.layers[l];
+  const ExpertRouting& r = m_.hp.experts;
+  const int64_t n = batch_->size(), X = r.n_expert, K = r.n_used;
+  moe_scores_.resize(static_cast<size_t>(n * X));
+  moe_chosen_.resize(static_cast<size_t>(n * K));
+  moe_weight_.resize(static_cast<size_t>(n * K));
+  // The router is whole on every rank, so that all of them choose the same experts.
+  matmul(L.ffn_gate_inp, xn_.data(), m_.hp.n_embd, n, moe_scores_.data(), X, pool_);
+  pool_.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t i = t0; i < t1; ++i) {
+      float* sc = &moe_scores_[i * X];
+      if (!L.ffn_gate_inp_b.empty())
+        for (int64_t e = 0; e < X; ++e) sc[e] += L.ffn_gate_inp_b[e];
+      route_experts(r, sc, &moe_chosen_[i * K], &moe_weight_[i * K]);
+    }
+  });
+  // Slots grouped by expert, in batch order within each.
+  const int64_t S = n * K;
+  moe_first_.assign(static_cast<size_t>(X + 1), 0);
+  for (int64_t s = 0; s < S; ++s) ++moe_first_[static_cast<size_t>(moe_chosen_[s]) + 1];
+  for (int64_t e = 0; e < X; ++e) moe_first_[e + 1] += moe_first_[e];
+  moe_token_.resize(static_cast<size_t>(S));
+  moe_slot_.resize(static_cast<size_t>(S));
+  std::vector<int64_t> fill(moe_first_.begin(), moe_first_.end() - 1);
+  for (int64_t s = 0; s < S; ++s) {
+    const int64_t p = fill[static_cast<size_t>(moe_chosen_[s])]++;
+    moe_slot_[s] = p;
+    moe_token_[p] = s / K;
+  }
+  return S;
+}
+
+void Forward::mixture_of_experts(int l) {
+  const auto& h = m_.hp;
+  const LayerWeights& L = m_.w.layers[l];
+  const int64_t n = batch_->size(), E = h.n_embd, F = h.n_ff_exp, X = h.experts.n_expert,
+                K = h.experts.n_used;
+  const int64_t El = s_.embd.count, Fl = s_.ff_exp.count;  // this rank's rows of down, gate/up
+  block_input(L.ffn_norm);
+  observe(l, Site::FfnIn, xn_, n, E);
+  const int64_t S = route(l);
+  moe_x_.resize(static_cast<size_t>(S * E));
+  pool_.parallel_for(S, 16, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) std::copy_n(&xn_[moe_token_[p] * E], E, &moe_x_[p * E]);
+  });
+  // Each chosen expert's weights are read once for all the slots that chose it.
+  moe_gate_.resize(static_cast<size_t>(S * Fl));
+  moe_up_.resize(static_cast<size_t>(S * Fl));
+  for (int64_t e = 0; e < X && Fl > 0; ++e) {
+    const int64_t p0 = moe_first_[e], c = moe_first_[e + 1] - p0;
+    if (c == 0) continue;
+    const LayerWeights::Expert& x = L.experts[static_cast<size_t>(e)];
+    const MatmulOut gate_up[] = {{&x.gate, &moe_gate_[p0 * Fl], Fl},
+                                 {&x.up, &moe_up_[p0 * Fl], Fl}};
+    matmul_shared(gate_up, &moe_x_[p0 * E], E, c, pool_);
+    for (int64_t p = p0; p < p0 + c; ++p) {
+      for (int64_t j = 0; j < static_cast<int64_t>(x.gate_b.size()); ++j)
+        moe_gate_[p * Fl + j] += x.gate_b[j];
+      for (int64_t j = 0; j < static_cast<int64_t>(x.up_b.size()); ++j)
+        moe_up_[p * Fl + j] += x.up_b[j];
+    }
+  }
+  pool_.parallel_for(S, 1, [&](int64_t p0, int64_t p1) {
+    silu_mul(&moe_gate_[p0 * Fl], &moe_up_[p0 * Fl], &moe_gate_[p0 * Fl], (p1 - p0) * Fl);
+  });
+  const float* hidden = gather(moe_gate_, S, s_.ff_exp, moe_gate_all_);
+  moe_y_.resize(static_cast<size_t>(S * El));
+  for (int64_t e = 0; e < X && El > 0; ++e) {
+    const int64_t p0 = moe_first_[e], c = moe_first_[e + 1] - p0;
+    if (c == 0) continue;
+    const LayerWeights::Expert& x = L.experts[static_cast<size_t>(e)];
+    matmul(x.down, hidden + p0 * F, F, c, &moe_y_[p0 * El], El, pool_);
+    if (!x.down_b.empty())
+      for (int64_t p = p0; p < p0 + c; ++p)
+        for (int64_t j = 0; j < El; ++j) moe_y_[p * El + j] += x.down_b[j];
+  }
+  const float* y = gather(moe_y_, S, s_.embd, moe_y_all_);
+  // Each token's experts summed in its own order, whatever the batch around it.
+  moe_out_.resize(static_cast<size_t>(n * E));
+  pool_.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t i = t0; i < t1; ++i) {
+      float* o = &moe_out_[i * E];
+      const float w0 = moe_weight_[i * K];
+      const float* y0 = y + moe_slot_[i * K] * E;
+      for (int64_t c = 0; c < E; ++c) o[c] = w0 * y0[c];
+      for (int64_t j = 1; j < K; ++j) {
+        const float w = moe_weight_[i * K + j];
+        const float* yj = y + moe_slot_[i * K + j] * E;
+        for (int64_t c = 0; c < E; ++c) o[c] += w * yj[c];
+      }
+    }
+  });
+  residual_ = moe_out_.data();
 }
 
 void Forward::residual_norm(int64_t n, const float* add, const float* norm) {

@@ -58,6 +58,10 @@ class Forward : private LayerBlocks {
   // The blocks (model/blocks.h), over the batch compute() runs.
   void attention(int layer) override;
   void feed_forward(int layer) override;
+  void mixture_of_experts(int layer) override;
+  // Routes each token (moe_chosen_, moe_weight_) and groups the (token, expert) slots by expert
+  // (moe_first_, moe_token_, moe_slot_); returns the slot count.
+  int64_t route(int layer);
   // xn = norm(x), after adding the last block's output (residual_) to x.
   void block_input(const std::vector<float>& norm);
   // Each token's attention over its sequence's cache (q_ to att_).
@@ -98,6 +102,14 @@ class Forward : private LayerBlocks {
   };
   std::vector<Group> groups_;
   std::vector<AttnQuery> queries_;  // in by_seq_ order
+  // Mixture of experts: the router's scores, each token's experts and weights (n x n_used), the
+  // slots grouped by expert (expert e's are [moe_first_[e], moe_first_[e + 1]), their tokens in
+  // moe_token_; moe_slot_[i * n_used + j]: where token i's j-th expert's slot is), and the slots'
+  // inputs, SwiGLU products and outputs.
+  std::vector<float> moe_scores_, moe_weight_, moe_x_, moe_gate_, moe_up_, moe_y_, moe_out_;
+  std::vector<float> moe_gate_all_, moe_y_all_;
+  std::vector<int32_t> moe_chosen_;
+  std::vector<int64_t> moe_first_, moe_token_, moe_slot_;
 };
 
 }  // namespace brisk

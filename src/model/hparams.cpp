@@ -1,5 +1,8 @@
 #include "model/hparams.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "core/error.h"
 #include "model/architecture.h"
 
@@ -76,6 +79,29 @@ HParams HParams::from_model(const ModelFile& mf) {
   h.tied_output = mf.tensor("output.weight") == nullptr;
   h.architecture->read(mf, h);
   return h;
+}
+
+void read_experts(const ModelFile& mf, HParams& h, ExpertGating gating, bool normalize,
+                  int64_t default_width) {
+  const std::string a = h.arch + ".";
+  const int64_t n = mf.require_int(a + "expert_count");
+  const int64_t used = mf.require_int(a + "expert_used_count");
+  if (n < 1 || n > 1024) fail("{}: {}expert_count = {} is out of range (1..1024)", mf.path, a, n);
+  if (used < 1 || used > n || used > 64)
+    fail("{}: {}expert_used_count = {} is out of range (1..{})", mf.path, a, used,
+         std::min<int64_t>(n, 64));
+  h.n_ff_exp = mf.get_int(a + "expert_feed_forward_length").value_or(default_width);
+  if (h.n_ff_exp < 1 || h.n_ff_exp > (1 << 18))
+    fail("{}: {}expert_feed_forward_length = {} is out of range (1..{})", mf.path, a, h.n_ff_exp,
+         1 << 18);
+  h.experts.n_expert = static_cast<int>(n);
+  h.experts.n_used = static_cast<int>(used);
+  h.experts.gating = gating;
+  h.experts.normalize = normalize;
+  h.experts.scale = static_cast<float>(mf.get_float(a + "expert_weights_scale").value_or(1.0));
+  if (h.experts.scale == 0) h.experts.scale = 1;  // llama.cpp reads 0 as "not given"
+  if (!std::isfinite(h.experts.scale))
+    fail("{}: {}expert_weights_scale is not a finite number", mf.path, a);
 }
 
 }  // namespace brisk

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/metadata.h"
+#include "ops/moe.h"
 #include "ops/rope.h"
 
 namespace brisk {
@@ -25,12 +26,24 @@ struct HParams {
   bool qkv_bias = false;  // biases on q, k and v (Qwen 2)
   bool qk_norm = false;   // an RMS norm on each query and key head (Qwen 3)
   bool tied_output = false;
+  // Mixture of experts (experts.n_expert > 0): the router, and each expert's FFN width.
+  ExpertRouting experts;
+  int64_t n_ff_exp = 0;
 
   int64_t q_dim() const { return static_cast<int64_t>(n_head) * head_dim; }
   int64_t kv_dim() const { return static_cast<int64_t>(n_head_kv) * head_dim; }
 
+  bool has_experts() const { return experts.n_expert > 0; }
+
   // Throws an Error naming the file and the offending key.
   static HParams from_model(const ModelFile& mf);
 };
+
+// For an architecture's read(): the experts' count, how many each token uses and their FFN
+// width ({arch}.expert_count, expert_used_count, and expert_feed_forward_length, else
+// `default_width`), checked, with the architecture's gating; expert_weights_scale where the file
+// gives one.
+void read_experts(const ModelFile& mf, HParams& h, ExpertGating gating, bool normalize,
+                  int64_t default_width);
 
 }  // namespace brisk

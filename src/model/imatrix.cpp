@@ -20,6 +20,9 @@ std::vector<const Tensor*> readers(const Weights& w, int layer, Forward::Site si
     case S::AttnOut:
       return {&L.wo};
     case S::FfnIn:
+      // A mixture of experts: the router reads every token; each expert only the tokens that
+      // chose it, which this site does not see (its matrices get no importance entries).
+      if (!L.experts.empty()) return {&L.ffn_gate_inp};
       return {&L.ffn_gate, &L.ffn_up};
     default:
       return {&L.ffn_down};

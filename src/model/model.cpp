@@ -33,9 +33,15 @@ void repack(Tensor& t, uint8_t* dst, ThreadPool& pool) {
 // same kernels as in one process.
 std::vector<Tensor*> matrices_to_repack(Weights& w) {
   std::vector<Tensor*> todo;
-  for (auto& L : w.layers)
-    for (Tensor* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_gate, &L.ffn_up, &L.ffn_down})
-      if (repackable(*t) && repack_pays_off(t->type)) todo.push_back(t);
+  auto add = [&](Tensor* t) {
+    if (t->data && repackable(*t) && repack_pays_off(t->type)) todo.push_back(t);
+  };
+  for (auto& L : w.layers) {
+    for (Tensor* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_gate, &L.ffn_up, &L.ffn_down}) add(t);
+    add(&L.ffn_gate_inp);
+    for (LayerWeights::Expert& e : L.experts)  // each expert's rows are regrouped on their own
+      for (Tensor* t : {&e.gate, &e.up, &e.down}) add(t);
+  }
   // A classifier tied to the embeddings stays as it is: the embedding lookup reads it too.
   if (w.output.data != w.token_embd.data && repackable(w.output) && repack_pays_off(w.output.type))
     todo.push_back(&w.output);
@@ -85,6 +91,8 @@ std::unique_ptr<Model> Model::from_file(ModelFile mf, const LoadOptions& opt, Co
   if (opt.repack) todo = matrices_to_repack(m->w);
   m->split = comm ? Split::make(m->hp, *comm) : Split::whole(m->hp);
   m->w.take_share(m->split);
+  // A rank may hold no rows of a narrow matrix (an expert 48 rows wide over 4 ranks).
+  std::erase_if(todo, [](const Tensor* t) { return t->rows() == 0; });
   for (const Tensor* t : todo)  // shares are whole row groups (model/split.h)
     if (!repackable(*t))
       fail("{}: this rank's rows of {} cannot be interleaved", m->file.path, t->name);

@@ -64,7 +64,7 @@ DType iquant_mix(const QuantTarget& t, const MixContext& m, int64_t layer, const
   const bool wider = is(t, {"iq2_s", "iq2_m"});  // their second choice is IQ3_S, not Q2_K
   if (lowest_bits(t)) {
     if (role == "attn_v.weight")
-      return m.n_gqa >= 4 ? DType::Q4_K : wider ? DType::IQ3_S : DType::Q2_K;
+      return m.n_gqa >= 4 || m.n_expert >= 4 ? DType::Q4_K : wider ? DType::IQ3_S : DType::Q2_K;
     if (role == "ffn_down.weight" && layer < m.n_layer / 8)
       return wider ? DType::IQ3_S : DType::Q2_K;
     if (role == "attn_output.weight")
@@ -178,6 +178,11 @@ DType choose_quant_type(const QuantTarget& t, const Tensor& tensor, const MixCon
       role = name.substr(dot + 1);
     }
   }
+  // The router stays exact, as llama-quantize keeps it: a rounded score can pick another expert.
+  if (role == "ffn_gate_inp.weight") return DType::F32;
+  // Stacked experts take the rules of the FFN matrix they are (ffn_down_exps as ffn_down).
+  for (const char* f : {"ffn_gate", "ffn_up", "ffn_down"})
+    if (role == std::string(f) + "_exps.weight") role = std::string(f) + ".weight";
   if (name == "output.weight" || (m.tied_embeddings && name == "token_embd.weight")) {
     // Rows that do not fill 256-value blocks keep the classifier in Q8_0, as llama-quantize does.
     if (legacy_or_k)
@@ -196,6 +201,16 @@ DType choose_quant_type(const QuantTarget& t, const Tensor& tensor, const MixCon
       if (role == "ffn_down.weight") d = more ? DType::Q5_K : DType::Q4_K;
     } else if (t.name == "q2_k") {
       if (role == "attn_v.weight" || role == "ffn_down.weight") d = DType::Q3_K;
+    }
+    // Eight experts (Mixtral): attention is a small share of the file, so llama-quantize gives
+    // it more bits (k and v 8, or 4 in the lowest mixes; the output 5 in the 2-4-bit ones).
+    if (m.n_expert == 8 && legacy_or_k) {
+      if (role == "attn_v.weight" || role == "attn_k.weight")
+        d = lowest_bits(t) ? DType::Q4_K : DType::Q8_0;
+      if (role == "attn_output.weight" &&
+          (lowest_bits(t) ||
+           is(t, {"q2_k", "q3_k_m", "q4_k_m", "iq4_nl", "iq4_xs", "iq3_s", "iq3_m", "iq3_xxs"})))
+        d = DType::Q5_K;
     }
   }
   return fallback(d, tensor.ne[0], note);
@@ -219,6 +234,8 @@ MixContext quant_mix_context(const QuantizeJob& job) {
       if (auto n = v.as_int()) heads = *n;
     if (ends_with(k, ".attention.head_count_kv"))
       if (auto n = v.as_int()) kv_heads = *n;
+    if (ends_with(k, ".expert_count"))
+      if (auto n = v.as_int()) m.n_expert = *n;
   }
   if (heads > 0 && kv_heads > 0) m.n_gqa = heads / kv_heads;
   m.tied_embeddings = mf.tensor("output.weight") == nullptr;

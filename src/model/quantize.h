@@ -50,6 +50,7 @@ struct MixContext {
   int64_t n_gqa = 1;             // query heads per KV head
   bool tied_embeddings = false;  // no output.weight: token_embd is also the classifier
   bool imatrix = false;          // an importance matrix is given
+  int64_t n_expert = 0;          // a mixture of experts' count (0: none)
 };
 
 // The type a tensor gets under the target (after fallbacks for row lengths the type cannot hold;

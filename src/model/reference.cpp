@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "model/architecture.h"
+#include "ops/moe.h"
 #include "ops/ref/ref_ops.h"
 #include "quant/quant.h"
 
@@ -20,7 +21,7 @@ std::vector<float> ReferenceForward::step(int32_t token, int64_t pos) {
   x_.resize(E);
   pos_ = pos;
   dequantize_row(W.token_embd.type, W.token_embd.row(token), x_.data(), E);
-  for (int l = 0; l < h.n_layer; ++l) h.architecture->layer(*this, l);
+  for (int l = 0; l < h.n_layer; ++l) h.architecture->layer(h, *this, l);
   std::vector<float> xn(E);
   ref::rmsnorm(x_.data(), W.output_norm.data(), xn.data(), E, h.rms_eps);
   std::vector<float> logits(h.n_vocab);
@@ -77,6 +78,33 @@ void ReferenceForward::feed_forward(int l) {
   ref::silu_mul(gate.data(), up.data(), ff.data(), h.n_ff);
   ref::matmul(L.ffn_down, ff.data(), 1, o.data());
   for (int64_t i = 0; i < E; ++i) x_[i] += o[i];
+}
+
+void ReferenceForward::mixture_of_experts(int l) {
+  const HParams& h = m_.hp;
+  const LayerWeights& L = m_.w.layers[l];
+  const ExpertRouting& r = h.experts;
+  const int64_t E = h.n_embd, F = h.n_ff_exp;
+  std::vector<float> xn(E), scores(r.n_expert), weights(r.n_used), acc(E);
+  std::vector<float> gate(F), up(F), ff(F), y(E);
+  std::vector<int32_t> chosen(r.n_used);
+  ref::rmsnorm(x_.data(), L.ffn_norm.data(), xn.data(), E, h.rms_eps);
+  ref::matmul(L.ffn_gate_inp, xn.data(), 1, scores.data());
+  for (size_t e = 0; e < L.ffn_gate_inp_b.size(); ++e) scores[e] += L.ffn_gate_inp_b[e];
+  route_experts(r, scores.data(), chosen.data(), weights.data());
+  for (int j = 0; j < r.n_used; ++j) {
+    const LayerWeights::Expert& x = L.experts[static_cast<size_t>(chosen[j])];
+    ref::matmul(x.gate, xn.data(), 1, gate.data());
+    ref::matmul(x.up, xn.data(), 1, up.data());
+    for (size_t i = 0; i < x.gate_b.size(); ++i) gate[i] += x.gate_b[i];
+    for (size_t i = 0; i < x.up_b.size(); ++i) up[i] += x.up_b[i];
+    ref::silu_mul(gate.data(), up.data(), ff.data(), F);
+    ref::matmul(x.down, ff.data(), 1, y.data());
+    for (size_t i = 0; i < x.down_b.size(); ++i) y[i] += x.down_b[i];
+    for (int64_t i = 0; i < E; ++i)
+      acc[i] = j == 0 ? weights[j] * y[i] : acc[i] + weights[j] * y[i];
+  }
+  for (int64_t i = 0; i < E; ++i) x_[i] += acc[i];
 }
 
 }  // namespace brisk

@@ -20,6 +20,7 @@ class ReferenceForward : private LayerBlocks {
  private:
   void attention(int layer) override;
   void feed_forward(int layer) override;
+  void mixture_of_experts(int layer) override;
 
   const Model& m_;
   std::vector<std::vector<float>> k_cache_, v_cache_;  // per layer: [pos][kv_dim]

@@ -40,6 +40,7 @@ Split Split::whole(const HParams& h) {
   s.q = whole_rows(h.q_dim());
   s.embd = whole_rows(h.n_embd);
   s.ff = whole_rows(h.n_ff);
+  s.ff_exp = whole_rows(h.n_ff_exp);
   s.vocab = whole_rows(h.n_vocab);
   s.q_rows = {0, h.q_dim(), 0};
   s.kv_rows = {0, h.kv_dim(), 0};
@@ -78,6 +79,7 @@ Split Split::make(const HParams& h, Communicator& comm) {
                         static_cast<int64_t>(s.n_head_kv) * h.head_dim, h.kv_dim());
   s.embd = share_rows(h.n_embd, r, n);
   s.ff = share_rows(h.n_ff, r, n);
+  s.ff_exp = share_rows(h.n_ff_exp, r, n);
   s.vocab = share_rows(h.n_vocab, r, n);
   return s;
 }

@@ -10,6 +10,8 @@
 //   attn_output      by rows of n_embd, after gathering every head's output
 //   ffn_gate, up     by rows of n_ff
 //   ffn_down         by rows of n_embd, after gathering the SwiGLU product
+//   experts          each expert as the FFN (gate and up by rows of its width, down by rows of
+//                    n_embd); the router whole on every rank, so all choose the same experts
 //   output           by rows of the vocabulary, gathered on rank 0 only
 //
 // Row ranges are whole groups of 16 rows, the interleaved layout's unit, so a rank's rows are
@@ -43,6 +45,7 @@ struct Split {
   int kv_head0 = 0, n_head_kv = 0;  // the KV heads they read (shared by ranks when there are
                                     // fewer KV heads than ranks)
   RowShare q, embd, ff, vocab;      // q: rows of q (n_head * head_dim) per rank
+  RowShare ff_exp;                  // rows of each expert's FFN (n_ff_exp)
   HeadRows q_rows, kv_rows;
 
   bool active() const { return size > 1; }

@@ -26,5 +26,9 @@ std::vector<float> bind_vector(const ModelFile& mf, const std::string& name, int
 void bind_attention(const ModelFile& mf, const HParams& h, int layer, LayerWeights& L);
 // The SwiGLU feed-forward's: ffn_norm, ffn_gate, ffn_up, ffn_down.
 void bind_feed_forward(const ModelFile& mf, const HParams& h, int layer, LayerWeights& L);
+// The mixture of experts': ffn_norm, the router ffn_gate_inp (and its bias where present), and
+// each expert's view of the stacked ffn_gate_exps, ffn_up_exps (or the fused ffn_gate_up_exps)
+// and ffn_down_exps, with their biases where present.
+void bind_mixture_of_experts(const ModelFile& mf, const HParams& h, int layer, LayerWeights& L);
 
 }  // namespace brisk

@@ -14,6 +14,8 @@ Weights Weights::bind(const ModelFile& mf, const HParams& hp) {
       hp.tied_output ? w.token_embd : bind_matrix(mf, "output.weight", hp.n_embd, hp.n_vocab);
   if (has_tensor(mf, "rope_freqs.weight"))
     w.rope_freqs = bind_vector(mf, "rope_freqs.weight", hp.rope_dim / 2);
+  w.n_expert = hp.experts.n_expert;
+  w.n_expert_used = hp.experts.n_used;
   w.layers.resize(static_cast<size_t>(hp.n_layer));
   for (int l = 0; l < hp.n_layer; ++l) hp.architecture->bind(mf, hp, l, w.layers[l]);
   return w;
@@ -22,6 +24,7 @@ Weights Weights::bind(const ModelFile& mf, const HParams& hp) {
 namespace {
 
 void keep_rows(Tensor& t, int64_t first, int64_t count) {
+  if (!t.data) return;  // a matrix this layer does not have
   t.data = t.row(first);
   t.ne[1] = count;
   t.nbytes = static_cast<uint64_t>(count) * t.row_bytes();
@@ -49,24 +52,47 @@ void Weights::take_share(const Split& s) {
     keep_values(L.bq, s.q_rows.first, s.q_rows.count);
     keep_values(L.bk, kv0, kvn);
     keep_values(L.bv, kv0, kvn);
+    for (LayerWeights::Expert& e : L.experts) {
+      keep_rows(e.gate, s.ff_exp.first, s.ff_exp.count);
+      keep_rows(e.up, s.ff_exp.first, s.ff_exp.count);
+      keep_rows(e.down, s.embd.first, s.embd.count);
+      keep_values(e.gate_b, s.ff_exp.first, s.ff_exp.count);
+      keep_values(e.up_b, s.ff_exp.first, s.ff_exp.count);
+      keep_values(e.down_b, s.embd.first, s.embd.count);
+    }
   }
   keep_rows(output, s.vocab.first, s.vocab.count);
 }
 
+namespace {
+
+// The layer's matrices, with the share of them one token reads (experts: n_used of n_expert).
+template <typename F>
+void for_each_matrix(const Weights& w, const LayerWeights& L, F&& f) {
+  for (const Tensor* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_gate, &L.ffn_up, &L.ffn_down})
+    if (t->data) f(*t, 1.0);
+  if (L.ffn_gate_inp.data) f(L.ffn_gate_inp, 1.0);
+  for (const LayerWeights::Expert& e : L.experts)
+    for (const Tensor* t : {&e.gate, &e.up, &e.down})
+      f(*t, static_cast<double>(w.n_expert_used) / w.n_expert);
+}
+
+}  // namespace
+
 uint64_t Weights::matrix_bytes() const {
-  uint64_t b = output.nbytes;
+  double b = static_cast<double>(output.nbytes);
   for (const auto& L : layers)
-    b += L.wq.nbytes + L.wk.nbytes + L.wv.nbytes + L.wo.nbytes + L.ffn_gate.nbytes +
-         L.ffn_up.nbytes + L.ffn_down.nbytes;
-  return b;
+    for_each_matrix(*this, L, [&](const Tensor& t, double share) { b += t.nbytes * share; });
+  return static_cast<uint64_t>(b);
 }
 
 uint64_t Weights::matrix_elements() const {
-  uint64_t n = static_cast<uint64_t>(output.elements());
+  double n = static_cast<double>(output.elements());
   for (const auto& L : layers)
-    for (const Tensor* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_gate, &L.ffn_up, &L.ffn_down})
-      n += static_cast<uint64_t>(t->elements());
-  return n;
+    for_each_matrix(*this, L, [&](const Tensor& t, double share) {
+      n += static_cast<double>(t.elements()) * share;
+    });
+  return static_cast<uint64_t>(n);
 }
 
 }  // namespace brisk

@@ -16,6 +16,15 @@ struct LayerWeights {
   std::vector<float> bq, bk, bv;      // empty unless hp.qkv_bias
   std::vector<float> q_norm, k_norm;  // empty unless hp.qk_norm
   Tensor ffn_gate, ffn_up, ffn_down;
+  // Mixture of experts: the router (n_embd -> n_expert scores, with a bias where the model has
+  // one) and each expert's SwiGLU, views into the file's stacked 3-D tensors.
+  Tensor ffn_gate_inp;
+  std::vector<float> ffn_gate_inp_b;
+  struct Expert {
+    Tensor gate, up, down;
+    std::vector<float> gate_b, up_b, down_b;  // empty unless the model has expert biases
+  };
+  std::vector<Expert> experts;
 };
 
 struct Weights {
@@ -28,7 +37,9 @@ struct Weights {
   static Weights bind(const ModelFile& mf, const HParams& hp);
   // Keeps this rank's rows of every matrix and bias (views into the same file; see model/split.h).
   void take_share(const Split& s);
-  uint64_t matrix_bytes() const;     // bytes of all weight matrices read for one token
+  // Of a mixture of experts' matrices, one token reads n_expert_used of n_expert.
+  int n_expert = 0, n_expert_used = 0;
+  uint64_t matrix_bytes() const;     // bytes of the weight matrices read for one token
   uint64_t matrix_elements() const;  // their weights
 };
 

@@ -117,6 +117,18 @@ std::vector<Shape> shapes() {
     c.type = DType::Q8_0, c.embd_type = DType::F16;
     v.push_back({"q8_0", c, {2, 4}});
   }
+  {  // Qwen3-MoE: each expert split by rows as the FFN is, the router whole on every rank.
+    auto c = base();
+    c.arch = "qwen3moe", c.n_embd = 80, c.n_head = 4, c.n_head_kv = 2, c.head_dim = 16;
+    c.qk_norm = true, c.n_expert = 8, c.n_expert_used = 3, c.n_ff_exp = 48;
+    v.push_back({"qwen3moe_f32", c, {2, 4}});
+  }
+  {  // Mixtral-like experts in Q8_0 with untied F16 classifier.
+    auto c = base();
+    c.type = DType::Q8_0, c.embd_type = DType::F16, c.n_expert = 4, c.n_expert_used = 2;
+    c.n_ff_exp = 64;
+    v.push_back({"llama_moe_q8_0", c, {2}});
+  }
   return v;
 }
 

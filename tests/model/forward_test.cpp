@@ -83,6 +83,25 @@ std::vector<Config> configs() {
     c.type = DType::IQ4_XS, c.embd_type = DType::IQ4_NL;
     v.push_back({"llama_iq4_xs_iq4_nl", c, 2e-2f});
   }
+  {  // Qwen3-MoE: 8 experts of width 32, 3 chosen per token, renormalised; GQA 2:1, F32.
+    auto c = base();
+    c.arch = "qwen3moe", c.n_head_kv = 2, c.qk_norm = true, c.head_dim = 16;
+    c.n_expert = 8, c.n_expert_used = 3, c.n_ff_exp = 32;
+    v.push_back({"qwen3moe_8x3_f32", c, 2e-4f});
+  }
+  {  // Mixtral-like: a Llama layer with 4 experts, 2 chosen, in Q8_0 (expert rows of 64).
+    auto c = base();
+    c.n_expert = 4, c.n_expert_used = 2, c.n_ff_exp = 64, c.type = DType::Q8_0;
+    c.embd_type = DType::F16;
+    v.push_back({"llama_moe_4x2_q8_0", c, 2e-2f});
+  }
+  {  // Qwen3-MoE in Q4_K with 16 experts of width 256 (regrouped for the SIMD kernels), 4 chosen.
+    auto c = base();
+    c.arch = "qwen3moe", c.n_embd = 256, c.n_head_kv = 2, c.qk_norm = true;
+    c.n_expert = 16, c.n_expert_used = 4, c.n_ff_exp = 256, c.type = DType::Q4_K;
+    c.embd_type = DType::Q6_K;
+    v.push_back({"qwen3moe_16x4_q4_k", c, 2e-2f});
+  }
   return v;
 }
 

@@ -3,12 +3,15 @@
 // quality loss is what each type should cost.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "core/error.h"
 #include "formats/loader.h"
 #include "model/awq.h"
 #include "model/imatrix.h"
 #include "model/perplexity.h"
 #include "model/quantize.h"
+#include "model_gen.h"
 #include "quant/quant.h"
 #include "support/test_util.h"
 
@@ -79,6 +82,37 @@ TEST(Quantize, MixesFallbacksAndQualityPerType) {
     EXPECT_EQ(q->file.meta.at("general.file_type").as_int(), job.target.file_type);
   }
   EXPECT_THROW(parse_quant_target("q7_z"), Error);
+}
+
+// A mixture of experts' file: the router stays F32, the stacked experts take their FFN matrix's
+// rules (ffn_down_exps as ffn_down), eight experts give attention's k and v 8 bits; the result
+// loads and runs.
+TEST(Quantize, ExpertsTakeTheirMatrixRulesAndTheRouterStaysExact) {
+  test::TempDir dir;
+  for (int experts : {4, 8}) {
+    tools::GenConfig g;
+    g.arch = "qwen3moe", g.n_embd = 256, g.n_layer = 8, g.n_head = 4, g.n_head_kv = 2;
+    g.qk_norm = true, g.type = DType::F32, g.embd_type = DType::F32;
+    g.n_expert = experts, g.n_expert_used = 2, g.n_ff_exp = 256;
+    const std::string src = dir.file("moe.gguf");
+    tools::write_random_model(g, src);
+    ModelFile mf = load_model_file(src);
+    QuantizeJob job;
+    job.in = &mf;
+    job.out_path = dir.file("moe-q4_k_m.gguf");
+    job.target = parse_quant_target("q4_k_m");
+    job.progress = false;
+    ThreadPool pool(2);
+    std::map<std::string, DType> to;
+    for (const auto& r : quantize_model(job, pool)) to[r.name] = r.to;
+    EXPECT_EQ(to.at("blk.0.ffn_gate_inp.weight"), DType::F32);
+    EXPECT_EQ(to.at("blk.0.ffn_down_exps.weight"), DType::Q6_K);  // a layer with more bits
+    EXPECT_EQ(to.at("blk.2.ffn_down_exps.weight"), DType::Q4_K);
+    EXPECT_EQ(to.at("blk.3.ffn_gate_exps.weight"), DType::Q4_K);
+    EXPECT_EQ(to.at("blk.3.attn_k.weight"), experts == 8 ? DType::Q8_0 : DType::Q4_K);
+    auto q = Model::load(job.out_path);
+    EXPECT_EQ(q->hp.experts.n_expert, experts);
+  }
 }
 
 // AWQ on the real stories model: the searched scales keep the function (before quantization) and

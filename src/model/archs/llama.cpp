@@ -1,6 +1,8 @@
 // Llama 1-3 and Mistral (and the many fine-tunes that keep their shape): pre-norm attention with
 // rotary positions in the original (interleaved-pair) layout, then a SwiGLU feed-forward. Some
-// files add q/k/v biases or per-head q/k norms; they are taken when present.
+// files add q/k/v biases or per-head q/k norms; they are taken when present. Mixtral is this
+// layer with a mixture of experts in the FFN's place (llama.expert_count): a softmax router whose
+// chosen weights are renormalised.
 #include "model/architecture.h"
 #include "model/blocks.h"
 #include "model/hparams.h"
@@ -18,14 +20,22 @@ class Llama final : public Architecture {
     h.rope_type = RopeType::Norm;
     h.qkv_bias = has_tensor(mf, "blk.0.attn_q.bias");
     h.qk_norm = has_tensor(mf, "blk.0.attn_q_norm.weight");
+    if (mf.get_int(h.arch + ".expert_count").value_or(0) > 0)
+      read_experts(mf, h, ExpertGating::Softmax, /*normalize=*/true, h.n_ff);
   }
   void bind(const ModelFile& mf, const HParams& h, int l, LayerWeights& L) const override {
     bind_attention(mf, h, l, L);
-    bind_feed_forward(mf, h, l, L);
+    if (h.has_experts())
+      bind_mixture_of_experts(mf, h, l, L);
+    else
+      bind_feed_forward(mf, h, l, L);
   }
-  void layer(LayerBlocks& b, int l) const override {
+  void layer(const HParams& h, LayerBlocks& b, int l) const override {
     b.attention(l);
-    b.feed_forward(l);
+    if (h.has_experts())
+      b.mixture_of_experts(l);
+    else
+      b.feed_forward(l);
   }
 };
 

@@ -21,7 +21,7 @@ class Qwen2 final : public Architecture {
     bind_attention(mf, h, l, L);
     bind_feed_forward(mf, h, l, L);
   }
-  void layer(LayerBlocks& b, int l) const override {
+  void layer(const HParams&, LayerBlocks& b, int l) const override {
     b.attention(l);
     b.feed_forward(l);
   }
