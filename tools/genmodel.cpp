@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   std::string preset = "tinyllama-1.1b", out, type = "f16";
   uint64_t seed = 1;
   int64_t layers = 0, vocab = 0;
+  int experts = 0;
   std::string presets;
   for (const auto& p : brisk::tools::preset_names()) presets += (presets.empty() ? "" : ", ") + p;
   app.add_option("--preset", preset, "Model shape: " + presets);
@@ -17,11 +18,14 @@ int main(int argc, char** argv) {
   app.add_option("--type", type,
                  "Weight type of the matrices and embeddings: f32, f16, bf16, q4_0, q4_1, q5_0, "
                  "q5_1, q8_0, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs, iq3_s, iq3_xxs, "
-                 "iq2_s, iq2_xs, iq2_xxs, iq1_m, iq1_s, tq2_0, tq1_0");
+                 "iq2_s, iq2_xs, iq2_xxs, iq1_m, iq1_s, tq2_0, tq1_0, mxfp4");
   app.add_option("--seed", seed, "Random seed");
   app.add_option("--layers", layers, "Override the number of layers (smaller test files)");
   app.add_option("--vocab", vocab,
                  "Override the vocabulary size (at least 300; smaller test files)");
+  app.add_option("--experts", experts,
+                 "Override a mixture of experts' expert count (at least the experts used per "
+                 "token; smaller test files)");
   CLI11_PARSE(app, argc, argv);
   try {
     auto c = brisk::tools::preset(preset);
@@ -31,6 +35,12 @@ int main(int argc, char** argv) {
     c.embd_type = *t;
     c.seed = seed;
     if (layers > 0) c.n_layer = layers;
+    if (experts > 0) {
+      if (c.n_expert == 0) brisk::fail("--experts: preset '{}' has no experts", preset);
+      if (experts < c.n_expert_used)
+        brisk::fail("--experts {}: the preset uses {} per token", experts, c.n_expert_used);
+      c.n_expert = experts;
+    }
     if (vocab > 0) {
       if (vocab < 300)
         brisk::fail("--vocab {}: the synthetic vocabulary needs at least 300", vocab);

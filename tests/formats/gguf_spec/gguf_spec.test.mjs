@@ -49,6 +49,11 @@ const SPEC = {
   '{arch}.rope.scaling.factor': T.FLOAT32,
   '{arch}.rope.scaling.original_context_length': T.UINT32,
   '{arch}.rope.scaling.finetuned': T.BOOL,
+  '{arch}.expert_count': T.UINT32,
+  '{arch}.expert_used_count': T.UINT32,
+  '{arch}.expert_feed_forward_length': T.UINT32,
+  '{arch}.expert_weights_scale': T.FLOAT32,
+  '{arch}.expert_weights_norm': T.BOOL,
   'tokenizer.ggml.model': T.STRING,
   'tokenizer.ggml.pre': T.STRING,
   'tokenizer.ggml.tokens': [T.ARRAY, T.STRING],
@@ -184,8 +189,10 @@ test('brisk-genmodel presets write only spec keys, and Llama 3.2 its rope_freqs'
   for (const p of presets) {
     const f = path.join(tmp, `${p}.gguf`);
     const type = p === 'stories260k' ? 'f32' : 'q4_0';  // its FFN width is no multiple of 32
-    execFileSync(GENMODEL, ['--preset', p, '--layers', '1', '--vocab', '512', '--type', type, '-o', f],
-                 { stdio: 'pipe' });
+    // Mixtures of experts with as few experts as they use, to keep the files small.
+    const experts = { 'qwen3-30b-a3b': ['--experts', '8'], 'mixtral-8x7b': ['--experts', '2'] }[p] ?? [];
+    execFileSync(GENMODEL, ['--preset', p, '--layers', '1', '--vocab', '512', '--type', type, ...experts,
+                            '-o', f], { stdio: 'pipe' });
     const { metadata, tensorInfos } = await check(f);
     const rf = tensorInfos.find((t) => t.name === 'rope_freqs.weight');
     if (p === 'llama-3.2-1b') {
