@@ -40,6 +40,7 @@ constexpr std::array kTypes = {
     DTypeInfo{DType::BF16, "BF16", 1, 2},
     DTypeInfo{DType::TQ1_0, "TQ1_0", 256, 54},
     DTypeInfo{DType::TQ2_0, "TQ2_0", 256, 66},
+    DTypeInfo{DType::MXFP4, "MXFP4", 32, 17},
 };
 
 }  // namespace

@@ -32,6 +32,8 @@ constexpr TargetDef kTargets[] = {
     {"q6_k", DType::Q6_K, 18},
     {"iq4_nl", DType::IQ4_NL, 25},
     {"iq4_xs", DType::IQ4_XS, 30},
+    // gpt-oss's release mix: the stacked experts in MXFP4, every other matrix in Q8_0.
+    {"mxfp4_moe", DType::MXFP4, 38},
     // The i-quant mixes as llama-quantize names them: iq2_s is mostly IQ2_XS, iq2_m mostly IQ2_S,
     // iq3_m mostly IQ3_S with more bits in places.
     {"iq3_s", DType::IQ3_S, 26},
@@ -183,7 +185,9 @@ DType choose_quant_type(const QuantTarget& t, const Tensor& tensor, const MixCon
   // Stacked experts take the rules of the FFN matrix they are (ffn_down_exps as ffn_down).
   for (const char* f : {"ffn_gate", "ffn_up", "ffn_down"})
     if (role == std::string(f) + "_exps.weight") role = std::string(f) + ".weight";
-  if (name == "output.weight" || (m.tied_embeddings && name == "token_embd.weight")) {
+  if (t.name == "mxfp4_moe") {
+    d = tensor.n_dims == 3 && tensor.ne[2] > 1 ? DType::MXFP4 : DType::Q8_0;
+  } else if (name == "output.weight" || (m.tied_embeddings && name == "token_embd.weight")) {
     // Rows that do not fill 256-value blocks keep the classifier in Q8_0, as llama-quantize does.
     if (legacy_or_k)
       d = t.base == DType::Q8_0 || tensor.ne[0] % 256 != 0 ? DType::Q8_0

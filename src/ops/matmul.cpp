@@ -51,7 +51,7 @@ class Dispatch {
   }
 
  private:
-  static constexpr size_t kTypes = static_cast<size_t>(DType::TQ2_0) + 1;
+  static constexpr size_t kTypes = static_cast<size_t>(DType::MXFP4) + 1;  // the last type id
   Dispatch() {
     for (int i = 0; i < kIsaCount; ++i)
       for (size_t t = 0; t < kTypes; ++t)

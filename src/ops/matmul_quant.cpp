@@ -22,6 +22,7 @@
 #include "quant/quant.h"
 #include "quant/quant_iq.h"
 #include "quant/quant_iq4.h"
+#include "quant/quant_mxfp4.h"
 
 namespace brisk::matmul_detail {
 

@@ -112,6 +112,31 @@ struct IQ4_NLP {
 #endif
 };
 
+// MXFP4: 4-bit indices into the doubled E2M1 values, brought to u bytes as value + 128 (so value
+// = a * (u - 128)), a the block's power-of-two scale, halved as the values are doubled.
+struct MXFP4P {
+  using B = BlockMXFP4;
+  static constexpr int kMaxU = 140;  // largest u byte (12 + 128)
+  static constexpr bool kHasMin = false;
+  static constexpr float kOffset = 128;
+  static void scales(const B& b, float& a, float& c) { a = mxfp4_half_scale(b.e), c = -128 * a; }
+  static void block(const B& b, uint8_t* u, float& a, float& c) {
+    for (int j = 0; j < 16; ++j)
+      u[j] = kMXFP4ValuesPlus128[b.qs[j] & 0xF], u[j + 16] = kMXFP4ValuesPlus128[b.qs[j] >> 4];
+    scales(b, a, c);
+  }
+#if defined(__x86_64__)
+  BRISK_INLINE(BRISK_ISA_AVX512VNNI) static __m256i block256(const B& b) {
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
+    const __m128i m = _mm_set1_epi8(0x0F);
+    const __m256i idx =
+        _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m), _mm_and_si128(q, m));
+    const __m128i t = _mm_load_si128(reinterpret_cast<const __m128i*>(kMXFP4ValuesPlus128));
+    return _mm256_shuffle_epi8(_mm256_set_m128i(t, t), idx);
+  }
+#endif
+};
+
 // A pair of 32-blocks (the second absent at the end of an odd row: zeros).
 template <class P>
 struct Legacy {
@@ -134,23 +159,36 @@ struct Legacy {
     const auto* blk = reinterpret_cast<const typename P::B*>(row);
     const bool two = 2 * p + 1 < nb;
     const auto& A = blk[2 * p];
-    // Both blocks' scales (and mins) converted at once: [dA, dB, mA, mB].
-    __m128i h = _mm_cvtsi32_si128(A.d);
-    __m256i hi = _mm256_setzero_si256();
-    if (two) {
-      const auto& Bk = blk[2 * p + 1];
-      h = _mm_insert_epi16(h, Bk.d, 1);
-      if constexpr (P::kHasMin) h = _mm_insert_epi16(h, Bk.m, 3);
-      hi = P::block256(Bk);
+    if constexpr (std::is_same_v<typename P::B, BlockMXFP4>) {  // a power-of-two scale byte
+      float a0, b0, a1 = 0, b1 = 0;
+      P::scales(A, a0, b0);
+      __m256i hi = _mm256_setzero_si256();
+      if (two) {
+        P::scales(blk[2 * p + 1], a1, b1);
+        hi = P::block256(blk[2 * p + 1]);
+      }
+      u = _mm512_inserti64x4(_mm512_castsi256_si512(P::block256(A)), hi, 1);
+      a = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(a0), _mm512_set1_ps(a1));
+      b[0] = b[1] = b0, b[2] = b[3] = b1;
+    } else {
+      // Both blocks' scales (and mins) converted at once: [dA, dB, mA, mB].
+      __m128i h = _mm_cvtsi32_si128(A.d);
+      __m256i hi = _mm256_setzero_si256();
+      if (two) {
+        const auto& Bk = blk[2 * p + 1];
+        h = _mm_insert_epi16(h, Bk.d, 1);
+        if constexpr (P::kHasMin) h = _mm_insert_epi16(h, Bk.m, 3);
+        hi = P::block256(Bk);
+      }
+      if constexpr (P::kHasMin) h = _mm_insert_epi16(h, A.m, 2);
+      const __m128 f = _mm_cvtph_ps(h);
+      u = _mm512_inserti64x4(_mm512_castsi256_si512(P::block256(A)), hi, 1);
+      a = _mm512_permutexvar_ps(_mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0),
+                                _mm512_castps128_ps512(f));
+      const __m128 bv = P::kHasMin ? _mm_unpackhi_ps(f, f)
+                                   : _mm_mul_ps(_mm_unpacklo_ps(f, f), _mm_set1_ps(-P::kOffset));
+      _mm_storeu_ps(b, bv);
     }
-    if constexpr (P::kHasMin) h = _mm_insert_epi16(h, A.m, 2);
-    const __m128 f = _mm_cvtph_ps(h);
-    u = _mm512_inserti64x4(_mm512_castsi256_si512(P::block256(A)), hi, 1);
-    a = _mm512_permutexvar_ps(_mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0),
-                              _mm512_castps128_ps512(f));
-    const __m128 bv = P::kHasMin ? _mm_unpackhi_ps(f, f)
-                                 : _mm_mul_ps(_mm_unpacklo_ps(f, f), _mm_set1_ps(-P::kOffset));
-    _mm_storeu_ps(b, bv);
   }
 #endif
 };
@@ -556,6 +594,8 @@ Kernel kernel_for_type(DType t) {
       return Pick::template of<Q6_KP>();
     case DType::IQ4_NL:
       return Pick::template of<Legacy<IQ4_NLP>>();
+    case DType::MXFP4:
+      return Pick::template of<Legacy<MXFP4P>>();
     case DType::IQ4_XS:
       return Pick::template of<IQ4_XSP>();
     case DType::IQ2_XXS:

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "quant/quant_iq.h"
 #include "quant/quant_iq4.h"
+#include "quant/quant_mxfp4.h"
 
 namespace brisk {
 namespace {
@@ -509,6 +510,7 @@ constexpr QuantType kQuantTypes[] = {
      q_all<BlockTQ1_0, quantize_tq1_0>},
     {DType::TQ2_0, kQKK, deq_all<BlockTQ2_0, dequantize_iq<BlockTQ2_0>>,
      q_all<BlockTQ2_0, quantize_tq2_0>},
+    {DType::MXFP4, kQK, deq_all<BlockMXFP4, dequantize_mxfp4>, q_all<BlockMXFP4, quantize_mxfp4>},
 };
 
 const QuantType* quant_type(DType t) {

@@ -79,7 +79,7 @@ constexpr DType kQuantTypes[] = {
     DType::Q4_0,    DType::Q4_1,   DType::Q5_0,  DType::Q5_1,    DType::Q8_0,   DType::Q2_K,
     DType::Q3_K,    DType::Q4_K,   DType::Q5_K,  DType::Q6_K,    DType::IQ4_NL, DType::IQ4_XS,
     DType::IQ2_XXS, DType::IQ2_XS, DType::IQ2_S, DType::IQ3_XXS, DType::IQ3_S,  DType::IQ1_S,
-    DType::IQ1_M,   DType::TQ1_0,  DType::TQ2_0};
+    DType::IQ1_M,   DType::TQ1_0,  DType::TQ2_0, DType::MXFP4};
 
 Weights make_weights(DType type, int64_t rows, int64_t cols, uint64_t seed) {
   Weights w;

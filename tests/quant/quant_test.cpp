@@ -10,6 +10,7 @@
 #include "quant/quant.h"
 #include "quant/quant_iq.h"
 #include "quant/quant_iq4.h"
+#include "quant/quant_mxfp4.h"
 #include "support/test_util.h"
 
 namespace brisk {
@@ -154,6 +155,34 @@ TEST(Quant, HandBuiltKQuantBlocks) {
     EXPECT_EQ(y[105], 31.5f);   // 0.5 * 3 * 21
     EXPECT_EQ(y[192], -16.0f);  // 0.5 * 1 * -32
   }
+}
+
+// MXFP4: x = 2^(e - 128) * doubled E2M1 value, low nibbles elements 0..15, high 16..31.
+TEST(Quant, HandBuiltMXFP4Block) {
+  BlockMXFP4 b{};
+  b.e = 127 + 3;   // scale 2^3, halved: 4
+  b.qs[0] = 0xF7;  // element 0: index 7 = 12 (6.0); element 16: index 15 = -12 (-6.0)
+  b.qs[5] = 0x91;  // element 5: index 1 = 1 (0.5); element 21: index 9 = -1 (-0.5)
+  const auto y = deq(DType::MXFP4, &b, 32);
+  EXPECT_EQ(y[0], 48.0f);
+  EXPECT_EQ(y[16], -48.0f);
+  EXPECT_EQ(y[5], 4.0f);
+  EXPECT_EQ(y[21], -4.0f);
+  EXPECT_EQ(y[1], 0.0f);
+  // Every scale byte is exact, the subnormal ones too.
+  EXPECT_EQ(mxfp4_half_scale(0), std::ldexp(1.0f, -128));
+  EXPECT_EQ(mxfp4_half_scale(1), std::ldexp(1.0f, -127));
+  EXPECT_EQ(mxfp4_half_scale(200), std::ldexp(1.0f, 72));
+  // The quantizer: the scale covers the block's largest value with 6; values go to the nearest.
+  float x[32] = {};
+  x[3] = 24.0f, x[4] = -5.0f, x[30] = 2.9f;
+  BlockMXFP4 q{};
+  quantize_row(DType::MXFP4, x, &q, 32);
+  EXPECT_EQ(q.e, 127 + 2);  // floor(log2 24) - 2 = 2: 6 * 2^2 = 24
+  const auto z = deq(DType::MXFP4, &q, 32);
+  EXPECT_EQ(z[3], 24.0f);
+  EXPECT_EQ(z[4], -4.0f);  // -5 between -4 and -6: the nearest first, -4
+  EXPECT_EQ(z[30], 2.0f);
 }
 
 TEST(Quant, HandBuiltIQ4Blocks) {
@@ -401,7 +430,7 @@ TEST(Quant, RoundTripsWithinEachTypesError) {
       {DType::Q3_K, 0.20},   {DType::Q2_K, 0.40},   {DType::F16, 1e-3},    {DType::BF16, 5e-3},
       {DType::IQ4_NL, 0.12}, {DType::IQ4_XS, 0.12}, {DType::IQ3_S, 0.25},  {DType::IQ3_XXS, 0.30},
       {DType::IQ2_S, 0.45},  {DType::IQ2_XS, 0.45}, {DType::IQ2_XXS, 0.5}, {DType::IQ1_M, 0.65},
-      {DType::IQ1_S, 0.7}};
+      {DType::IQ1_S, 0.7},   {DType::MXFP4, 0.2}};
   for (auto [t, bound] : cases) {
     std::vector<uint8_t> q(*dtype_row_bytes(t, n));
     quantize_row(t, x.data(), q.data(), n);
