@@ -220,17 +220,17 @@ void Forward::feed_forward(int l) {
   residual_ = gather(tmp_, n, s_.embd, tmp_all_);
 }
 
-int64_t Forward::route(int l) {
+int64_t Forward::route(int l, int64_t t0, int64_t n) {
   const LayerWeights& L = m_.w.layers[l];
   const ExpertRouting& r = m_.hp.experts;
-  const int64_t n = batch_->size(), X = r.n_expert, K = r.n_used;
+  const int64_t X = r.n_expert, K = r.n_used;
   moe_scores_.resize(static_cast<size_t>(n * X));
   moe_chosen_.resize(static_cast<size_t>(n * K));
   moe_weight_.resize(static_cast<size_t>(n * K));
   // The router is whole on every rank, so that all of them choose the same experts.
-  matmul(L.ffn_gate_inp, xn_.data(), m_.hp.n_embd, n, moe_scores_.data(), X, pool_);
-  pool_.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
-    for (int64_t i = t0; i < t1; ++i) {
+  matmul(L.ffn_gate_inp, &xn_[t0 * m_.hp.n_embd], m_.hp.n_embd, n, moe_scores_.data(), X, pool_);
+  pool_.parallel_for(n, 1, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
       float* sc = &moe_scores_[i * X];
       if (!L.ffn_gate_inp_b.empty())
         for (int64_t e = 0; e < X; ++e) sc[e] += L.ffn_gate_inp_b[e];
@@ -255,16 +255,29 @@ int64_t Forward::route(int l) {
 
 void Forward::mixture_of_experts(int l) {
   const auto& h = m_.hp;
-  const LayerWeights& L = m_.w.layers[l];
-  const int64_t n = batch_->size(), E = h.n_embd, F = h.n_ff_exp, X = h.experts.n_expert,
-                K = h.experts.n_used;
-  const int64_t El = s_.embd.count, Fl = s_.ff_exp.count;  // this rank's rows of down, gate/up
-  block_input(L.ffn_norm);
+  const int64_t n = batch_->size(), E = h.n_embd, F = h.n_ff_exp, K = h.experts.n_used;
+  block_input(m_.w.layers[l].ffn_norm);
   observe(l, Site::FfnIn, xn_, n, E);
-  const int64_t S = route(l);
+  moe_out_.resize(static_cast<size_t>(n * E));
+  // A slot's buffers hold about 3 rows of n_embd and 4 of the expert width: tokens go through in
+  // runs whose slots fit in expert_run_bytes_, so a file with many wide experts per token cannot
+  // make a batch allocate without bound. (A token's result does not depend on the run it is in.)
+  const int64_t slot_bytes = (3 * E + 4 * F) * static_cast<int64_t>(sizeof(float)) * K;
+  const int64_t run = std::max<int64_t>(1, expert_run_bytes_ / slot_bytes);
+  for (int64_t t0 = 0; t0 < n; t0 += run) run_experts(l, t0, std::min(run, n - t0));
+  residual_ = moe_out_.data();
+}
+
+void Forward::run_experts(int l, int64_t t0, int64_t n) {
+  const auto& h = m_.hp;
+  const LayerWeights& L = m_.w.layers[l];
+  const int64_t E = h.n_embd, F = h.n_ff_exp, X = h.experts.n_expert, K = h.experts.n_used;
+  const int64_t El = s_.embd.count, Fl = s_.ff_exp.count;  // this rank's rows of down, gate/up
+  const int64_t S = route(l, t0, n);
   moe_x_.resize(static_cast<size_t>(S * E));
   pool_.parallel_for(S, 16, [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) std::copy_n(&xn_[moe_token_[p] * E], E, &moe_x_[p * E]);
+    for (int64_t p = p0; p < p1; ++p)
+      std::copy_n(&xn_[(t0 + moe_token_[p]) * E], E, &moe_x_[p * E]);
   });
   // Each chosen expert's weights are read once for all the slots that chose it.
   moe_gate_.resize(static_cast<size_t>(S * Fl));
@@ -299,10 +312,9 @@ void Forward::mixture_of_experts(int l) {
   }
   const float* y = gather(moe_y_, S, s_.embd, moe_y_all_);
   // Each token's experts summed in its own order, whatever the batch around it.
-  moe_out_.resize(static_cast<size_t>(n * E));
-  pool_.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
-    for (int64_t i = t0; i < t1; ++i) {
-      float* o = &moe_out_[i * E];
+  pool_.parallel_for(n, 1, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      float* o = &moe_out_[(t0 + i) * E];
       const float w0 = moe_weight_[i * K];
       const float* y0 = y + moe_slot_[i * K] * E;
       for (int64_t c = 0; c < E; ++c) o[c] = w0 * y0[c];
@@ -313,7 +325,6 @@ void Forward::mixture_of_experts(int l) {
       }
     }
   });
-  residual_ = moe_out_.data();
 }
 
 void Forward::residual_norm(int64_t n, const float* add, const float* norm) {

@@ -33,6 +33,9 @@ class Forward : private LayerBlocks {
       std::function<void(int layer, Site site, const float* x, int64_t n_tokens, int64_t dim)>;
   // One process only: a rank sees only its rows of some of these.
   void set_observer(Observer o);
+  // The most memory a mixture of experts' slots may take at once (tokens beyond it go through in
+  // further runs); tests make it small to take that path.
+  void set_expert_run_bytes(int64_t bytes) { expert_run_bytes_ = bytes; }
 
   // Runs the batch, storing its keys and values in `cache`. Returns n_out rows of n_vocab logits
   // (the tokens marked in batch.logits, in batch order; none marked: only the cache is filled);
@@ -59,9 +62,11 @@ class Forward : private LayerBlocks {
   void attention(int layer) override;
   void feed_forward(int layer) override;
   void mixture_of_experts(int layer) override;
-  // Routes each token (moe_chosen_, moe_weight_) and groups the (token, expert) slots by expert
-  // (moe_first_, moe_token_, moe_slot_); returns the slot count.
-  int64_t route(int layer);
+  // The experts for tokens [t0, t0 + n) of the batch, into their rows of moe_out_.
+  void run_experts(int layer, int64_t t0, int64_t n);
+  // Routes those tokens (moe_chosen_, moe_weight_) and groups their (token, expert) slots by
+  // expert (moe_first_, moe_token_ counted from t0, moe_slot_); returns the slot count.
+  int64_t route(int layer, int64_t t0, int64_t n);
   // xn = norm(x), after adding the last block's output (residual_) to x.
   void block_input(const std::vector<float>& norm);
   // Each token's attention over its sequence's cache (q_ to att_).
@@ -83,6 +88,7 @@ class Forward : private LayerBlocks {
   const Batch* batch_ = nullptr;  // what compute() runs
   KvCache* cache_ = nullptr;
   const float* residual_ = nullptr;  // the last block's output, not yet added to x_
+  int64_t expert_run_bytes_ = int64_t{256} << 20;
   // q_, k_, v_, att_, tmp_, gate_, up_ hold this rank's rows; the *_all_ buffers every rank's
   // (split models only), gathered_ the rank-major rows as they arrive.
   std::vector<float> x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, logits_;

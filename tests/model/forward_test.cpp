@@ -207,5 +207,30 @@ TEST_P(Determinism, LogitsIndependentOfBatchAndThreads) {
 INSTANTIATE_TEST_SUITE_P(Shapes, Determinism, ::testing::ValuesIn(configs()),
                          [](const auto& pinfo) { return std::string(pinfo.param.name); });
 
+// A batch whose experts' slots exceed the memory allowed goes through in runs of tokens: the same
+// logits as in one run.
+TEST(MixtureOfExperts, ABatchInRunsGivesTheSameLogits) {
+  tools::GenConfig c = base();
+  c.arch = "qwen3moe", c.n_head_kv = 2, c.qk_norm = true, c.head_dim = 16;
+  c.n_expert = 8, c.n_expert_used = 3, c.n_ff_exp = 32;
+  test::TempDir dir;
+  tools::write_random_model(c, dir.file("m.gguf"));
+  auto m = Model::load(dir.file("m.gguf"));
+  const int64_t V = m->hp.n_vocab;
+  auto logits = [&](int64_t run_bytes) {
+    ThreadPool pool(2);
+    Forward fwd(*m, pool);
+    fwd.set_expert_run_bytes(run_bytes);
+    ContiguousKvCache cache(static_cast<int>(m->hp.n_layer), m->hp.n_head_kv, m->hp.head_dim, 64);
+    Batch b;
+    for (int32_t i = 0; i < 23; ++i) b.add(1 + (i * 37) % 290, i, 0, true);
+    const float* l = fwd.run(b, cache);
+    return std::vector<float>(l, l + 23 * V);
+  };
+  const auto whole = logits(int64_t{256} << 20);
+  EXPECT_EQ(logits(1), whole);             // a token per run
+  EXPECT_EQ(logits(5 * 3 * 1500), whole);  // a few tokens per run, the last run shorter
+}
+
 }  // namespace
 }  // namespace brisk
