@@ -212,7 +212,8 @@ void Forward::feed_forward(int l) {
   const MatmulOut gate_up[] = {{&L.ffn_gate, gate_.data(), Fl}, {&L.ffn_up, up_.data(), Fl}};
   if (Fl > 0) matmul_shared(gate_up, xn_.data(), E, n, pool_);
   pool_.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
-    silu_mul(&gate_[t0 * Fl], &up_[t0 * Fl], &gate_[t0 * Fl], (t1 - t0) * Fl);
+    float* g = gate_.data() + t0 * Fl;  // (a rank may hold none of the FFN's rows)
+    silu_mul(g, up_.data() + t0 * Fl, g, (t1 - t0) * Fl);
   });
   observe(l, Site::DownIn, gate_, n, F);
   const float* hidden = gather(gate_, n, s_.ff, gate_all_);
@@ -297,7 +298,9 @@ void Forward::run_experts(int l, int64_t t0, int64_t n) {
     }
   }
   pool_.parallel_for(S, 1, [&](int64_t p0, int64_t p1) {
-    silu_mul(&moe_gate_[p0 * Fl], &moe_up_[p0 * Fl], &moe_gate_[p0 * Fl], (p1 - p0) * Fl);
+    // Pointers, not elements: a rank may hold none of the experts' rows (empty buffers).
+    float* g = moe_gate_.data() + p0 * Fl;
+    silu_mul(g, moe_up_.data() + p0 * Fl, g, (p1 - p0) * Fl);
   });
   const float* hidden = gather(moe_gate_, S, s_.ff_exp, moe_gate_all_);
   moe_y_.resize(static_cast<size_t>(S * El));
