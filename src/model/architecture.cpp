@@ -1,5 +1,10 @@
 #include "model/architecture.h"
 
+#include "model/blocks.h"
+#include "model/hparams.h"
+#include "model/tensor_binding.h"
+#include "model/weights.h"
+
 namespace brisk {
 
 namespace archs {
@@ -36,6 +41,22 @@ std::string Architecture::supported_names() {
   for (const Architecture* a : registry())
     for (std::string_view n : a->names()) s += (s.empty() ? "" : ", ") + std::string(n);
   return s;
+}
+
+void PreNormDecoder::bind(const ModelFile& mf, const HParams& h, int l, LayerWeights& L) const {
+  bind_attention(mf, h, l, L);
+  if (h.has_experts())
+    bind_mixture_of_experts(mf, h, l, L);
+  else
+    bind_feed_forward(mf, h, l, L);
+}
+
+void PreNormDecoder::layer(const HParams& h, LayerBlocks& b, int l) const {
+  b.attention(l);
+  if (h.has_experts())
+    b.mixture_of_experts(l);
+  else
+    b.feed_forward(l);
 }
 
 }  // namespace brisk

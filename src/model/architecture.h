@@ -38,4 +38,13 @@ class Architecture {
   static std::string supported_names();
 };
 
+// The Llama-shaped layer most architectures share: pre-norm attention, then a SwiGLU
+// feed-forward, or a mixture of experts where the hyper-parameters have experts. Such an
+// architecture says only its names and its own hyper-parameters.
+class PreNormDecoder : public Architecture {
+ public:
+  void bind(const ModelFile& mf, const HParams& h, int layer, LayerWeights& L) const override;
+  void layer(const HParams& h, LayerBlocks& blocks, int layer) const override;
+};
+
 }  // namespace brisk

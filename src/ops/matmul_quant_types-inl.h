@@ -76,12 +76,26 @@ struct Q8_0P {
 #endif
 };
 
+// Types of 4-bit indices into a table of 16 u bytes (IQ4_NL, IQ4_XS, MXFP4): 32 values (16 bytes
+// of indices, low nibbles first) looked up.
+inline void table_group(const uint8_t* table, const uint8_t* qs, uint8_t* u) {
+  for (int j = 0; j < 16; ++j) u[j] = table[qs[j] & 0xF], u[j + 16] = table[qs[j] >> 4];
+}
+#if defined(__x86_64__)
+BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m256i table_group256(const uint8_t* table, const uint8_t* qs) {
+  const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  const __m128i m = _mm_set1_epi8(0x0F);
+  const __m256i idx = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m), _mm_and_si128(q, m));
+  const __m128i t = _mm_load_si128(reinterpret_cast<const __m128i*>(table));
+  return _mm256_shuffle_epi8(_mm256_set_m128i(t, t), idx);
+}
+#endif
+
 // IQ4_NL and IQ4_XS: 4-bit indices into a table of signed values, brought to u bytes as the
 // table value + 128 (so value = d * (u - 128)).
 // 32 values of an IQ4 group (16 bytes of indices) to u bytes.
 inline void iq4_group(const uint8_t* qs, uint8_t* u) {
-  for (int j = 0; j < 16; ++j)
-    u[j] = kIQ4ValuesPlus128[qs[j] & 0xF], u[j + 16] = kIQ4ValuesPlus128[qs[j] >> 4];
+  table_group(kIQ4ValuesPlus128, qs, u);
 }
 #if defined(__x86_64__)
 // The table of u bytes in each 128-bit lane, for VPSHUFB.
@@ -103,11 +117,7 @@ struct IQ4_NLP {
   }
 #if defined(__x86_64__)
   BRISK_INLINE(BRISK_ISA_AVX512VNNI) static __m256i block256(const B& b) {
-    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
-    const __m128i m = _mm_set1_epi8(0x0F);
-    const __m256i idx =
-        _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m), _mm_and_si128(q, m));
-    return _mm256_shuffle_epi8(_mm512_castsi512_si256(iq4_table512()), idx);
+    return table_group256(kIQ4ValuesPlus128, b.qs);
   }
 #endif
 };
@@ -121,18 +131,12 @@ struct MXFP4P {
   static constexpr float kOffset = 128;
   static void scales(const B& b, float& a, float& c) { a = mxfp4_half_scale(b.e), c = -128 * a; }
   static void block(const B& b, uint8_t* u, float& a, float& c) {
-    for (int j = 0; j < 16; ++j)
-      u[j] = kMXFP4ValuesPlus128[b.qs[j] & 0xF], u[j + 16] = kMXFP4ValuesPlus128[b.qs[j] >> 4];
+    table_group(kMXFP4ValuesPlus128, b.qs, u);
     scales(b, a, c);
   }
 #if defined(__x86_64__)
   BRISK_INLINE(BRISK_ISA_AVX512VNNI) static __m256i block256(const B& b) {
-    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
-    const __m128i m = _mm_set1_epi8(0x0F);
-    const __m256i idx =
-        _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m), _mm_and_si128(q, m));
-    const __m128i t = _mm_load_si128(reinterpret_cast<const __m128i*>(kMXFP4ValuesPlus128));
-    return _mm256_shuffle_epi8(_mm256_set_m128i(t, t), idx);
+    return table_group256(kMXFP4ValuesPlus128, b.qs);
   }
 #endif
 };

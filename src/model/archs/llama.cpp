@@ -4,16 +4,14 @@
 // layer with a mixture of experts in the FFN's place (llama.expert_count): a softmax router whose
 // chosen weights are renormalised.
 #include "model/architecture.h"
-#include "model/blocks.h"
 #include "model/hparams.h"
 #include "model/tensor_binding.h"
-#include "model/weights.h"
 
 namespace brisk {
 
 namespace {
 
-class Llama final : public Architecture {
+class Llama final : public PreNormDecoder {
  public:
   std::vector<std::string_view> names() const override { return {"llama", "mistral"}; }
   void read(const ModelFile& mf, HParams& h) const override {
@@ -22,20 +20,6 @@ class Llama final : public Architecture {
     h.qk_norm = has_tensor(mf, "blk.0.attn_q_norm.weight");
     if (mf.get_int(h.arch + ".expert_count").value_or(0) > 0)
       read_experts(mf, h, ExpertGating::Softmax, /*normalize=*/true, h.n_ff);
-  }
-  void bind(const ModelFile& mf, const HParams& h, int l, LayerWeights& L) const override {
-    bind_attention(mf, h, l, L);
-    if (h.has_experts())
-      bind_mixture_of_experts(mf, h, l, L);
-    else
-      bind_feed_forward(mf, h, l, L);
-  }
-  void layer(const HParams& h, LayerBlocks& b, int l) const override {
-    b.attention(l);
-    if (h.has_experts())
-      b.mixture_of_experts(l);
-    else
-      b.feed_forward(l);
   }
 };
 

@@ -4,16 +4,13 @@
 #include <algorithm>
 
 #include "model/architecture.h"
-#include "model/blocks.h"
 #include "model/hparams.h"
-#include "model/tensor_binding.h"
-#include "model/weights.h"
 
 namespace brisk {
 
 namespace {
 
-class Qwen3Moe final : public Architecture {
+class Qwen3Moe final : public PreNormDecoder {
  public:
   std::vector<std::string_view> names() const override { return {"qwen3moe"}; }
   void read(const ModelFile& mf, HParams& h) const override {
@@ -23,14 +20,6 @@ class Qwen3Moe final : public Architecture {
     read_experts(
         mf, h, ExpertGating::Softmax, /*normalize=*/true,
         h.n_ff / std::max<int64_t>(1, mf.get_int("qwen3moe.expert_used_count").value_or(1)));
-  }
-  void bind(const ModelFile& mf, const HParams& h, int l, LayerWeights& L) const override {
-    bind_attention(mf, h, l, L);
-    bind_mixture_of_experts(mf, h, l, L);
-  }
-  void layer(const HParams&, LayerBlocks& b, int l) const override {
-    b.attention(l);
-    b.mixture_of_experts(l);
   }
 };
 
