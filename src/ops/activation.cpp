@@ -59,6 +59,51 @@ void silu_mul_avx2(const float* gate, const float* up, float* out, int64_t n) {
   }
 }
 
+// The clamped SwiGLU (GatedUnit::Kind::SwiGluClamped) on 16 lanes, with silu16's divide.
+BRISK_TARGET(BRISK_ISA_AVX512)
+void swiglu_clamped_avx512(const float* gate, const float* up, float* out, int64_t n, float alpha,
+                           float limit) {
+  const __m512 one = _mm512_set1_ps(1.0f), lim = _mm512_set1_ps(limit);
+  const __m512 nlim = _mm512_set1_ps(-limit), va = _mm512_set1_ps(alpha);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m =
+        n - i >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512 g = _mm512_min_ps(_mm512_maskz_loadu_ps(m, gate + i), lim);
+    const __m512 u = _mm512_max_ps(_mm512_min_ps(_mm512_maskz_loadu_ps(m, up + i), lim), nlim);
+    const __m512 d =
+        _mm512_add_ps(one, exp16(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(va, g))));
+    const __m512 r0 = _mm512_rcp14_ps(d);
+    const __m512 s = _mm512_mul_ps(g, _mm512_fmadd_ps(r0, _mm512_fnmadd_ps(d, r0, one), r0));
+    _mm512_mask_storeu_ps(out + i, m, _mm512_mul_ps(s, _mm512_add_ps(u, one)));
+  }
+}
+
+BRISK_INLINE(BRISK_ISA_AVX2)
+void swiglu_clamped8(const float* g8, const float* u8, float* o8, __m256 va, __m256 lim) {
+  const __m256 one = _mm256_set1_ps(1.0f);
+  const __m256 g = _mm256_min_ps(_mm256_loadu_ps(g8), lim);
+  const __m256 u = _mm256_max_ps(_mm256_min_ps(_mm256_loadu_ps(u8), lim),
+                                 _mm256_sub_ps(_mm256_setzero_ps(), lim));
+  const __m256 e = exp8(_mm256_sub_ps(_mm256_setzero_ps(), _mm256_mul_ps(va, g)));
+  const __m256 s = _mm256_div_ps(g, _mm256_add_ps(one, e));
+  _mm256_storeu_ps(o8, _mm256_mul_ps(s, _mm256_add_ps(u, one)));
+}
+
+BRISK_TARGET(BRISK_ISA_AVX2)
+void swiglu_clamped_avx2(const float* gate, const float* up, float* out, int64_t n, float alpha,
+                         float limit) {
+  const __m256 va = _mm256_set1_ps(alpha), lim = _mm256_set1_ps(limit);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) swiglu_clamped8(gate + i, up + i, out + i, va, lim);
+  if (i < n) {  // the last values through a copy
+    float g[8] = {}, u[8] = {}, o[8];
+    std::copy(gate + i, gate + n, g);
+    std::copy(up + i, up + n, u);
+    swiglu_clamped8(g, u, o, va, lim);
+    std::copy(o, o + (n - i), out + i);
+  }
+}
+
 // One block's softmax weights (n <= kSumBlock) and their sum in float, per tier.
 BRISK_TARGET(BRISK_ISA_AVX512)
 float weights_block_avx512(const float* x, int64_t n, float mx, float scale, float* w) {
@@ -100,6 +145,15 @@ void silu_mul_generic(const float* gate, const float* up, float* out, int64_t n)
   for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
+void swiglu_clamped_generic(const float* gate, const float* up, float* out, int64_t n, float alpha,
+                            float limit) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = std::min(gate[i], limit);
+    const float u = std::clamp(up[i], -limit, limit);
+    out[i] = g / (1.0f + std::exp(-(alpha * g))) * (u + 1.0f);
+  }
+}
+
 float weights_block_generic(const float* x, int64_t n, float mx, float scale, float* w) {
   float s = 0;
   for (int64_t i = 0; i < n; ++i) s += (w[i] = std::exp((x[i] - mx) * scale));
@@ -115,6 +169,16 @@ void silu_mul_isa(Isa isa, const float* gate, const float* up, float* out, int64
   pick_tier(isa, kSiluMul)(gate, up, out, n);
 }
 
+void gated_unit_isa(Isa isa, const GatedUnit& u, const float* gate, const float* up, float* out,
+                    int64_t n) {
+  if (u.kind == GatedUnit::Kind::SwiGlu) return silu_mul_isa(isa, gate, up, out, n);
+  using Clamped = void (*)(const float*, const float*, float*, int64_t, float, float);
+  static constexpr TierTable<Clamped> kClamped = {swiglu_clamped_generic,
+                                                  BRISK_X86(swiglu_clamped_avx2), nullptr,
+                                                  BRISK_X86(swiglu_clamped_avx512), nullptr};
+  pick_tier(isa, kClamped)(gate, up, out, n, u.alpha, u.limit);
+}
+
 double softmax_weights_isa(Isa isa, const float* x, int64_t n, float mx, float scale, float* w) {
   using Block = float (*)(const float*, int64_t, float, float, float*);
   static constexpr TierTable<Block> kBlock = {weights_block_generic, BRISK_X86(weights_block_avx2),
@@ -128,6 +192,10 @@ double softmax_weights_isa(Isa isa, const float* x, int64_t n, float mx, float s
 
 void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
   silu_mul_isa(best_isa(), gate, up, out, n);
+}
+
+void gated_unit(const GatedUnit& u, const float* gate, const float* up, float* out, int64_t n) {
+  gated_unit_isa(best_isa(), u, gate, up, out, n);
 }
 
 double softmax_weights(const float* x, int64_t n, float mx, float scale, float* w) {

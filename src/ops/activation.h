@@ -8,6 +8,14 @@ namespace brisk {
 
 // SwiGLU's gate: out[i] = silu(gate[i]) * up[i].
 void silu_mul(const float* gate, const float* up, float* out, int64_t n);
+
+// The gated unit between a feed-forward's gate/up and down products: SwiGLU, or gpt-oss's clamped
+// form, out = g sigmoid(alpha g) (u + 1) with g = min(gate, limit), u = clamp(up, -limit, limit).
+struct GatedUnit {
+  enum class Kind { SwiGlu, SwiGluClamped } kind = Kind::SwiGlu;
+  float alpha = 1.702f, limit = 7.0f;
+};
+void gated_unit(const GatedUnit& u, const float* gate, const float* up, float* out, int64_t n);
 // The largest of n >= 1 values.
 float max_value(const float* x, int64_t n);
 // Softmax weights: w[i] = e^((x[i] - mx) * scale) for i < n, where mx is at least every x[i]
@@ -18,6 +26,8 @@ void softmax(float* x, int64_t n);
 
 // The same on a given tier (tests; the entry points above run best_isa()'s).
 void silu_mul_isa(Isa isa, const float* gate, const float* up, float* out, int64_t n);
+void gated_unit_isa(Isa isa, const GatedUnit& u, const float* gate, const float* up, float* out,
+                    int64_t n);
 double softmax_weights_isa(Isa isa, const float* x, int64_t n, float mx, float scale, float* w);
 
 }  // namespace brisk

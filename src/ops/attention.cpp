@@ -28,8 +28,7 @@ BRISK_PUSH_TARGET(BRISK_ISA_AVX2)
 BRISK_POP_TARGET
 #endif
 
-using GenericFn = void (*)(const AttnShape&, int, const float*, int64_t, const KvSpan*, size_t,
-                           float*);
+using GenericFn = void (*)(const AttnShape&, int, const AttnQuery&, const KvSpan*, size_t);
 // The portable kernel for one KV type, in its AVX2 + F16C build where `wide` and x86.
 template <KvType T>
 GenericFn generic_kernel([[maybe_unused]] bool wide) {
@@ -58,8 +57,7 @@ void attention_group_isa(Isa isa, const AttnShape& s, int kv_head, const AttnQue
                             : s.kv_type == KvType::F16  ? generic_kernel<KvType::F16>(wide)
                             : s.kv_type == KvType::BF16 ? generic_kernel<KvType::BF16>(wide)
                                                         : generic_kernel<KvType::Q8>(wide);
-  for (int i = 0; i < n_queries; ++i)
-    generic(s, kv_head, qs[i].q, qs[i].n_keys, spans, n_spans, qs[i].out);
+  for (int i = 0; i < n_queries; ++i) generic(s, kv_head, qs[i], spans, n_spans);
 }
 
 void attention_group(const AttnShape& s, int kv_head, const AttnQuery* qs, int n_queries,

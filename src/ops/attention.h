@@ -20,16 +20,20 @@ struct AttnShape {
   int64_t kv_stride;  // elements between consecutive positions' rows
   float scale;        // usually 1/sqrt(head_dim)
   KvType kv_type = KvType::F32;
+  // Attention sinks (gpt-oss): one learned logit per query head (n_head of them, head h's at
+  // sinks[h]) that joins each softmax's denominator and adds nothing to the output; null: none.
+  const float* sinks = nullptr;
 };
 
 inline constexpr int kAttnChunk = 16;
 
 // One token's query: its full q row (n_head * head_dim floats), where its full output row goes,
-// and the positions it attends to, [0, n_keys).
+// and the positions it attends to, [first_key, n_keys) (first_key > 0: a sliding window).
 struct AttnQuery {
   const float* q;
   float* out;
   int64_t n_keys;
+  int64_t first_key = 0;
 };
 
 // Computes, for tokens of one sequence (they share `spans`), the output of the query heads that

@@ -92,8 +92,8 @@ struct alignas(32) HeadState8 {
 // arithmetic is the same whatever H.
 template <int HD, int H>
 BRISK_TARGET(BRISK_ISA_AVX2)
-inline void attend_chunk(const float* const* q, const Chunk8<HD>& ch, int n, const float* ks,
-                         const float* vs, HeadState8<HD>* const* st) {
+inline void attend_chunk(const float* const* q, const Chunk8<HD>& ch, int lo, int n,
+                         const float* ks, const float* vs, HeadState8<HD>* const* st) {
   __m256 s[H][2][2];  // [head][keys 0-7, 8-15][even, odd dimensions]
   for (int h = 0; h < H; ++h)
     for (int i = 0; i < 2; ++i) s[h][i][0] = s[h][i][1] = _mm256_setzero_ps();
@@ -107,8 +107,13 @@ inline void attend_chunk(const float* const* q, const Chunk8<HD>& ch, int n, con
       }
     }
   const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  const __m256 live[2] = {_mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(n), iota)),
-                          _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(n - 8), iota))};
+  // Lanes lo <= j < n hold keys the queries read.
+  const __m256i j8 = _mm256_add_epi32(iota, _mm256_set1_epi32(8));
+  const __m256i vlo = _mm256_set1_epi32(lo), vn = _mm256_set1_epi32(n);
+  const __m256 live[2] = {_mm256_castsi256_ps(_mm256_andnot_si256(_mm256_cmpgt_epi32(vlo, iota),
+                                                                  _mm256_cmpgt_epi32(vn, iota))),
+                          _mm256_castsi256_ps(_mm256_andnot_si256(_mm256_cmpgt_epi32(vlo, j8),
+                                                                  _mm256_cmpgt_epi32(vn, j8)))};
   const __m256 ninf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
   alignas(32) float pj[H][kAttnChunk];
   float corr[H];
@@ -174,7 +179,7 @@ void attend(const AttnShape& s, int kv_head, const AttnQuery* qs, int nq, const 
   size_t span = 0;
   alignas(32) float ks[kAttnChunk];
   std::fill(std::begin(ks), std::end(ks), s.scale);
-  for (int64_t p0 = 0; p0 < max_keys; p0 += kAttnChunk) {
+  for (int64_t p0 = first_chunk(qs, nq); p0 < max_keys; p0 += kAttnChunk) {
     const int nc = static_cast<int>(std::min<int64_t>(kAttnChunk, max_keys - p0));
     gather<Load::kType>(s, kv_head, spans, n_spans, span, p0, nc, c);
     load_chunk<HD, Load>(c, nc, ch);
@@ -182,8 +187,9 @@ void attend(const AttnShape& s, int kv_head, const AttnQuery* qs, int nq, const 
       for (int j = 0; j < kAttnChunk; ++j) ks[j] = c.ks[j] * s.scale;
     const float* vs = kQ8 ? c.vs : nullptr;
     for (int i = 0; i < nq; ++i) {
-      if (qs[i].n_keys <= p0) continue;
+      if (!reads_chunk(qs[i], p0)) continue;
       const int n = static_cast<int>(std::min<int64_t>(kAttnChunk, qs[i].n_keys - p0));
+      const int lo = skipped_keys(qs[i], p0);
       const float* qh[kPair];
       HeadState8<HD>* sh[kPair];
       auto at = [&](int k, int hh) {
@@ -193,11 +199,11 @@ void attend(const AttnShape& s, int kv_head, const AttnQuery* qs, int nq, const 
       int h = 0;
       for (; h + kPair <= gq; h += kPair) {
         for (int k = 0; k < kPair; ++k) at(k, h + k);
-        attend_chunk<HD, kPair>(qh, ch, n, ks, vs, sh);
+        attend_chunk<HD, kPair>(qh, ch, lo, n, ks, vs, sh);
       }
       if (h < gq) {
         at(0, h);
-        attend_chunk<HD, 1>(qh, ch, n, ks, vs, sh);
+        attend_chunk<HD, 1>(qh, ch, lo, n, ks, vs, sh);
       }
     }
   }
@@ -206,7 +212,7 @@ void attend(const AttnShape& s, int kv_head, const AttnQuery* qs, int nq, const 
       const HeadState8<HD>& st = states[static_cast<size_t>(i * gq + h)];
       float* o = qs[i].out + static_cast<int64_t>(kv_head * gq + h) * HD;
       const float l = hsum8(_mm256_add_ps(_mm256_load_ps(st.l), _mm256_load_ps(st.l + 8)));
-      const __m256 inv = _mm256_set1_ps(l > 0 ? 1.0f / l : 0.0f);
+      const __m256 inv = _mm256_set1_ps(output_scale(st.m, l, s.sinks, kv_head * gq + h));
       for (int d = 0; d < HD / 8; ++d)
         _mm256_storeu_ps(o + 8 * d, _mm256_mul_ps(_mm256_load_ps(st.acc + 8 * d), inv));
     }

@@ -160,7 +160,7 @@ struct alignas(64) HeadState {
 // whatever H: several heads at once only share the loads and overlap their dependency chains.
 template <int HD, bool Q8, int H>
 BRISK_TARGET(BRISK_ISA_AVX512)
-inline void attend_chunk(const float* const* q, const Chunk<HD>& ch, int n, __m512 kscale,
+inline void attend_chunk(const float* const* q, const Chunk<HD>& ch, int lo, int n, __m512 kscale,
                          __m512 vscale, HeadState<HD>* const* st) {
   using HV = HeadVecs<HD>;
   constexpr int V = HV::VP;
@@ -173,7 +173,7 @@ inline void attend_chunk(const float* const* q, const Chunk<HD>& ch, int n, __m5
       for (int h = 0; h < H; ++h)
         s4[h][i] = _mm512_fmadd_ps(_mm512_set1_ps(q[h][d + i]), k, s4[h][i]);
     }
-  const __mmask16 live = static_cast<__mmask16>((1u << n) - 1);
+  const __mmask16 live = static_cast<__mmask16>(((1u << n) - 1) & ~((1u << lo) - 1));
   __m512 acc[H][V];
   alignas(64) float pj[H][kAttnChunk];
   for (int h = 0; h < H; ++h) {
@@ -241,15 +241,16 @@ void attend_avx512(const AttnShape& s, int kv_head, const AttnQuery* qs, int nq,
   ChunkRows c{};  // (Q8 scales past a short chunk's end are read, then multiplied by zero)
   size_t span = 0;
   const __m512 scale = _mm512_set1_ps(s.scale);
-  for (int64_t p0 = 0; p0 < max_keys; p0 += kAttnChunk) {
+  for (int64_t p0 = first_chunk(qs, nq); p0 < max_keys; p0 += kAttnChunk) {
     const int nc = static_cast<int>(std::min<int64_t>(kAttnChunk, max_keys - p0));
     gather<Load::kType>(s, kv_head, spans, n_spans, span, p0, nc, c);
     load_chunk<HD, Load>(c, nc, ch);
     const __m512 kscale = kQ8 ? _mm512_mul_ps(_mm512_loadu_ps(c.ks), scale) : scale;
     const __m512 vscale = kQ8 ? _mm512_loadu_ps(c.vs) : scale;
     for (int i = 0; i < nq; ++i) {
-      if (qs[i].n_keys <= p0) continue;
+      if (!reads_chunk(qs[i], p0)) continue;
       const int n = static_cast<int>(std::min<int64_t>(kAttnChunk, qs[i].n_keys - p0));
+      const int lo = skipped_keys(qs[i], p0);
       const float* qh[kPair];
       HeadState<HD>* sh[kPair];
       int h = 0;
@@ -259,18 +260,18 @@ void attend_avx512(const AttnShape& s, int kv_head, const AttnQuery* qs, int nq,
       };
       for (; h + kPair <= gq; h += kPair) {
         for (int k = 0; k < kPair; ++k) at(k, h + k);
-        attend_chunk<HD, kQ8, kPair>(qh, ch, n, kscale, vscale, sh);
+        attend_chunk<HD, kQ8, kPair>(qh, ch, lo, n, kscale, vscale, sh);
       }
       // The remaining heads together (as many as are left: the bits are the same either way).
       const int left = gq - h;
       for (int k = 0; k < left; ++k) at(k, h + k);
       if (left == 1) {
-        attend_chunk<HD, kQ8, 1>(qh, ch, n, kscale, vscale, sh);
+        attend_chunk<HD, kQ8, 1>(qh, ch, lo, n, kscale, vscale, sh);
       } else if constexpr (kPair > 2) {
         if (left == 2)
-          attend_chunk<HD, kQ8, 2>(qh, ch, n, kscale, vscale, sh);
+          attend_chunk<HD, kQ8, 2>(qh, ch, lo, n, kscale, vscale, sh);
         else if (left == 3)
-          attend_chunk<HD, kQ8, 3>(qh, ch, n, kscale, vscale, sh);
+          attend_chunk<HD, kQ8, 3>(qh, ch, lo, n, kscale, vscale, sh);
       }
     }
   }
@@ -279,7 +280,7 @@ void attend_avx512(const AttnShape& s, int kv_head, const AttnQuery* qs, int nq,
       const HeadState<HD>& st = states[static_cast<size_t>(i * gq + h)];
       float* o = qs[i].out + static_cast<int64_t>(kv_head * gq + h) * HD;
       const float l = _mm512_reduce_add_ps(_mm512_load_ps(st.l));
-      const __m512 inv = _mm512_set1_ps(l > 0 ? 1.0f / l : 0.0f);
+      const __m512 inv = _mm512_set1_ps(output_scale(st.m, l, s.sinks, kv_head * gq + h));
       if constexpr (HD == 8) {
         const __m512 a = _mm512_load_ps(st.acc);
         const __m256 sum = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));

@@ -2,6 +2,7 @@
 // spans, and the per-tier kernel tables. Internal to ops/attention*.cpp.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -54,6 +55,33 @@ inline void gather(const AttnShape& s, int kv_head, const KvSpan* spans, size_t 
       c.vs[j] = sp.v_scale[si];
     }
   }
+}
+
+// The first chunk any of the queries reads: chunks stay aligned to absolute positions, so a
+// query's keys fall in the same chunks (and lanes) whichever queries come with it.
+inline int64_t first_chunk(const AttnQuery* qs, int nq) {
+  int64_t p = nq > 0 ? qs[0].first_key : 0;
+  for (int i = 1; i < nq; ++i) p = qs[i].first_key < p ? qs[i].first_key : p;
+  return p / kAttnChunk * kAttnChunk;
+}
+
+// Whether query q reads any key of the chunk at p0, and how many of its leading keys it skips.
+inline bool reads_chunk(const AttnQuery& q, int64_t p0) {
+  return q.n_keys > p0 && q.first_key < p0 + kAttnChunk;
+}
+inline int skipped_keys(const AttnQuery& q, int64_t p0) {
+  return q.first_key > p0 ? static_cast<int>(q.first_key - p0) : 0;
+}
+
+// What a head's accumulated output is multiplied by at the end: 1 / (its softmax sum l), and
+// with a sink logit s, e^(m-M) / (l e^(m-M) + e^(s-M)) where m is the running maximum and
+// M = max(m, s) (the sink joins the denominator only).
+inline float output_scale(float m, float l, const float* sinks, int head) {
+  if (!sinks) return l > 0 ? 1.0f / l : 0.0f;
+  const float s = sinks[head];
+  const float mm = m > s ? m : s;
+  const float c = std::exp(m - mm);
+  return c / (l * c + std::exp(s - mm));
 }
 
 // A tier's kernel for one KV type and head size: all the queries of one sequence and KV head.

@@ -46,8 +46,10 @@ inline void widen_row(const void* src, float* dst, int n) {
 
 // Portable version: any head size.
 template <KvType T>
-void attend(const AttnShape& s, int kv_head, const float* q, int64_t n_keys, const KvSpan* spans,
-            size_t n_spans, float* out) {
+void attend(const AttnShape& s, int kv_head, const AttnQuery& query, const KvSpan* spans,
+            size_t n_spans) {
+  const float* q = query.q;
+  const int64_t n_keys = query.n_keys;
   const int gq = s.n_head / s.n_head_kv, hd = s.head_dim;
   thread_local std::vector<float> acc;
   acc.assign(static_cast<size_t>(gq) * hd, 0.0f);
@@ -58,13 +60,14 @@ void attend(const AttnShape& s, int kv_head, const float* q, int64_t n_keys, con
   vf.resize(kf.size());
   ChunkRows c;
   size_t span = 0;
-  for (int64_t p0 = 0; p0 < n_keys; p0 += kAttnChunk) {
+  for (int64_t p0 = first_chunk(&query, 1); p0 < n_keys; p0 += kAttnChunk) {
     const int n = static_cast<int>(std::min<int64_t>(kAttnChunk, n_keys - p0));
+    const int lo = skipped_keys(query, p0);  // keys before a sliding window's start
     gather<T>(s, kv_head, spans, n_spans, span, p0, n, c);
     // f32 rows are read in place; other types are widened into a buffer first.
     const float* kr[kAttnChunk];
     const float* vr[kAttnChunk];
-    for (int j = 0; j < n; ++j) {
+    for (int j = lo; j < n; ++j) {
       if constexpr (T == KvType::F32) {
         kr[j] = static_cast<const float*>(c.k[j]);
         vr[j] = static_cast<const float*>(c.v[j]);
@@ -79,7 +82,7 @@ void attend(const AttnShape& s, int kv_head, const float* q, int64_t n_keys, con
       const float* qh = q + static_cast<int64_t>(kv_head * gq + h) * hd;
       float sc[kAttnChunk];
       float mx = m[h];
-      for (int j = 0; j < n; ++j) {
+      for (int j = lo; j < n; ++j) {
         sc[j] =
             T == KvType::Q8 ? dot(qh, kr[j], hd) * c.ks[j] * s.scale : dot(qh, kr[j], hd) * s.scale;
         mx = sc[j] > mx ? sc[j] : mx;
@@ -88,7 +91,7 @@ void attend(const AttnShape& s, int kv_head, const float* q, int64_t n_keys, con
       float* a = acc.data() + static_cast<int64_t>(h) * hd;
       float sum = l[h] * corr;
       for (int d = 0; d < hd; ++d) a[d] *= corr;
-      for (int j = 0; j < n; ++j) {
+      for (int j = lo; j < n; ++j) {
         const float pj = std::exp(sc[j] - mx);
         sum += pj;
         const float w = T == KvType::Q8 ? pj * c.vs[j] : pj;
@@ -99,8 +102,8 @@ void attend(const AttnShape& s, int kv_head, const float* q, int64_t n_keys, con
     }
   }
   for (int h = 0; h < gq; ++h) {
-    float* o = out + static_cast<int64_t>(kv_head * gq + h) * hd;
-    const float inv = l[h] > 0 ? 1.0f / l[h] : 0.0f;
+    float* o = query.out + static_cast<int64_t>(kv_head * gq + h) * hd;
+    const float inv = output_scale(m[h], l[h], s.sinks, kv_head * gq + h);
     for (int d = 0; d < hd; ++d) o[d] = acc[static_cast<size_t>(h * hd + d)] * inv;
   }
 }

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "ops/activation.h"
@@ -247,6 +249,102 @@ TEST(FlashAttention, QueriesTogetherGiveEachTheBitsItGetsAlone) {
         }
       }
     }
+}
+
+// Sliding windows (keys [first_key, n_keys)) and attention sinks against the naive attention, on
+// every tier; and queries with different windows computed together keep the bits each gets alone.
+TEST(FlashAttention, SlidingWindowsAndSinksMatchNaiveAttention) {
+  for (Isa isa : test::available_isas())
+    for (auto [n_head, n_kv, hd] :
+         {std::tuple{8, 2, 64}, {4, 2, 16}, {4, 4, 8}, {6, 3, 40}, {2, 1, 4}, {4, 1, 128}}) {
+      const int64_t max_keys = 100, kvd = static_cast<int64_t>(n_kv) * hd;
+      const int64_t qd = static_cast<int64_t>(n_head) * hd;
+      const auto k = test::random_floats(static_cast<size_t>(max_keys * kvd), 41);
+      const auto v = test::random_floats(static_cast<size_t>(max_keys * kvd), 42);
+      auto sinks = test::random_floats(static_cast<size_t>(n_head), 43);
+      for (auto& x : sinks) x *= 3;
+      const std::vector<std::pair<int64_t, int64_t>> windows = {
+          {0, 1}, {0, 17}, {5, 17}, {16, 17}, {16, 100}, {15, 100}, {99, 100}, {37, 90}, {2, 3}};
+      const int nq = static_cast<int>(windows.size());
+      auto q = test::random_floats(static_cast<size_t>(nq * qd), 44);
+      for (auto& x : q) x *= 3;
+      const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+      const KvSpan span{k.data(), v.data(), 0, max_keys};
+      const int g = n_head / n_kv;
+      for (bool with_sinks : {false, true}) {
+        const AttnShape shape{
+            n_head, n_kv, hd, kvd, scale, KvType::F32, with_sinks ? sinks.data() : nullptr};
+        std::vector<float> alone(static_cast<size_t>(nq * qd)), together(alone.size());
+        for (int i = 0; i < nq; ++i) {
+          const auto [first, n_keys] = windows[static_cast<size_t>(i)];
+          const float* qi = &q[static_cast<size_t>(i * qd)];
+          float* oi = &alone[static_cast<size_t>(i * qd)];
+          for (int kvh = 0; kvh < n_kv; ++kvh) {
+            const AttnQuery one{qi, oi, n_keys, first};
+            attention_group_isa(isa, shape, kvh, &one, 1, &span, 1);
+          }
+          for (int h = 0; h < n_head; ++h) {
+            std::vector<float> expect(static_cast<size_t>(hd));
+            ref::attention_head(qi + h * hd, k.data() + (h / g) * hd, v.data() + (h / g) * hd, kvd,
+                                first, n_keys, hd, scale,
+                                with_sinks ? sinks[static_cast<size_t>(h)]
+                                           : -std::numeric_limits<float>::infinity(),
+                                expect.data());
+            for (int d = 0; d < hd; ++d)
+              ASSERT_NEAR(oi[h * hd + d], expect[static_cast<size_t>(d)], 1e-5f)
+                  << isa_name(isa) << " head_dim " << hd << " keys [" << first << ", " << n_keys
+                  << ") sinks " << with_sinks;
+          }
+        }
+        std::vector<AttnQuery> qs;
+        for (int i = 0; i < nq; ++i)
+          qs.push_back({&q[static_cast<size_t>(i * qd)], &together[static_cast<size_t>(i * qd)],
+                        windows[static_cast<size_t>(i)].second,
+                        windows[static_cast<size_t>(i)].first});
+        for (int kvh = 0; kvh < n_kv; ++kvh)
+          attention_group_isa(isa, shape, kvh, qs.data(), nq, &span, 1);
+        ASSERT_EQ(std::memcmp(alone.data(), together.data(), alone.size() * 4), 0)
+            << isa_name(isa) << " head_dim " << hd << " sinks " << with_sinks;
+      }
+    }
+}
+
+// gpt-oss's clamped SwiGLU on every tier against the reference, across the clamps.
+TEST(Activation, ClampedSwiGluMatchesReference) {
+  for (Isa isa : test::available_isas())
+    for (int64_t n : {1, 7, 8, 15, 16, 17, 100}) {
+      auto gate = test::random_floats(static_cast<size_t>(n), 51);
+      auto up = test::random_floats(static_cast<size_t>(n), 52);
+      for (auto& x : gate) x *= 12;  // past the limit of 7 both ways
+      for (auto& x : up) x *= 12;
+      const GatedUnit u{GatedUnit::Kind::SwiGluClamped, 1.702f, 7.0f};
+      std::vector<float> out(static_cast<size_t>(n)), expect(out.size());
+      gated_unit_isa(isa, u, gate.data(), up.data(), out.data(), n);
+      ref::swiglu_clamped(gate.data(), up.data(), expect.data(), n, u.alpha, u.limit);
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_NEAR(out[i], expect[i], 1e-5f * (1 + std::fabs(expect[i])))
+            << isa_name(isa) << " n " << n << " i " << i << " gate " << gate[i] << " up " << up[i];
+    }
+}
+
+// YaRN: pairs below the band keep their frequency, pairs above it are slowed by the factor, and
+// the magnitude is llama.cpp's (1 + 0.1 ln factor, times the file's attention factor).
+TEST(Rope, YarnBlendsFrequenciesAndScalesMagnitude) {
+  RopeScaling s;
+  s.kind = RopeScaling::Kind::Yarn;
+  s.factor = 32, s.original_context = 4096;
+  const auto plain = rope_inv_freq(64, 150000.0f, RopeScaling{});
+  const auto yarn = rope_inv_freq(64, 150000.0f, s);
+  EXPECT_FLOAT_EQ(yarn[0], plain[0]);
+  EXPECT_FLOAT_EQ(yarn[31], plain[31] / 32);
+  for (size_t i = 1; i < yarn.size(); ++i) {
+    EXPECT_LE(yarn[i], plain[i]);
+    EXPECT_GE(yarn[i], plain[i] / 32 * (1 - 1e-6f));
+  }
+  EXPECT_NEAR(rope_magnitude(s), 1 + 0.1 * std::log(32.0), 1e-6);
+  s.attn_factor = 0.5f;
+  EXPECT_NEAR(rope_magnitude(s), 0.5 * (1 + 0.1 * std::log(32.0)), 1e-6);
+  EXPECT_EQ(rope_magnitude(RopeScaling{}), 1.0f);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "ops/matmul.h"
 #include "ops/repack.h"
@@ -48,16 +49,17 @@ void rmsnorm(const float* x, const float* w, float* out, int64_t n, float eps) {
 }
 
 void rope(float* x, int n_heads, int head_dim, int rope_dim, int64_t pos, RopeType type,
-          const float* inv_freq) {
+          const float* inv_freq, float magnitude) {
   for (int h = 0; h < n_heads; ++h) {
     float* v = x + static_cast<int64_t>(h) * head_dim;
     for (int i = 0; i < rope_dim / 2; ++i) {
       const int a = type == RopeType::Norm ? 2 * i : i;
       const int b = type == RopeType::Norm ? 2 * i + 1 : i + rope_dim / 2;
       const double ang = static_cast<double>(pos) * inv_freq[i];
+      const double c = std::cos(ang) * magnitude, sn = std::sin(ang) * magnitude;
       const double v0 = v[a], v1 = v[b];
-      v[a] = static_cast<float>(v0 * std::cos(ang) - v1 * std::sin(ang));
-      v[b] = static_cast<float>(v0 * std::sin(ang) + v1 * std::cos(ang));
+      v[a] = static_cast<float>(v0 * c - v1 * sn);
+      v[b] = static_cast<float>(v0 * sn + v1 * c);
     }
   }
 }
@@ -69,21 +71,37 @@ void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
   }
 }
 
+void swiglu_clamped(const float* gate, const float* up, float* out, int64_t n, float alpha,
+                    float limit) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double g = std::min(gate[i], limit);
+    const double u = std::clamp(up[i], -limit, limit);
+    out[i] = static_cast<float>(g / (1.0 + std::exp(-alpha * g)) * (u + 1.0));
+  }
+}
+
 void attention_head(const float* q, const float* k, const float* v, int64_t stride, int64_t n_keys,
                     int head_dim, float scale, float* out) {
-  std::vector<double> s(static_cast<size_t>(n_keys));
-  double mx = -1e300;
-  for (int64_t j = 0; j < n_keys; ++j) {
+  attention_head(q, k, v, stride, 0, n_keys, head_dim, scale,
+                 -std::numeric_limits<float>::infinity(), out);
+}
+
+void attention_head(const float* q, const float* k, const float* v, int64_t stride,
+                    int64_t first_key, int64_t n_keys, int head_dim, float scale, float sink,
+                    float* out) {
+  std::vector<double> s(static_cast<size_t>(n_keys - first_key));
+  double mx = sink;
+  for (int64_t j = first_key; j < n_keys; ++j) {
     double d = 0;
     for (int i = 0; i < head_dim; ++i) d += static_cast<double>(q[i]) * k[j * stride + i];
-    s[j] = d * scale;
-    if (s[j] > mx) mx = s[j];
+    s[j - first_key] = d * scale;
+    if (s[j - first_key] > mx) mx = s[j - first_key];
   }
-  double sum = 0;
+  double sum = std::exp(static_cast<double>(sink) - mx);
   for (auto& e : s) sum += (e = std::exp(e - mx));
   for (int i = 0; i < head_dim; ++i) {
     double o = 0;
-    for (int64_t j = 0; j < n_keys; ++j) o += s[j] * v[j * stride + i];
+    for (int64_t j = first_key; j < n_keys; ++j) o += s[j - first_key] * v[j * stride + i];
     out[i] = static_cast<float>(o / sum);
   }
 }

@@ -16,11 +16,19 @@ namespace brisk::ref {
 void matmul(const Tensor& w, const float* x, int64_t n, float* y);
 void rmsnorm(const float* x, const float* w, float* out, int64_t n, float eps);
 void rope(float* x, int n_heads, int head_dim, int rope_dim, int64_t pos, RopeType type,
-          const float* inv_freq);
+          const float* inv_freq, float magnitude = 1.0f);
 void silu_mul(const float* gate, const float* up, float* out, int64_t n);
+// gpt-oss's clamped SwiGLU (ops/activation.h: GatedUnit), in double.
+void swiglu_clamped(const float* gate, const float* up, float* out, int64_t n, float alpha,
+                    float limit);
 // Causal attention of one query head over keys[0..n_keys) (each key/value row head_dim floats,
 // `stride` floats apart), computed with a materialized score row.
 void attention_head(const float* q, const float* k, const float* v, int64_t stride, int64_t n_keys,
                     int head_dim, float scale, float* out);
+// The same over keys [first_key, n_keys) (a sliding window), with a sink logit that joins the
+// softmax's denominator only (-infinity: none).
+void attention_head(const float* q, const float* k, const float* v, int64_t stride,
+                    int64_t first_key, int64_t n_keys, int head_dim, float scale, float sink,
+                    float* out);
 
 }  // namespace brisk::ref
