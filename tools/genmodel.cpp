@@ -7,7 +7,7 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"Write a GGUF model with random weights in the shape of a real model"};
-  std::string preset = "tinyllama-1.1b", out, type = "f16";
+  std::string preset = "tinyllama-1.1b", out, type = "f16", expert_type;
   uint64_t seed = 1;
   int64_t layers = 0, vocab = 0;
   int experts = 0;
@@ -19,6 +19,9 @@ int main(int argc, char** argv) {
                  "Weight type of the matrices and embeddings: f32, f16, bf16, q4_0, q4_1, q5_0, "
                  "q5_1, q8_0, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs, iq3_s, iq3_xxs, "
                  "iq2_s, iq2_xs, iq2_xxs, iq1_m, iq1_s, tq2_0, tq1_0, mxfp4");
+  app.add_option("--expert-type", expert_type,
+                 "Weight type of a mixture of experts' expert matrices (default: --type), e.g. "
+                 "mxfp4 beside q8_0 for gpt-oss's release mix");
   app.add_option("--seed", seed, "Random seed");
   app.add_option("--layers", layers, "Override the number of layers (smaller test files)");
   app.add_option("--vocab", vocab,
@@ -34,6 +37,11 @@ int main(int argc, char** argv) {
     c.type = *t;
     c.embd_type = *t;
     c.seed = seed;
+    if (!expert_type.empty()) {
+      auto et = brisk::dtype_from_name(expert_type);
+      if (!et) brisk::fail("unknown type '{}'", expert_type);
+      c.expert_type = *et;
+    }
     if (layers > 0) c.n_layer = layers;
     if (experts > 0) {
       if (c.n_expert == 0) brisk::fail("--experts: preset '{}' has no experts", preset);

@@ -39,8 +39,8 @@ Tensor info(const std::string& name, std::initializer_list<int64_t> ne, DType t)
 }  // namespace
 
 std::vector<std::string> preset_names() {
-  return {"tinyllama-1.1b", "llama-3.2-1b", "qwen2.5-0.5b",  "qwen3-0.6b",
-          "smollm-135m",    "stories260k",  "qwen3-30b-a3b", "mixtral-8x7b"};
+  return {"tinyllama-1.1b", "llama-3.2-1b",  "qwen2.5-0.5b", "qwen3-0.6b",  "smollm-135m",
+          "stories260k",    "qwen3-30b-a3b", "mixtral-8x7b", "gpt-oss-20b", "phi-3.5-mini"};
 }
 
 GenConfig preset(const std::string& name) {
@@ -78,6 +78,16 @@ GenConfig preset(const std::string& name) {
     c.n_vocab = 32000, c.n_embd = 4096, c.n_layer = 32, c.n_ff = 14336, c.n_head = 32,
     c.n_head_kv = 8, c.rope_theta = 1000000, c.n_ctx = 32768;
     c.n_expert = 8, c.n_expert_used = 2, c.n_ff_exp = 14336;
+  } else if (name == "gpt-oss-20b") {
+    c.arch = "gpt-oss", c.n_vocab = 201088, c.n_embd = 2880, c.n_layer = 24, c.n_ff = 2880,
+    c.n_head = 64, c.n_head_kv = 8, c.head_dim = 64, c.qkv_bias = true, c.n_ctx = 131072;
+    c.n_expert = 32, c.n_expert_used = 4, c.n_ff_exp = 2880, c.expert_bias = true;
+    c.out_bias = true, c.sinks = true, c.window = 128, c.ffn_norm = "post_attention_norm";
+    c.rope_theta = 150000, c.rope_scaling = "yarn", c.rope_factor = 32, c.rope_original_ctx = 4096;
+  } else if (name == "phi-3.5-mini") {
+    c.arch = "phi3", c.n_vocab = 32064, c.n_embd = 3072, c.n_layer = 32, c.n_ff = 8192,
+    c.n_head = 32, c.n_head_kv = 32, c.n_ctx = 131072, c.rope_original_ctx = 4096;
+    c.fused_qkv = true, c.fused_gate_up = true, c.long_rope = true;
   } else {
     fail("unknown model preset '{}'", name);
   }
@@ -108,10 +118,20 @@ void write_random_model(const GenConfig& c, const std::string& path) {
     m[a + "expert_feed_forward_length"] = Value::of_u32(static_cast<uint32_t>(c.n_ff_exp));
   }
   // Llama 3.x's scaling travels as the rope_freqs tensor below, as llama.cpp's converter writes it.
-  if (c.rope_scaling == "linear") {
+  if (c.rope_scaling == "linear" || c.rope_scaling == "yarn") {
     m[a + "rope.scaling.type"] = Value::of_str(c.rope_scaling);
     m[a + "rope.scaling.factor"] = Value::of_f32(c.rope_factor);
   }
+  if (c.rope_scaling == "yarn" || c.long_rope)
+    m[a + "rope.scaling.original_context_length"] =
+        Value::of_u32(static_cast<uint32_t>(c.rope_original_ctx));
+  if (c.long_rope) {
+    const double scale = static_cast<double>(c.n_ctx) / static_cast<double>(c.rope_original_ctx);
+    m[a + "rope.scaling.attn_factor"] = Value::of_f32(static_cast<float>(
+        std::sqrt(1 + std::log(scale) / std::log(static_cast<double>(c.rope_original_ctx)))));
+  }
+  if (c.window > 0)
+    m[a + "attention.sliding_window"] = Value::of_u32(static_cast<uint32_t>(c.window));
   // A synthetic SentencePiece vocabulary: specials, the 256 byte tokens, then made-up pieces.
   std::vector<Value> toks, scores, types;
   for (int64_t i = 0; i < c.n_vocab; ++i) {
@@ -129,6 +149,8 @@ void write_random_model(const GenConfig& c, const std::string& path) {
       t = "\xe2\x96\x81";
     else if (i < 260 + 26)
       t = std::string(1, static_cast<char>('a' + (i - 260)));
+    else if (c.arch == "phi3" && i == c.n_vocab - 1)
+      t = "<|endoftext|>", ty = 3;  // llama.cpp looks it up in files named Phi-3
     else
       t = fmt::format("\xe2\x96\x81w{}", i);
     toks.push_back(Value::of_str(t));
@@ -154,9 +176,13 @@ void write_random_model(const GenConfig& c, const std::string& path) {
   for (int64_t l = 0; l < c.n_layer; ++l) {
     auto n = [&](const char* s) { return fmt::format("blk.{}.{}", l, s); };
     add(info(n("attn_norm.weight"), {c.n_embd}, DType::F32), 0);
-    add(info(n("attn_q.weight"), {c.n_embd, qd}, c.type), lin(c.n_embd));
-    add(info(n("attn_k.weight"), {c.n_embd, kvd}, c.type), lin(c.n_embd));
-    add(info(n("attn_v.weight"), {c.n_embd, kvd}, c.type), lin(c.n_embd));
+    if (c.fused_qkv) {
+      add(info(n("attn_qkv.weight"), {c.n_embd, qd + 2 * kvd}, c.type), lin(c.n_embd));
+    } else {
+      add(info(n("attn_q.weight"), {c.n_embd, qd}, c.type), lin(c.n_embd));
+      add(info(n("attn_k.weight"), {c.n_embd, kvd}, c.type), lin(c.n_embd));
+      add(info(n("attn_v.weight"), {c.n_embd, kvd}, c.type), lin(c.n_embd));
+    }
     if (c.qkv_bias) {
       add(info(n("attn_q.bias"), {qd}, DType::F32), 0.1f);
       add(info(n("attn_k.bias"), {kvd}, DType::F32), 0.1f);
@@ -167,13 +193,25 @@ void write_random_model(const GenConfig& c, const std::string& path) {
       add(info(n("attn_k_norm.weight"), {hd}, DType::F32), 0);
     }
     add(info(n("attn_output.weight"), {qd, c.n_embd}, c.type), lin(qd));
-    add(info(n("ffn_norm.weight"), {c.n_embd}, DType::F32), 0);
+    if (c.out_bias) add(info(n("attn_output.bias"), {c.n_embd}, DType::F32), 0.1f);
+    if (c.sinks) add(info(n("attn_sinks.weight"), {c.n_head}, DType::F32), 2.0f);
+    add(info(n((c.ffn_norm + ".weight").c_str()), {c.n_embd}, DType::F32), 0);
     if (c.n_expert > 0) {
       const int64_t x = c.n_expert, f = c.n_ff_exp;
       add(info(n("ffn_gate_inp.weight"), {c.n_embd, x}, DType::F32), lin(c.n_embd));
-      add(info(n("ffn_gate_exps.weight"), {c.n_embd, f, x}, c.type), lin(c.n_embd));
-      add(info(n("ffn_up_exps.weight"), {c.n_embd, f, x}, c.type), lin(c.n_embd));
-      add(info(n("ffn_down_exps.weight"), {f, c.n_embd, x}, c.type), lin(f));
+      if (c.expert_bias) add(info(n("ffn_gate_inp.bias"), {x}, DType::F32), 0.1f);
+      const DType et = c.expert_type.value_or(c.type);
+      add(info(n("ffn_gate_exps.weight"), {c.n_embd, f, x}, et), lin(c.n_embd));
+      add(info(n("ffn_up_exps.weight"), {c.n_embd, f, x}, et), lin(c.n_embd));
+      add(info(n("ffn_down_exps.weight"), {f, c.n_embd, x}, et), lin(f));
+      if (c.expert_bias) {
+        add(info(n("ffn_gate_exps.bias"), {f, x}, DType::F32), 0.1f);
+        add(info(n("ffn_up_exps.bias"), {f, x}, DType::F32), 0.1f);
+        add(info(n("ffn_down_exps.bias"), {c.n_embd, x}, DType::F32), 0.1f);
+      }
+    } else if (c.fused_gate_up) {
+      add(info(n("ffn_up.weight"), {c.n_embd, 2 * c.n_ff}, c.type), lin(c.n_embd));
+      add(info(n("ffn_down.weight"), {c.n_ff, c.n_embd}, c.type), lin(c.n_ff));
     } else {
       add(info(n("ffn_gate.weight"), {c.n_embd, c.n_ff}, c.type), lin(c.n_embd));
       add(info(n("ffn_up.weight"), {c.n_embd, c.n_ff}, c.type), lin(c.n_embd));
@@ -182,19 +220,33 @@ void write_random_model(const GenConfig& c, const std::string& path) {
   }
   add(info("output_norm.weight", {c.n_embd}, DType::F32), 0);
   if (!c.tied) add(info("output.weight", {c.n_embd, c.n_vocab}, c.type), lin(c.n_embd));
-  // Last, so that the other tensors' random values stay what they were.
-  std::vector<float> rope_freqs;
+  // Last, so that the other tensors' random values stay what they were. Rope factors are written
+  // as given (their scale is -1), not random.
+  std::map<size_t, std::vector<float>> given;
   if (c.rope_scaling == "llama3") {
     Llama3Rope r;
     r.factor = c.rope_factor;
-    rope_freqs = llama3_rope_factors(hd, c.rope_theta, r);
-    add(info("rope_freqs.weight", {hd / 2}, DType::F32), -1);  // -1: these factors, not random
+    given[ts.size()] = llama3_rope_factors(hd, c.rope_theta, r);
+    add(info("rope_freqs.weight", {hd / 2}, DType::F32), -1);
+  }
+  if (c.long_rope) {  // LongRoPE's shape: factors rising with the dimension, far more in the long
+                      // set
+    std::vector<float> lo(static_cast<size_t>(hd / 2)), hi(lo.size());
+    for (size_t i = 0; i < lo.size(); ++i) {
+      const float f = static_cast<float>(i) / static_cast<float>(lo.size());
+      lo[i] = 1.0f + 0.5f * f * f, hi[i] = 1.0f + 40.0f * f * f;
+    }
+    given[ts.size()] = hi;
+    add(info("rope_factors_long.weight", {hd / 2}, DType::F32), -1);
+    given[ts.size()] = lo;
+    add(info("rope_factors_short.weight", {hd / 2}, DType::F32), -1);
   }
 
   write_gguf_streaming(path, m, ts, [&](size_t i, uint8_t* dst) {
     const Tensor& t = ts[i];
     if (scale[i] < 0) {
-      std::memcpy(dst, rope_freqs.data(), rope_freqs.size() * sizeof(float));
+      const std::vector<float>& v = given.at(i);
+      std::memcpy(dst, v.data(), v.size() * sizeof(float));
       return;
     }
     uint64_t s = c.seed * 0x100000001b3ull + i * 0x9e3779b97f4a7c15ull;

@@ -43,6 +43,7 @@ bool read_message(std::string& out) {
 
 int chat(ChatArgs& a) {
   double load_s = 0;
+  a.opt.model.context = a.opt.engine.max_model_len;
   auto model = load_model(a.opt.model, &load_s);
   const PromptFormat fmt(*model->tokenizer, a.opt.chat_template_source());
   // Every reply follows it.

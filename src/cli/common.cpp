@@ -49,6 +49,7 @@ std::unique_ptr<Model> load_model(ModelArgs& a, double* seconds) {
   Communicator& comm = world();
   LoadOptions opt;
   opt.repack = !a.no_repack;
+  opt.context = a.context;
   if (!a.no_repack_cache) opt.repack_cache.dir = (fs::path(cache_dir()) / "repacked").string();
   // A cache that cannot be written costs the next start time, not this one's output: a note.
   opt.repack_cache.on_error = [](const std::string& why) {

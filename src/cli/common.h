@@ -17,6 +17,9 @@ struct ModelArgs {
   std::string hf;                // -hf OWNER/REPO[:FILE]
   bool no_repack = false;        // --no-repack: weights used as the file stores them
   bool no_repack_cache = false;  // --no-repack-cache: interleave at every start
+  // The context the model runs with (-c where the command has one; 0: the model's own), which
+  // LongRoPE models pick their rope factors by (model/model.h).
+  int64_t context = 0;
 };
 
 // The file to open: -m, else -hf (downloaded), else the default model (stories260K from

@@ -51,15 +51,22 @@ int info(InfoArgs& a) {
     fmt::print("  vocab {}  embd {}  layers {}  ffn {}\n", h.n_vocab, h.n_embd, h.n_layer, h.n_ff);
     fmt::print("  heads {}  kv heads {}  head dim {}  context {}\n", h.n_head, h.n_head_kv,
                h.head_dim, h.n_ctx_train);
+    const RopeScaling& rs = h.rope_scaling;
     fmt::print("  rope: {} over {} dims, theta {}, scaling {}\n",
                h.rope_type == RopeType::Norm ? "norm" : "neox", h.rope_dim, h.rope_theta,
-               h.rope_scaling.kind == RopeScaling::Kind::None ? "none"
-               : h.rope_scaling.kind == RopeScaling::Kind::Linear
-                   ? fmt::format("linear x{}", h.rope_scaling.factor)
-                   : fmt::format("llama3 x{}", h.rope_scaling.factor));
+               rs.kind == RopeScaling::Kind::None     ? "none"
+               : rs.kind == RopeScaling::Kind::Linear ? fmt::format("linear x{}", rs.factor)
+               : rs.kind == RopeScaling::Kind::Llama3
+                   ? fmt::format("llama3 x{}", rs.factor)
+                   : fmt::format("yarn x{} from {} positions", rs.factor, rs.original_context));
     fmt::print("  rms eps {}  qkv bias {}  qk norm {}  output {}\n", h.rms_eps,
                h.qkv_bias ? "yes" : "no", h.qk_norm ? "yes" : "no",
                h.tied_output ? "tied to embeddings" : "separate");
+    if (!h.windowed.empty()) {
+      int64_t n = 0;
+      for (uint8_t w : h.windowed) n += w;
+      fmt::print("  sliding window {} positions on {} of {} layers\n", h.window, n, h.n_layer);
+    }
     // Parameters, and of a mixture of experts those one token runs through (n_used of n_expert
     // of the stacked expert tensors).
     double total = 0, experts = 0;

@@ -21,6 +21,7 @@ struct PerplexityArgs {
 
 int run_perplexity(PerplexityArgs& a) {
   double load_s = 0;
+  a.opt.model.context = a.n_ctx;
   auto m = load_model(a.opt.model, &load_s);
   const std::string text = read_text_file(a.file, "text file");
   const auto tokens = m->tokenizer->encode(text, true);

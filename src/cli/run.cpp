@@ -26,6 +26,7 @@ int run(RunArgs& a) {
   if (!a.prompt_file.empty()) a.prompt = read_text_file(a.prompt_file, "prompt file");
   const int threads = a.opt.thread_count();
   double load_s = 0;
+  a.opt.model.context = a.opt.engine.max_model_len;
   auto model = load_model(a.opt.model, &load_s);
   const auto constraint = a.opt.output_constraint(model->tokenizer->vocab().chat_template);
   ThreadPool pool(threads);

@@ -27,6 +27,7 @@ struct ServeArgs {
 
 int serve(ServeArgs& a) {
   double load_s = 0;
+  a.opt.model.context = a.opt.engine.max_model_len;
   auto m = load_model(a.opt.model, &load_s);
   const int threads = a.opt.thread_count();
   ThreadPool pool(threads);

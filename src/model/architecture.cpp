@@ -8,7 +8,9 @@
 namespace brisk {
 
 namespace archs {
+const Architecture& gpt_oss();
 const Architecture& llama();
+const Architecture& phi3();
 const Architecture& qwen2();
 const Architecture& qwen3();
 const Architecture& qwen3moe();
@@ -19,10 +21,8 @@ namespace {
 // The registry: one line per architecture (its file is model/archs/NAME.cpp).
 const std::vector<const Architecture*>& registry() {
   static const std::vector<const Architecture*> all = {
-      &archs::llama(),
-      &archs::qwen2(),
-      &archs::qwen3(),
-      &archs::qwen3moe(),
+      &archs::llama(),    &archs::qwen2(),   &archs::qwen3(),
+      &archs::qwen3moe(), &archs::gpt_oss(), &archs::phi3(),
   };
   return all;
 }

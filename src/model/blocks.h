@@ -10,14 +10,16 @@ class LayerBlocks {
  public:
   virtual ~LayerBlocks() = default;
   // Self-attention over the sequence's cache: x += wo · attention(rope(q), rope(k), v) of
-  // attn_norm(x), with the layer's q/k/v biases and per-head q/k norms where it has them.
+  // attn_norm(x), with the layer's q/k/v biases, per-head q/k norms, output bias and attention
+  // sinks where it has them, over the last `window` positions in a sliding-window layer.
   virtual void attention(int layer) = 0;
-  // The SwiGLU feed-forward: x += down(silu(gate(ffn_norm(x))) * up(ffn_norm(x))).
+  // The gated feed-forward: x += down(glu(gate(ffn_norm(x)), up(ffn_norm(x)))), the model's
+  // gated unit (SwiGLU, or gpt-oss's clamped form).
   virtual void feed_forward(int layer) = 0;
   // A mixture of experts in the FFN's place: the router scores ffn_norm(x) over the experts and
-  // picks the token's (ops/moe.h), each runs its SwiGLU on it, and x += the weighted sum of their
-  // outputs, taken in the token's own order of experts (best first), so that a token's result
-  // does not depend on the tokens batched with it.
+  // picks the token's (ops/moe.h), each runs its gated feed-forward on it, and x += the weighted
+  // sum of their outputs, taken in the token's own order of experts (best first), so that a token's
+  // result does not depend on the tokens batched with it.
   virtual void mixture_of_experts(int layer) = 0;
 };
 

@@ -176,8 +176,10 @@ void Forward::attention(int l) {
         for (int hh = 0; hh < n_head_kv; ++hh)
           rmsnorm(k + hh * h.head_dim, L.k_norm.data(), k + hh * h.head_dim, h.head_dim, h.rms_eps);
       }
-      rope(q, n_head, h.head_dim, h.rope_dim, b.pos[i], h.rope_type, m_.rope_inv_freq.data());
-      rope(k, n_head_kv, h.head_dim, h.rope_dim, b.pos[i], h.rope_type, m_.rope_inv_freq.data());
+      rope(q, n_head, h.head_dim, h.rope_dim, b.pos[i], h.rope_type, m_.rope_inv_freq.data(),
+           m_.rope_magnitude);
+      rope(k, n_head_kv, h.head_dim, h.rope_dim, b.pos[i], h.rope_type, m_.rope_inv_freq.data(),
+           m_.rope_magnitude);
     }
   });
   // Each sequence's rows are stored in batch order by one thread: a cache may rescale a block
@@ -199,6 +201,11 @@ void Forward::attention(int l) {
   observe(l, Site::AttnOut, att_, n, A);
   const float* att = gather(att_, n, s_.q, att_all_);
   if (El > 0) matmul(L.wo, att, h.q_dim(), n, tmp_.data(), El, pool_);
+  if (!L.bo.empty() && El > 0)
+    pool_.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
+      for (int64_t i = t0; i < t1; ++i)
+        for (int64_t j = 0; j < El; ++j) tmp_[i * El + j] += L.bo[j];
+    });
   residual_ = gather(tmp_, n, s_.embd, tmp_all_);
 }
 
@@ -213,7 +220,7 @@ void Forward::feed_forward(int l) {
   if (Fl > 0) matmul_shared(gate_up, xn_.data(), E, n, pool_);
   pool_.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
     float* g = gate_.data() + t0 * Fl;  // (a rank may hold none of the FFN's rows)
-    silu_mul(g, up_.data() + t0 * Fl, g, (t1 - t0) * Fl);
+    gated_unit(h.glu, g, up_.data() + t0 * Fl, g, (t1 - t0) * Fl);
   });
   observe(l, Site::DownIn, gate_, n, F);
   const float* hidden = gather(gate_, n, s_.ff, gate_all_);
@@ -300,7 +307,7 @@ void Forward::run_experts(int l, int64_t t0, int64_t n) {
   pool_.parallel_for(S, 1, [&](int64_t p0, int64_t p1) {
     // Pointers, not elements: a rank may hold none of the experts' rows (empty buffers).
     float* g = moe_gate_.data() + p0 * Fl;
-    silu_mul(g, moe_up_.data() + p0 * Fl, g, (p1 - p0) * Fl);
+    gated_unit(h.glu, g, moe_up_.data() + p0 * Fl, g, (p1 - p0) * Fl);
   });
   const float* hidden = gather(moe_gate_, S, s_.ff_exp, moe_gate_all_);
   moe_y_.resize(static_cast<size_t>(S * El));
@@ -346,8 +353,9 @@ void Forward::residual_norm(int64_t n, const float* add, const float* norm) {
 void Forward::attend(int layer, const Batch& b, KvCache& cache) {
   const auto& h = m_.hp;
   const int64_t n = b.size();
-  // Each token attends to positions [0, pos] of its own sequence; spans are gathered once per
-  // sequence (for its largest position in the batch) and shared by its tokens.
+  // Each token attends to positions [0, pos] of its own sequence (in a sliding-window layer, the
+  // last `window` of them); spans are gathered once per sequence (for its largest position in the
+  // batch) and shared by its tokens.
   spans_.clear();
   seq_spans_.clear();
   for (const auto& [s, len] : seqs_) {
@@ -355,12 +363,14 @@ void Forward::attend(int layer, const Batch& b, KvCache& cache) {
     cache.spans(layer, s, len, spans_);
     seq_spans_.push_back({first, spans_.size() - first});
   }
+  const std::vector<float>& sinks = m_.w.layers[static_cast<size_t>(layer)].sinks;
   const AttnShape shape{s_.n_head,
                         s_.n_head_kv,
                         h.head_dim,
                         cache.row_stride(),
                         1.0f / std::sqrt(static_cast<float>(h.head_dim)),
-                        cache.type()};
+                        cache.type(),
+                        sinks.empty() ? nullptr : sinks.data() + s_.head0};
   // Work items: up to kGroup tokens of one sequence with one KV head, so each K/V chunk is loaded
   // once for all their query heads. The costliest (latest positions) go first, in small pieces
   // claimed in order, so the threads finish together.
@@ -373,9 +383,10 @@ void Forward::attend(int layer, const Batch& b, KvCache& cache) {
       int64_t cost = 0;
       for (int32_t j = j0; j < j1; ++j) {
         const int64_t i = by_seq_[static_cast<size_t>(j)];
+        const int64_t first = h.first_key(layer, b.pos[i]);
         queries_[static_cast<size_t>(j)] = {&q_[i * s_.q_rows.count + s_.q_rows.offset],
-                                            &att_[i * s_.q.count], b.pos[i] + 1};
-        cost += b.pos[i] + 1;
+                                            &att_[i * s_.q.count], b.pos[i] + 1, first};
+        cost += b.pos[i] + 1 - first;
       }
       groups_.push_back({cost, static_cast<int32_t>(k), j0, j1 - j0});
     }

@@ -50,6 +50,12 @@ HParams HParams::from_model(const ModelFile& mf) {
     fail("{}: layer_norm_rms_epsilon {} is out of range", mf.path, h.rms_eps);
   h.rope_theta = static_cast<float>(mf.get_float(a + "rope.freq_base").value_or(10000.0));
   if (!(h.rope_theta > 1)) fail("{}: rope.freq_base {} is out of range", mf.path, h.rope_theta);
+  // A factor on the rotated values (LongRoPE's and YaRN's attention factor), as llama.cpp applies
+  // it whatever the scaling type.
+  h.rope_scaling.attn_factor =
+      static_cast<float>(mf.get_float(a + "rope.scaling.attn_factor").value_or(1.0));
+  if (!(h.rope_scaling.attn_factor > 0 && h.rope_scaling.attn_factor < 100))
+    fail("{}: rope.scaling.attn_factor {} is out of range", mf.path, h.rope_scaling.attn_factor);
   if (auto st = mf.get_str(a + "rope.scaling.type")) {
     const float factor = static_cast<float>(mf.get_float(a + "rope.scaling.factor").value_or(1.0));
     if (*st == "linear") {
@@ -69,6 +75,22 @@ HParams HParams::from_model(const ModelFile& mf) {
             h.rope_scaling.high_freq_factor > h.rope_scaling.low_freq_factor &&
             h.rope_scaling.original_context > 0))
         fail("{}: invalid llama3 rope scaling parameters", mf.path);
+    } else if (*st == "yarn") {
+      RopeScaling& y = h.rope_scaling;
+      y.kind = RopeScaling::Kind::Yarn;
+      y.factor = factor == 0 ? 1.0f : factor;  // llama.cpp reads 0 as "not given"
+      y.original_context =
+          mf.get_int(a + "rope.scaling.original_context_length").value_or(h.n_ctx_train);
+      y.log_multiplier =
+          static_cast<float>(mf.get_float(a + "rope.scaling.yarn_log_multiplier").value_or(0.0));
+      y.beta_fast =
+          static_cast<float>(mf.get_float(a + "rope.scaling.yarn_beta_fast").value_or(32.0));
+      y.beta_slow =
+          static_cast<float>(mf.get_float(a + "rope.scaling.yarn_beta_slow").value_or(1.0));
+      if (!(y.factor >= 1 && y.factor <= 1024 && y.original_context > 0 &&
+            std::isfinite(y.log_multiplier) && y.beta_fast > 0 && y.beta_slow > 0 &&
+            y.beta_fast < 1e6 && y.beta_slow < 1e6))
+        fail("{}: invalid yarn rope scaling parameters", mf.path);
     } else if (*st != "none") {
       fail("{}: rope scaling type '{}' is not supported", mf.path, *st);
     }
@@ -102,6 +124,26 @@ void read_experts(const ModelFile& mf, HParams& h, ExpertGating gating, bool nor
   if (h.experts.scale == 0) h.experts.scale = 1;  // llama.cpp reads 0 as "not given"
   if (!std::isfinite(h.experts.scale))
     fail("{}: {}expert_weights_scale is not a finite number", mf.path, a);
+}
+
+}  // namespace brisk
+
+namespace brisk {
+
+void read_sliding_window(const ModelFile& mf, HParams& h, int64_t default_period) {
+  const std::string a = h.arch + ".";
+  h.window = mf.require_int(a + "attention.sliding_window");
+  if (h.window < 1 || h.window > (int64_t{1} << 24))
+    fail("{}: {}attention.sliding_window = {} is out of range (1..{})", mf.path, a, h.window,
+         int64_t{1} << 24);
+  const int64_t period =
+      mf.get_int(a + "attention.sliding_window_pattern").value_or(default_period);
+  if (period < 0 || period > h.n_layer)
+    fail("{}: {}attention.sliding_window_pattern = {} is out of range (0..{})", mf.path, a, period,
+         h.n_layer);
+  h.windowed.assign(static_cast<size_t>(h.n_layer), 0);
+  for (int64_t l = 0; l < h.n_layer; ++l)  // (0: every layer, as llama.cpp reads it)
+    h.windowed[static_cast<size_t>(l)] = period == 0 || l % period < period - 1;
 }
 
 }  // namespace brisk

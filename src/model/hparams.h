@@ -4,8 +4,10 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/metadata.h"
+#include "ops/activation.h"
 #include "ops/moe.h"
 #include "ops/rope.h"
 
@@ -26,6 +28,12 @@ struct HParams {
   bool qkv_bias = false;  // biases on q, k and v (Qwen 2)
   bool qk_norm = false;   // an RMS norm on each query and key head (Qwen 3)
   bool tied_output = false;
+  // Sliding-window attention: layers whose windowed[l] is set attend to the last `window`
+  // positions only (their own included); empty: every layer attends to all.
+  int64_t window = 0;
+  std::vector<uint8_t> windowed;
+  // The feed-forward's (and each expert's) gated unit between gate/up and down.
+  GatedUnit glu;
   // Mixture of experts (experts.n_expert > 0): the router, and each expert's FFN width.
   ExpertRouting experts;
   int64_t n_ff_exp = 0;
@@ -34,6 +42,11 @@ struct HParams {
   int64_t kv_dim() const { return static_cast<int64_t>(n_head_kv) * head_dim; }
 
   bool has_experts() const { return experts.n_expert > 0; }
+  // The first position a token at `pos` attends to in layer l.
+  int64_t first_key(int layer, int64_t pos) const {
+    if (windowed.empty() || !windowed[static_cast<size_t>(layer)]) return 0;
+    return pos + 1 > window ? pos + 1 - window : 0;
+  }
 
   // Throws an Error naming the file and the offending key.
   static HParams from_model(const ModelFile& mf);
@@ -45,5 +58,9 @@ struct HParams {
 // gives one.
 void read_experts(const ModelFile& mf, HParams& h, ExpertGating gating, bool normalize,
                   int64_t default_width);
+// For an architecture's read(): {arch}.attention.sliding_window, on the layers l with
+// l % period < period - 1 ({arch}.attention.sliding_window_pattern, else `default_period`; 2
+// slides every other layer from the first, as gpt-oss does; 0 slides all).
+void read_sliding_window(const ModelFile& mf, HParams& h, int64_t default_period);
 
 }  // namespace brisk

@@ -98,9 +98,14 @@ std::unique_ptr<Model> Model::from_file(ModelFile mf, const LoadOptions& opt, Co
       fail("{}: this rank's rows of {} cannot be interleaved", m->file.path, t->name);
   if (!todo.empty()) repack_all(*m, todo, opt, comm);
   m->tokenizer = Tokenizer::create(m->file);
-  m->rope_inv_freq =
-      brisk::rope_inv_freq(m->hp.rope_dim, m->hp.rope_theta, m->hp.rope_scaling,
-                           m->w.rope_freqs.empty() ? nullptr : m->w.rope_freqs.data());
+  const int64_t context = opt.context > 0 ? opt.context : m->hp.n_ctx_train;
+  const std::vector<float>& factors =
+      !m->w.rope_freqs_long.empty() && context > m->hp.rope_scaling.original_context
+          ? m->w.rope_freqs_long
+          : m->w.rope_freqs;
+  m->rope_inv_freq = brisk::rope_inv_freq(m->hp.rope_dim, m->hp.rope_theta, m->hp.rope_scaling,
+                                          factors.empty() ? nullptr : factors.data());
+  m->rope_magnitude = brisk::rope_magnitude(m->hp.rope_scaling);
   return m;
 }
 

@@ -19,6 +19,9 @@ struct LoadOptions {
   // them (see ops/repack.h); tools that read the weights themselves (AWQ) keep the file's layout.
   bool repack = true;
   RepackCacheOptions repack_cache;  // where the regrouped copy is kept between runs (none: dir "")
+  // The context the model will run with (0: the one it was trained for). LongRoPE models pick
+  // their frequency factors by it, as llama.cpp does by its context size.
+  int64_t context = 0;
 
   static LoadOptions as_stored() {  // the weights in the file's layout
     LoadOptions o;
@@ -33,7 +36,8 @@ struct Model {
   Weights w;
   std::unique_ptr<Tokenizer> tokenizer;
   std::vector<float> rope_inv_freq;
-  Split split;  // this rank's share of the model (the whole model in one process)
+  float rope_magnitude = 1.0f;  // YaRN's scale of rotated q and k (ops/rope.h)
+  Split split;                  // this rank's share of the model (the whole model in one process)
 
   // comm: the ranks to split the model over (null: one process holds it all).
   static std::unique_ptr<Model> load(const std::string& path,

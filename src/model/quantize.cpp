@@ -166,8 +166,10 @@ std::string quant_target_names() {
 DType choose_quant_type(const QuantTarget& t, const Tensor& tensor, const MixContext& m,
                         std::string* note) {
   const int64_t n_layer = m.n_layer;
-  if (tensor.n_dims < 2) return DType::F32;  // norms and biases stay exact
   const std::string& name = tensor.name;
+  // Norms and biases stay exact (experts' biases are 2-D: names say what is a weight matrix, as
+  // llama-quantize reads them).
+  if (tensor.n_dims < 2 || !name.ends_with("weight")) return DType::F32;
   DType d = t.base;
   const bool legacy_or_k = dtype_is_quantized(t.base);
   int64_t layer = -1;
@@ -205,6 +207,12 @@ DType choose_quant_type(const QuantTarget& t, const Tensor& tensor, const MixCon
       if (role == "ffn_down.weight") d = more ? DType::Q5_K : DType::Q4_K;
     } else if (t.name == "q2_k") {
       if (role == "attn_v.weight" || role == "ffn_down.weight") d = DType::Q3_K;
+    }
+    // A fused q/k/v matrix (Phi-3) one step up, as llama-quantize gives it.
+    if (role == "attn_qkv.weight" && legacy_or_k) {
+      if (t.name == "q3_k_m") d = DType::Q4_K;
+      if (t.name == "q4_k_m") d = DType::Q5_K;
+      if (t.name == "q5_k_m") d = DType::Q6_K;
     }
     // Eight experts (Mixtral): attention is a small share of the file, so llama-quantize gives
     // it more bits (k and v 8, or 4 in the lowest mixes; the output 5 in the 2-4-bit ones).

@@ -1,6 +1,7 @@
 #include "model/reference.h"
 
 #include <cmath>
+#include <limits>
 
 #include "model/architecture.h"
 #include "ops/moe.h"
@@ -48,9 +49,10 @@ void ReferenceForward::attention(int l) {
     for (int hh = 0; hh < h.n_head_kv; ++hh)
       ref::rmsnorm(&k[hh * hd], L.k_norm.data(), &k[hh * hd], hd, h.rms_eps);
   }
-  ref::rope(q.data(), h.n_head, h.head_dim, h.rope_dim, pos_, h.rope_type, m_.rope_inv_freq.data());
+  ref::rope(q.data(), h.n_head, h.head_dim, h.rope_dim, pos_, h.rope_type, m_.rope_inv_freq.data(),
+            m_.rope_magnitude);
   ref::rope(k.data(), h.n_head_kv, h.head_dim, h.rope_dim, pos_, h.rope_type,
-            m_.rope_inv_freq.data());
+            m_.rope_inv_freq.data(), m_.rope_magnitude);
   auto& kc = k_cache_[l];
   auto& vc = v_cache_[l];
   kc.resize(static_cast<size_t>((pos_ + 1) * KV));
@@ -60,11 +62,22 @@ void ReferenceForward::attention(int l) {
   const int group = h.n_head / h.n_head_kv;
   for (int hh = 0; hh < h.n_head; ++hh) {
     const int64_t kvo = static_cast<int64_t>(hh / group) * hd;
-    ref::attention_head(&q[hh * hd], kc.data() + kvo, vc.data() + kvo, KV, pos_ + 1, h.head_dim,
-                        1.0f / std::sqrt(static_cast<float>(hd)), &att[hh * hd]);
+    const float sink = L.sinks.empty() ? -std::numeric_limits<float>::infinity() : L.sinks[hh];
+    ref::attention_head(&q[hh * hd], kc.data() + kvo, vc.data() + kvo, KV, h.first_key(l, pos_),
+                        pos_ + 1, h.head_dim, 1.0f / std::sqrt(static_cast<float>(hd)), sink,
+                        &att[hh * hd]);
   }
   ref::matmul(L.wo, att.data(), 1, o.data());
+  for (size_t i = 0; i < L.bo.size(); ++i) o[i] += L.bo[i];
   for (int64_t i = 0; i < E; ++i) x_[i] += o[i];
+}
+
+void ReferenceForward::glu(const float* gate, const float* up, float* out, int64_t n) const {
+  const GatedUnit& u = m_.hp.glu;
+  if (u.kind == GatedUnit::Kind::SwiGluClamped)
+    ref::swiglu_clamped(gate, up, out, n, u.alpha, u.limit);
+  else
+    ref::silu_mul(gate, up, out, n);
 }
 
 void ReferenceForward::feed_forward(int l) {
@@ -75,7 +88,7 @@ void ReferenceForward::feed_forward(int l) {
   ref::rmsnorm(x_.data(), L.ffn_norm.data(), xn.data(), E, h.rms_eps);
   ref::matmul(L.ffn_gate, xn.data(), 1, gate.data());
   ref::matmul(L.ffn_up, xn.data(), 1, up.data());
-  ref::silu_mul(gate.data(), up.data(), ff.data(), h.n_ff);
+  glu(gate.data(), up.data(), ff.data(), h.n_ff);
   ref::matmul(L.ffn_down, ff.data(), 1, o.data());
   for (int64_t i = 0; i < E; ++i) x_[i] += o[i];
 }
@@ -98,7 +111,7 @@ void ReferenceForward::mixture_of_experts(int l) {
     ref::matmul(x.up, xn.data(), 1, up.data());
     for (size_t i = 0; i < x.gate_b.size(); ++i) gate[i] += x.gate_b[i];
     for (size_t i = 0; i < x.up_b.size(); ++i) up[i] += x.up_b[i];
-    ref::silu_mul(gate.data(), up.data(), ff.data(), F);
+    glu(gate.data(), up.data(), ff.data(), F);
     ref::matmul(x.down, ff.data(), 1, y.data());
     for (size_t i = 0; i < x.down_b.size(); ++i) y[i] += x.down_b[i];
     for (int64_t i = 0; i < E; ++i)

@@ -4,6 +4,7 @@
 // layer through the same blocks (model/blocks.h), written plainly.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "model/blocks.h"
@@ -21,6 +22,8 @@ class ReferenceForward : private LayerBlocks {
   void attention(int layer) override;
   void feed_forward(int layer) override;
   void mixture_of_experts(int layer) override;
+  // The model's gated unit (ops/activation.h) on the scalar reference ops.
+  void glu(const float* gate, const float* up, float* out, int64_t n) const;
 
   const Model& m_;
   std::vector<std::vector<float>> k_cache_, v_cache_;  // per layer: [pos][kv_dim]

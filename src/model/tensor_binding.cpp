@@ -39,12 +39,10 @@ const Tensor& stacked(const ModelFile& mf, const std::string& name, int64_t cols
 // Rows [first, first + rows) of expert e's matrix in a stack whose experts have ne[1] rows each.
 Tensor expert_rows(const Tensor& s, int64_t e, int64_t first, int64_t rows) {
   Tensor t = s;
-  t.data = s.row(e * s.ne[1] + first);
-  t.ne[1] = rows;
+  t.ne[1] = s.ne[1] * s.ne[2];  // the stack as one matrix of every expert's rows
   t.ne[2] = 1;
   t.n_dims = 2;
-  t.nbytes = static_cast<uint64_t>(rows) * s.row_bytes();
-  return t;
+  return matrix_rows(t, e * s.ne[1] + first, rows);
 }
 
 // Expert e's values [first, first + n) of a stacked bias (n_expert rows of `per` values).
@@ -72,6 +70,14 @@ Tensor bind_matrix(const ModelFile& mf, const std::string& name, int64_t cols, i
          rows);
   check_weight_type(mf, t);
   return t;
+}
+
+Tensor matrix_rows(const Tensor& t, int64_t first, int64_t rows) {
+  Tensor r = t;
+  r.data = t.row(first);
+  r.ne[1] = rows;
+  r.nbytes = static_cast<uint64_t>(rows) * t.row_bytes();
+  return r;
 }
 
 std::vector<float> bind_vector(const ModelFile& mf, const std::string& name, int64_t n) {
@@ -112,10 +118,11 @@ void bind_feed_forward(const ModelFile& mf, const HParams& h, int l, LayerWeight
   L.ffn_down = bind_matrix(mf, n("ffn_down.weight"), h.n_ff, h.n_embd);
 }
 
-void bind_mixture_of_experts(const ModelFile& mf, const HParams& h, int l, LayerWeights& L) {
+void bind_mixture_of_experts(const ModelFile& mf, const HParams& h, int l, LayerWeights& L,
+                             std::string_view norm) {
   auto n = [l](std::string_view s) { return layer_tensor(l, s); };
   const int64_t E = h.n_embd, F = h.n_ff_exp, X = h.experts.n_expert;
-  L.ffn_norm = bind_vector(mf, n("ffn_norm.weight"), E);
+  L.ffn_norm = bind_vector(mf, n(norm), E);
   L.ffn_gate_inp = bind_matrix(mf, n("ffn_gate_inp.weight"), E, X);
   if (has_tensor(mf, n("ffn_gate_inp.bias")))
     L.ffn_gate_inp_b = bind_vector(mf, n("ffn_gate_inp.bias"), X);

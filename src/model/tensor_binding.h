@@ -18,6 +18,8 @@ std::string layer_tensor(int layer, std::string_view name);
 bool has_tensor(const ModelFile& mf, const std::string& name);
 // A matrix of `rows` rows of `cols` values, in a type brisk computes with (a view into the file).
 Tensor bind_matrix(const ModelFile& mf, const std::string& name, int64_t cols, int64_t rows);
+// Rows [first, first + rows) of a matrix, as a matrix of their own (a fused tensor's parts).
+Tensor matrix_rows(const Tensor& t, int64_t first, int64_t rows);
 // A vector of n values (F32, F16 or BF16), converted to f32.
 std::vector<float> bind_vector(const ModelFile& mf, const std::string& name, int64_t n);
 
@@ -26,9 +28,10 @@ std::vector<float> bind_vector(const ModelFile& mf, const std::string& name, int
 void bind_attention(const ModelFile& mf, const HParams& h, int layer, LayerWeights& L);
 // The SwiGLU feed-forward's: ffn_norm, ffn_gate, ffn_up, ffn_down.
 void bind_feed_forward(const ModelFile& mf, const HParams& h, int layer, LayerWeights& L);
-// The mixture of experts': ffn_norm, the router ffn_gate_inp (and its bias where present), and
-// each expert's view of the stacked ffn_gate_exps, ffn_up_exps (or the fused ffn_gate_up_exps)
-// and ffn_down_exps, with their biases where present.
-void bind_mixture_of_experts(const ModelFile& mf, const HParams& h, int layer, LayerWeights& L);
+// The mixture of experts': its input norm (`norm`, ffn_norm in most files), the router
+// ffn_gate_inp (and its bias where present), and each expert's view of the stacked ffn_gate_exps,
+// ffn_up_exps (or the fused ffn_gate_up_exps) and ffn_down_exps, with their biases where present.
+void bind_mixture_of_experts(const ModelFile& mf, const HParams& h, int layer, LayerWeights& L,
+                             std::string_view norm = "ffn_norm.weight");
 
 }  // namespace brisk

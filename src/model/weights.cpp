@@ -14,6 +14,11 @@ Weights Weights::bind(const ModelFile& mf, const HParams& hp) {
       hp.tied_output ? w.token_embd : bind_matrix(mf, "output.weight", hp.n_embd, hp.n_vocab);
   if (has_tensor(mf, "rope_freqs.weight"))
     w.rope_freqs = bind_vector(mf, "rope_freqs.weight", hp.rope_dim / 2);
+  // LongRoPE (Phi-3's 128K models): a set of factors for each side of the original context.
+  if (has_tensor(mf, "rope_factors_short.weight"))
+    w.rope_freqs = bind_vector(mf, "rope_factors_short.weight", hp.rope_dim / 2);
+  if (has_tensor(mf, "rope_factors_long.weight"))
+    w.rope_freqs_long = bind_vector(mf, "rope_factors_long.weight", hp.rope_dim / 2);
   w.n_expert = hp.experts.n_expert;
   w.n_expert_used = hp.experts.n_used;
   w.layers.resize(static_cast<size_t>(hp.n_layer));
@@ -52,6 +57,7 @@ void Weights::take_share(const Split& s) {
     keep_values(L.bq, s.q_rows.first, s.q_rows.count);
     keep_values(L.bk, kv0, kvn);
     keep_values(L.bv, kv0, kvn);
+    keep_values(L.bo, s.embd.first, s.embd.count);  // (sinks stay whole: heads index them)
     for (LayerWeights::Expert& e : L.experts) {
       keep_rows(e.gate, s.ff_exp.first, s.ff_exp.count);
       keep_rows(e.up, s.ff_exp.first, s.ff_exp.count);

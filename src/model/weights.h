@@ -15,6 +15,8 @@ struct LayerWeights {
   Tensor wq, wk, wv, wo;
   std::vector<float> bq, bk, bv;      // empty unless hp.qkv_bias
   std::vector<float> q_norm, k_norm;  // empty unless hp.qk_norm
+  std::vector<float> bo;              // the output projection's bias (gpt-oss), else empty
+  std::vector<float> sinks;           // attention sinks, one per query head (gpt-oss), else empty
   Tensor ffn_gate, ffn_up, ffn_down;
   // Mixture of experts: the router (n_embd -> n_expert scores, with a bias where the model has
   // one) and each expert's SwiGLU, views into the file's stacked 3-D tensors.
@@ -31,8 +33,9 @@ struct Weights {
   Tensor token_embd;
   std::vector<LayerWeights> layers;
   std::vector<float> output_norm;
-  Tensor output;                  // token_embd when the classifier is tied
-  std::vector<float> rope_freqs;  // GGUF rope_freqs (Llama 3.1), empty if absent
+  Tensor output;                       // token_embd when the classifier is tied
+  std::vector<float> rope_freqs;       // GGUF rope_freqs (Llama 3.1) or LongRoPE's short factors
+  std::vector<float> rope_freqs_long;  // LongRoPE's factors past the original context (Phi-3)
 
   static Weights bind(const ModelFile& mf, const HParams& hp);
   // Keeps this rank's rows of every matrix and bias (views into the same file; see model/split.h).

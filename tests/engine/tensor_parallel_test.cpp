@@ -129,6 +129,20 @@ std::vector<Shape> shapes() {
     c.n_ff_exp = 64;
     v.push_back({"llama_moe_q8_0", c, {2}});
   }
+  {  // gpt-oss: sinks indexed by each rank's heads, the output bias split with its rows, windows.
+    auto c = base();
+    c.arch = "gpt-oss", c.n_embd = 80, c.n_head = 4, c.n_head_kv = 2, c.head_dim = 16;
+    c.qkv_bias = true, c.n_expert = 8, c.n_expert_used = 2, c.n_ff_exp = 48, c.expert_bias = true;
+    c.out_bias = true, c.sinks = true, c.window = 5, c.ffn_norm = "post_attention_norm";
+    c.rope_scaling = "yarn", c.rope_factor = 4, c.rope_original_ctx = 64;
+    v.push_back({"gpt_oss_f32", c, {2, 4}});
+  }
+  {  // Phi-3: the fused matrices' parts split by rows as separate ones are.
+    auto c = base();
+    c.arch = "phi3", c.n_head = 4, c.n_head_kv = 2, c.fused_qkv = true, c.fused_gate_up = true;
+    c.long_rope = true, c.rope_original_ctx = 512, c.type = DType::F16;
+    v.push_back({"phi3_f16", c, {2, 4}});
+  }
   return v;
 }
 

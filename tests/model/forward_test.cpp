@@ -25,6 +25,18 @@ tools::GenConfig base() {
   return c;
 }
 
+// gpt-oss's layer at a small size: biases everywhere, sinks, a window of 6 positions on every
+// other layer (shorter than the prompts, and crossing the attention's 16-key chunks), YaRN.
+tools::GenConfig gpt_oss() {
+  auto c = base();
+  c.arch = "gpt-oss", c.n_head = 4, c.n_head_kv = 2, c.head_dim = 16, c.qkv_bias = true;
+  c.n_expert = 8, c.n_expert_used = 2, c.n_ff_exp = 32, c.expert_bias = true;
+  c.out_bias = true, c.sinks = true, c.window = 6, c.ffn_norm = "post_attention_norm";
+  c.n_layer = 3, c.rope_theta = 150000, c.rope_scaling = "yarn", c.rope_factor = 8;
+  c.rope_original_ctx = 64;
+  return c;
+}
+
 std::vector<Config> configs() {
   std::vector<Config> v;
   {  // Llama, MHA, tied, F32.
@@ -101,6 +113,21 @@ std::vector<Config> configs() {
     c.n_expert = 16, c.n_expert_used = 4, c.n_ff_exp = 256, c.type = DType::Q4_K;
     c.embd_type = DType::Q6_K;
     v.push_back({"qwen3moe_16x4_q4_k", c, 2e-2f});
+  }
+  v.push_back({"gpt_oss_8x2_f32", gpt_oss(), 2e-4f});
+  {  // Phi-3: fused qkv and gate/up, GQA 2:1, LongRoPE (the long factors: a 2048 context past
+     // the original 512).
+    auto c = base();
+    c.arch = "phi3", c.n_head_kv = 2, c.fused_qkv = true, c.fused_gate_up = true;
+    c.long_rope = true, c.rope_original_ctx = 512;
+    v.push_back({"phi3_fused_longrope_f32", c, 2e-4f});
+    c.type = DType::Q4_K, c.embd_type = DType::Q8_0, c.n_embd = 256, c.n_ff = 256;
+    v.push_back({"phi3_fused_longrope_q4_k", c, 2e-2f});
+  }
+  {  // gpt-oss in MXFP4, its release type, with F16 embeddings.
+    auto c = gpt_oss();
+    c.type = DType::MXFP4, c.embd_type = DType::F16;
+    v.push_back({"gpt_oss_8x2_mxfp4", c, 2e-2f});
   }
   return v;
 }
@@ -230,6 +257,29 @@ TEST(MixtureOfExperts, ABatchInRunsGivesTheSameLogits) {
   const auto whole = logits(int64_t{256} << 20);
   EXPECT_EQ(logits(1), whole);             // a token per run
   EXPECT_EQ(logits(5 * 3 * 1500), whole);  // a few tokens per run, the last run shorter
+}
+
+// LongRoPE's factors follow the context the model runs with: the short set within the original
+// context, the long one beyond it (and with no context given, the model's own).
+TEST(LongRope, FactorsFollowTheContext) {
+  tools::GenConfig c = base();
+  c.arch = "phi3", c.fused_qkv = true, c.fused_gate_up = true, c.long_rope = true;
+  c.rope_original_ctx = 512;
+  test::TempDir dir;
+  tools::write_random_model(c, dir.file("m.gguf"));
+  LoadOptions within, beyond;
+  within.context = 512, beyond.context = 513;
+  const auto a = Model::load(dir.file("m.gguf"), "", within);
+  const auto b = Model::load(dir.file("m.gguf"), "", beyond);
+  const auto d = Model::load(dir.file("m.gguf"));  // its 2048 positions: beyond
+  EXPECT_EQ(a->rope_inv_freq, rope_inv_freq(a->hp.rope_dim, a->hp.rope_theta, a->hp.rope_scaling,
+                                            a->w.rope_freqs.data()));
+  EXPECT_EQ(b->rope_inv_freq, rope_inv_freq(b->hp.rope_dim, b->hp.rope_theta, b->hp.rope_scaling,
+                                            b->w.rope_freqs_long.data()));
+  EXPECT_NE(a->rope_inv_freq, b->rope_inv_freq);
+  EXPECT_EQ(d->rope_inv_freq, b->rope_inv_freq);
+  // The attention factor the file gives scales the rotated values.
+  EXPECT_NEAR(a->rope_magnitude, std::sqrt(1 + std::log(4.0) / std::log(512.0)), 1e-6);
 }
 
 }  // namespace

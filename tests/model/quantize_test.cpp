@@ -115,6 +115,44 @@ TEST(Quantize, ExpertsTakeTheirMatrixRulesAndTheRouterStaysExact) {
   }
 }
 
+// gpt-oss in the release mix (experts MXFP4, the rest Q8_0; biases, sinks and norms exact) and
+// Phi-3's fused q/k/v matrix a step up in Q4_K_M, as llama-quantize gives them; both load.
+TEST(Quantize, GptOssMixAndPhi3FusedQkv) {
+  test::TempDir dir;
+  auto quantize = [&](const tools::GenConfig& g, const char* target) {
+    const std::string src = dir.file(g.arch + ".gguf");
+    tools::write_random_model(g, src);
+    ModelFile mf = load_model_file(src);
+    QuantizeJob job;
+    job.in = &mf;
+    job.out_path = dir.file(g.arch + "-" + target + ".gguf");
+    job.target = parse_quant_target(target);
+    job.progress = false;
+    ThreadPool pool(2);
+    std::map<std::string, DType> to;
+    for (const auto& r : quantize_model(job, pool)) to[r.name] = r.to;
+    EXPECT_NO_THROW(Model::load(job.out_path));
+    return to;
+  };
+  tools::GenConfig g;
+  g.arch = "gpt-oss", g.n_embd = 256, g.n_layer = 2, g.n_head = 4, g.n_head_kv = 2;
+  g.head_dim = 64, g.qkv_bias = true, g.type = DType::F32, g.embd_type = DType::F32;
+  g.n_expert = 4, g.n_expert_used = 2, g.n_ff_exp = 256, g.expert_bias = true;
+  g.out_bias = true, g.sinks = true, g.window = 8, g.ffn_norm = "post_attention_norm";
+  auto to = quantize(g, "mxfp4_moe");
+  EXPECT_EQ(to.at("blk.0.ffn_up_exps.weight"), DType::MXFP4);
+  EXPECT_EQ(to.at("blk.0.ffn_down_exps.bias"), DType::F32);
+  EXPECT_EQ(to.at("blk.0.attn_sinks.weight"), DType::F32);
+  EXPECT_EQ(to.at("blk.0.attn_q.weight"), DType::Q8_0);
+  EXPECT_EQ(to.at("blk.0.ffn_gate_inp.weight"), DType::F32);
+  tools::GenConfig p;
+  p.arch = "phi3", p.n_embd = 256, p.n_ff = 512, p.n_layer = 2, p.n_head = 4, p.n_head_kv = 2;
+  p.fused_qkv = true, p.fused_gate_up = true, p.type = DType::F32, p.embd_type = DType::F32;
+  to = quantize(p, "q4_k_m");
+  EXPECT_EQ(to.at("blk.1.attn_qkv.weight"), DType::Q5_K);
+  EXPECT_EQ(to.at("blk.1.ffn_up.weight"), DType::Q4_K);
+}
+
 // AWQ on the real stories model: the searched scales keep the function (before quantization) and
 // lower perplexity at 4 bits against the same quantizer without them. Calibration text is the
 // model's own sampled stories (bench/text/stories-calib.txt), evaluation text another one.

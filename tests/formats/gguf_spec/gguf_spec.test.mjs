@@ -49,6 +49,8 @@ const SPEC = {
   '{arch}.rope.scaling.factor': T.FLOAT32,
   '{arch}.rope.scaling.original_context_length': T.UINT32,
   '{arch}.rope.scaling.finetuned': T.BOOL,
+  '{arch}.rope.scaling.attn_factor': T.FLOAT32,
+  '{arch}.attention.sliding_window': T.UINT32,
   '{arch}.expert_count': T.UINT32,
   '{arch}.expert_used_count': T.UINT32,
   '{arch}.expert_feed_forward_length': T.UINT32,
@@ -190,7 +192,8 @@ test('brisk-genmodel presets write only spec keys, and Llama 3.2 its rope_freqs'
     const f = path.join(tmp, `${p}.gguf`);
     const type = p === 'stories260k' ? 'f32' : 'q4_0';  // its FFN width is no multiple of 32
     // Mixtures of experts with as few experts as they use, to keep the files small.
-    const experts = { 'qwen3-30b-a3b': ['--experts', '8'], 'mixtral-8x7b': ['--experts', '2'] }[p] ?? [];
+    const experts = { 'qwen3-30b-a3b': ['--experts', '8'], 'mixtral-8x7b': ['--experts', '2'],
+                      'gpt-oss-20b': ['--experts', '4'] }[p] ?? [];
     execFileSync(GENMODEL, ['--preset', p, '--layers', '1', '--vocab', '512', '--type', type, ...experts,
                             '-o', f], { stdio: 'pipe' });
     const { metadata, tensorInfos } = await check(f);
