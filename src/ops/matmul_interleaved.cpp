@@ -1,4 +1,4 @@
-// Int8 kernels for Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS matrices whose rows were
+// Int8 kernels for Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS and MXFP4 matrices whose rows were
 // interleaved in groups of 16 at load time (ops/repack.h). A 512-bit lane holds 4 consecutive
 // weights of one row, so VPDPBUSD with 4 broadcast activation bytes advances 16 rows at once; 32
 // values take 8 of them, after which one conversion and one multiply-add per token fold the integer
@@ -11,6 +11,8 @@
 //   Q4_K, Q5_K  acc += float(sum u x) * (d * sc * dx);  acc += (dmin * min) * (-dx * sum x)
 //   Q6_K        acc += float(sc0 * sum_0..15 (u - 32) x + sc1 * sum_16..31 (u - 32) x) * (d * dx)
 //   IQ4_XS      acc += float(sum (table[u] + 128 - 128) x) * ((d * sc) * dx)
+//   IQ4_NL      acc += float(sum (table[u] + 128 - 128) x) * (d * dx)
+//   MXFP4       likewise, its table the doubled E2M1 values and d its halved E8M0 scale
 // Integer sums are exact in any order, and the float steps are the same whatever the tile, batch
 // or thread count, so an output's bits never depend on them.
 #include <algorithm>
@@ -24,6 +26,7 @@
 #include "ops/repack.h"
 #include "quant/quant.h"
 #include "quant/quant_iq4.h"
+#include "quant/quant_mxfp4.h"
 
 namespace brisk::matmul_detail {
 namespace {
@@ -43,6 +46,7 @@ using Q6_KI = Interleaved<DType::Q6_K, 32>;
 using IQ4_XSI = Interleaved<DType::IQ4_XS, 128>;
 using Q5_KI = Interleaved<DType::Q5_K, 0>;
 using IQ4_NLI = Interleaved<DType::IQ4_NL, 128>;
+using MXFP4I = Interleaved<DType::MXFP4, 128>;
 
 constexpr bool super_blocks(DType t) {
   return t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K || t == DType::IQ4_XS;
@@ -77,7 +81,7 @@ void interleaved_generic(const Args& a, int64_t r, int64_t t) {
     for (int i = 0; i < kInterleave; ++i) {
       uint8_t v[256];
       column_values(kT, col, i, v);
-      const float d = f16_to_f32_fast(h16[i]);
+      const float d = kT == DType::MXFP4 ? mxfp4_half_scale(col[i]) : f16_to_f32_fast(h16[i]);
       for (int jb = 0; jb < kBlock / 32; ++jb) {
         const int64_t b = c * (kBlock / 32) + jb;
         const uint8_t* u = v + 32 * jb;
@@ -92,6 +96,8 @@ void interleaved_generic(const Args& a, int64_t r, int64_t t) {
             int u1 = kT == DType::Q8_0 ? (u[l + 16] ^ 0x80) : u[l + 16];
             if constexpr (kT == DType::IQ4_XS || kT == DType::IQ4_NL)
               u0 = kIQ4ValuesPlus128[u0], u1 = kIQ4ValuesPlus128[u1];
+            if constexpr (kT == DType::MXFP4)
+              u0 = kMXFP4ValuesPlus128[u0], u1 = kMXFP4ValuesPlus128[u1];
             s0 += u0 * qx[l];
             s1 += u1 * qx[l + 16];
           }
@@ -249,21 +255,34 @@ void dot32_halves(const __m512i (&u)[8], const int8_t* xb, __m512i& s0, __m512i&
   }
 }
 
+// MXFP4: 16 rows' E8M0 bytes at p as their halved scales, mxfp4_half_scale's bits lane by lane.
+BRISK_INLINE(BRISK_ISA_AVX512VNNI) __m512 e8m0_half16(const uint8_t* p) {
+  const __m512i e = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  const __m512i normal = _mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(1)), 23);
+  const __m512i tiny = _mm512_sllv_epi32(_mm512_set1_epi32(0x00200000), e);  // e = 0, 1
+  const __mmask16 big = _mm512_cmpge_epu32_mask(e, _mm512_set1_epi32(2));
+  return _mm512_castsi512_ps(_mm512_mask_blend_epi32(big, tiny, normal));
+}
+
 // One block column (16 rows) into the tokens' accumulators; b0: the column's first block of 32.
 template <class P, int T>
 BRISK_INLINE(BRISK_ISA_AVX512VNNI)
 void column(const uint8_t* col, int64_t b0, const TileBlocks<T>& x, __m512 (&acc)[T]) {
   using X = TileBlocks<T>;
   constexpr DType kT = P::kType;
-  const __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(col)));
-  if constexpr (kT == DType::Q4_0 || kT == DType::Q8_0 || kT == DType::IQ4_NL) {
+  const __m512 dv =
+      kT == DType::MXFP4
+          ? e8m0_half16(col)
+          : _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(col)));
+  if constexpr (kT == DType::Q4_0 || kT == DType::Q8_0 || kT == DType::IQ4_NL ||
+                kT == DType::MXFP4) {
     __m512i u[8];
     if constexpr (kT == DType::Q4_0) {
       nibbles(col + 32, u);
-    } else if constexpr (kT == DType::IQ4_NL) {
-      nibbles(col + 32, u);
-      const __m512i table = _mm512_broadcast_i32x4(
-          _mm_load_si128(reinterpret_cast<const __m128i*>(kIQ4ValuesPlus128)));
+    } else if constexpr (kT == DType::IQ4_NL || kT == DType::MXFP4) {
+      nibbles(col + (kT == DType::MXFP4 ? 16 : 32), u);
+      const __m512i table = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(
+          kT == DType::MXFP4 ? kMXFP4ValuesPlus128 : kIQ4ValuesPlus128)));
 #pragma GCC unroll 8
       for (int m = 0; m < 8; ++m) u[m] = _mm512_shuffle_epi8(table, u[m]);
     } else {
@@ -505,6 +524,7 @@ Kernel kernel_interleaved(Isa isa, DType t) {
   if (t == DType::IQ4_XS) return InterleavedKernels<IQ4_XSI>::pick(isa);
   if (t == DType::Q5_K) return InterleavedKernels<Q5_KI>::pick(isa);
   if (t == DType::IQ4_NL) return InterleavedKernels<IQ4_NLI>::pick(isa);
+  if (t == DType::MXFP4) return InterleavedKernels<MXFP4I>::pick(isa);
   return {nullptr, XFormat::Q8, 0};
 }
 

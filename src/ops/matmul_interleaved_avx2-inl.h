@@ -180,6 +180,27 @@ BRISK_I256 void iq4_lookup(__m256i (&u)[8]) {
   for (int m = 0; m < 8; ++m) u[m] = _mm256_shuffle_epi8(table, u[m]);
 }
 
+// MXFP4: the same with its table of doubled E2M1 values.
+BRISK_I256 void mxfp4_lookup(__m256i (&u)[8]) {
+#if BRISK_I256_DOT == 1
+  const __m256i table = _mm256_broadcastsi128_si256(
+      _mm_load_si128(reinterpret_cast<const __m128i*>(kMXFP4ValuesPlus128)));
+#else
+  const __m256i table =
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kMXFP4Values)));
+#endif
+  for (int m = 0; m < 8; ++m) u[m] = _mm256_shuffle_epi8(table, u[m]);
+}
+
+// MXFP4: 8 rows' E8M0 bytes at p as their halved scales (mxfp4_half_scale, lane by lane).
+BRISK_I256 __m256 e8m0_half8(const uint8_t* p) {
+  const __m256i e = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
+  const __m256i tiny = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);  // e = 0, 1
+  const __m256i big = _mm256_cmpgt_epi32(e, _mm256_set1_epi32(1));
+  return _mm256_castsi256_ps(_mm256_blendv_epi8(tiny, normal, big));
+}
+
 // One token's integer sums over a block of 32 at xb with signed 8-bit weights (Q8_0, the IQ4
 // tables). VPDPBUSD takes them + 128 as unsigned bytes, the offset folded in through hs (the
 // token's -128 * sum of the block's activations); VPMADDUBSW takes them as they are, as |v| times
@@ -228,7 +249,7 @@ template <class P, int T>
 BRISK_I256 void column256(const uint8_t* col, int64_t b0, int h, const Tokens<T>& x,
                           __m256 (&acc)[T]) {
   constexpr DType kT = P::kType;
-  const __m256 dv = f16x8(col + 16 * h);
+  const __m256 dv = kT == DType::MXFP4 ? e8m0_half8(col + 8 * h) : f16x8(col + 16 * h);
   if constexpr (kT == DType::Q4_0) {
     __m256i u[8];
     nibbles256(col + 32, h, u);
@@ -239,9 +260,12 @@ BRISK_I256 void column256(const uint8_t* col, int64_t b0, int h, const Tokens<T>
       const __m256 d = _mm256_mul_ps(dv, _mm256_set1_ps(*block_scale(x.dx[j], b0)));
       acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), d, acc[j]);
     }
-  } else if constexpr (kT == DType::Q8_0 || kT == DType::IQ4_NL) {
+  } else if constexpr (kT == DType::Q8_0 || kT == DType::IQ4_NL || kT == DType::MXFP4) {
     __m256i u[8];
-    if constexpr (kT == DType::Q8_0) {
+    if constexpr (kT == DType::MXFP4) {
+      nibbles256(col + 16, h, u);
+      mxfp4_lookup(u);
+    } else if constexpr (kT == DType::Q8_0) {
       for (int m = 0; m < 8; ++m)
         u[m] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + 32 + 64 * m + 32 * h));
 #if BRISK_I256_DOT == 1

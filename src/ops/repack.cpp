@@ -8,6 +8,7 @@
 #include "ops/cpu.h"
 #include "quant/quant.h"
 #include "quant/quant_iq4.h"
+#include "quant/quant_mxfp4.h"
 
 namespace brisk {
 
@@ -28,6 +29,8 @@ uint64_t block_bytes(DType t) {
       return sizeof(BlockQ4_0);
     case DType::Q8_0:
       return sizeof(BlockQ8_0);
+    case DType::MXFP4:
+      return sizeof(BlockMXFP4);
     case DType::Q4_K:
       return sizeof(BlockQ4_K);
     case DType::Q5_K:
@@ -173,6 +176,13 @@ void pack_column(DType t, const uint8_t* const* blk, uint8_t* col) {
         put32(v, r, col + 32, nullptr);
         break;
       }
+      case DType::MXFP4: {  // the E8M0 scale bytes, then nibbles as Q4_0's (table indices)
+        const auto* b = reinterpret_cast<const BlockMXFP4*>(blk[r]);
+        col[r] = b->e;
+        for (int j = 0; j < 16; ++j) v[j] = b->qs[j] & 0xF, v[j + 16] = b->qs[j] >> 4;
+        put32(v, r, col + 16, nullptr);
+        break;
+      }
       case DType::Q8_0: {
         const auto* b = reinterpret_cast<const BlockQ8_0*>(blk[r]);
         h16[r] = b->d;
@@ -229,6 +239,13 @@ void unpack_column(DType t, const uint8_t* col, int r, uint8_t* out) {
       for (int j = 0; j < 16; ++j) b->qs[j] = static_cast<uint8_t>(v[j] | v[j + 16] << 4);
       break;
     }
+    case DType::MXFP4: {
+      auto* b = reinterpret_cast<BlockMXFP4*>(out);
+      b->e = col[r];
+      get32(col + 16, nullptr, r, v);
+      for (int j = 0; j < 16; ++j) b->qs[j] = static_cast<uint8_t>(v[j] | v[j + 16] << 4);
+      break;
+    }
     case DType::Q8_0: {
       auto* b = reinterpret_cast<BlockQ8_0*>(out);
       b->d = h16[r];
@@ -277,6 +294,9 @@ void column_values(DType t, const uint8_t* col, int r, uint8_t* v) {
     case DType::IQ4_NL:
       get32(col + 32, nullptr, r, v);
       break;
+    case DType::MXFP4:
+      get32(col + 16, nullptr, r, v);
+      break;
     case DType::Q8_0:
       for (int j = 0; j < 32; ++j) v[j] = col[32 + (j / 4) * 64 + r * 4 + j % 4];
       break;
@@ -302,7 +322,7 @@ bool repackable(const Tensor& t) {
   const bool typed = t.type == DType::Q4_0 || t.type == DType::IQ4_NL || t.type == DType::Q8_0 ||
                      t.type == DType::Q4_K || t.type == DType::Q5_K || t.type == DType::Q6_K ||
                      t.type == DType::IQ4_XS || t.type == DType::BF16 || t.type == DType::F16 ||
-                     t.type == DType::F32;
+                     t.type == DType::F32 || t.type == DType::MXFP4;
   return typed && t.cols() > 0 && t.cols() % block_values(t.type) == 0 && t.rows() > 0 &&
          t.rows() % kInterleave == 0;
 }
@@ -316,6 +336,7 @@ bool repack_pays_off(DType t) {
     case DType::Q5_K:
     case DType::Q6_K:
     case DType::IQ4_XS:
+    case DType::MXFP4:
       return best_isa() >= Isa::Avx2;  // 256-bit kernels, or 512-bit ones with VNNI
     case DType::BF16:
     case DType::F16:

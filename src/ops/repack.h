@@ -1,15 +1,16 @@
-// Load-time repacking of Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, BF16, F16 and F32 matrices
-// into the layout the int8 kernels read fastest (the file on disk is never changed; the matrix
-// keeps its size). Rows are interleaved in groups of 16, one group after another; within a group,
-// block column after block column (a column: the 16 rows' blocks of 32 values, or super-blocks of
-// 256 for the k-quants). Values are kept in vectors of which 4-byte lane r holds 4 consecutive
-// values of row r, so one VPDPBUSD per 4 activations advances 16 rows at once and a block's scales
-// apply to 16 outputs in one multiply, with no horizontal sums. 32 values v (unsigned, below 64)
-// take 4 "nibble vectors": vector q, lane r, byte m = v[8q+m] | v[8q+4+m] << 4 (so its low nibbles
-// give values 8q..8q+3 and its high ones 8q+4..8q+7), and, for 6-bit values, 2 "high vectors":
-// vector h, lane r, byte m, bits 2i..2i+1 = bits 4-5 of v[4(4h+i)+m]. A column (byte offsets; rN =
-// rows 0..15 side by side):
+// Load-time repacking of Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, MXFP4, BF16, F16 and F32
+// matrices into the layout the int8 kernels read fastest (the file on disk is never changed; the
+// matrix keeps its size). Rows are interleaved in groups of 16, one group after another; within a
+// group, block column after block column (a column: the 16 rows' blocks of 32 values, or
+// super-blocks of 256 for the k-quants). Values are kept in vectors of which 4-byte lane r holds 4
+// consecutive values of row r, so one VPDPBUSD per 4 activations advances 16 rows at once and a
+// block's scales apply to 16 outputs in one multiply, with no horizontal sums. 32 values v
+// (unsigned, below 64) take 4 "nibble vectors": vector q, lane r, byte m = v[8q+m] | v[8q+4+m] << 4
+// (so its low nibbles give values 8q..8q+3 and its high ones 8q+4..8q+7), and, for 6-bit values, 2
+// "high vectors": vector h, lane r, byte m, bits 2i..2i+1 = bits 4-5 of v[4(4h+i)+m]. A column
+// (byte offsets; rN = rows 0..15 side by side):
 //   Q4_0, IQ4_NL: [0] f16 d[r16] [32] nibble vectors (values, or table indices, as stored)
+//   MXFP4: [0] E8M0 scale byte[r16] [16] nibble vectors (table indices, as stored)
 //   Q8_0: [0] f16 d[r16] [32] 8 vectors, vector m lane r = values 4m..4m+3 of row r (int8)
 //   Q4_K: [0] f16 d[r16] [32] f16 dmin[r16] [64] for sub-block j: (sc & 15) | (min & 15) << 4,
 //         16 bytes each [192] per pair of sub-blocks, 16 bytes: nibble j%2 = (sc >> 4) | (min >> 4)

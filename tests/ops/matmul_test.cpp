@@ -372,7 +372,7 @@ TEST(RepackedMatmul, OddLengthRowsIndependentOfBatchSize) {
 TEST(RepackedMatmul, EveryTierGivesThePortableBits) {
   ThreadPool pool(2);
   for (DType type : {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_NL,
-                     DType::IQ4_XS})
+                     DType::IQ4_XS, DType::MXFP4})
     for (int64_t n : {1, 7, 37}) {  // decode; a partial tile of tokens; two whole and a partial one
       const int64_t rows = 48, cols = 768;
       const auto w = repacked(make_weights(type, rows, cols, 5));
@@ -401,7 +401,7 @@ TEST_P(RepackedMatmul, DecodeOverManyGroupsGivesTheBatchBits) {
 std::vector<Param> repacked_params() {
   std::vector<Param> v;
   for (DType t : {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_NL,
-                  DType::IQ4_XS, DType::BF16, DType::F16, DType::F32})
+                  DType::IQ4_XS, DType::MXFP4, DType::BF16, DType::F16, DType::F32})
     for (Isa i : test::available_isas()) v.push_back({t, i});
   return v;
 }
