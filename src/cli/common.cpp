@@ -72,7 +72,7 @@ std::unique_ptr<Model> load_model(ModelArgs& a, double* seconds) {
 std::string repack_summary(const Model& m) {
   if (m.repack_seconds <= 0) return "";
   if (m.repack_mapped)
-    return fmt::format(" (of which {:.0f} ms mapping the interleaved rows kept in {})",
+    return fmt::format(" (of which {:.0f} ms reading the interleaved rows kept in {})",
                        m.repack_seconds * 1e3, m.repack_cache);
   return fmt::format(" (of which {:.0f} ms interleaving rows for the kernels{})",
                      m.repack_seconds * 1e3,

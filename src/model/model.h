@@ -45,7 +45,7 @@ struct Model {
                                      const LoadOptions& opt = {}, Communicator* comm = nullptr);
   static std::unique_ptr<Model> from_file(ModelFile mf, const LoadOptions& opt = {},
                                           Communicator* comm = nullptr);
-  double repack_seconds = 0;   // time spent repacking (or mapping the kept copy) at load
+  double repack_seconds = 0;   // time spent repacking (or reading the kept copy) at load
   std::string repack_cache;    // the file the regrouped matrices were mapped from, or written to
   bool repack_mapped = false;  // mapped from it (true), or repacked now
 };

@@ -157,7 +157,7 @@ std::shared_ptr<MappedFile> RepackCache::open(uint64_t* data_offset) const {
   if (ec || size != kDataAlign + total_) return nullptr;
   std::shared_ptr<MappedFile> f;
   try {
-    f = MappedFile::open(path_, /*populate=*/true);
+    f = MappedFile::open(path_);  // read in as the caller copies it out (model.cpp)
   } catch (const std::exception&) {
     return nullptr;  // unreadable: written again below
   }

@@ -47,8 +47,8 @@ class RepackCache {
 
   bool enabled() const { return !path_.empty(); }
   const std::string& path() const { return path_; }
-  // The matching file, mapped with its pages read in, or null when there is none (or it does not
-  // match). The copy begins at data(): returns the byte offset of the copy within the mapping.
+  // The matching file, mapped, or null when there is none (or it does not match). The copy begins
+  // at data(): returns the byte offset of the copy within the mapping.
   std::shared_ptr<MappedFile> open(uint64_t* data_offset) const;
   // Writes the copy (total bytes at copy); returns "" or why the file could not be written.
   std::string write(const uint8_t* copy) const;
