@@ -85,4 +85,19 @@ std::shared_ptr<uint8_t> allocate_large(uint64_t bytes, const std::string& what)
   return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [len](uint8_t* q) { munmap(q, len); });
 }
 
+bool read_file_range(const std::string& path, uint64_t offset, uint8_t* dst, uint64_t n) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  uint64_t done = 0;
+  while (done < n) {
+    const ssize_t r = pread(fd, dst + done, std::min<uint64_t>(n - done, uint64_t{1} << 30),
+                            static_cast<off_t>(offset + done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    done += static_cast<uint64_t>(r);
+  }
+  ::close(fd);
+  return done == n;
+}
+
 }  // namespace brisk

@@ -39,4 +39,8 @@ void release_file_pages(const void* p, uint64_t n);
 // error naming `what` when the memory cannot be had.
 std::shared_ptr<uint8_t> allocate_large(uint64_t bytes, const std::string& what);
 
+// Reads bytes [offset, offset + n) of a file into dst with plain reads (no mapping, so no fault per
+// 4 KiB page of the source: a page-cache copy at memory speed). Returns false on any error.
+bool read_file_range(const std::string& path, uint64_t offset, uint8_t* dst, uint64_t n);
+
 }  // namespace brisk

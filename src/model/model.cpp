@@ -1,6 +1,7 @@
 #include "model/model.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 
@@ -49,7 +50,7 @@ std::vector<Tensor*> matrices_to_repack(Weights& w) {
   return todo;
 }
 
-// Regroups the matrices into one copy (each on a cache-line boundary), or maps the copy an
+// Regroups the matrices into one copy (each on a cache-line boundary), or reads the copy an
 // earlier run kept.
 void repack_all(Model& m, const std::vector<Tensor*>& todo, const LoadOptions& opt,
                 Communicator* comm) {
@@ -60,34 +61,39 @@ void repack_all(Model& m, const std::vector<Tensor*>& todo, const LoadOptions& o
   const RepackCache cache(m.file, m.split, todo, offsets, total, opt.repack_cache);
   m.repack_cache = cache.path();
   uint64_t at = 0;
-  if (auto kept = cache.open(&at)) {
-    // Copied out of the page cache into memory advised for 2 MiB pages rather than read through the
-    // mapping: the mapping's 4 KiB pages held a mixture of experts' 32-stream decode 20% below
-    // (217-226 against 277 total tokens/s on qwen3-30b-a3b's shape, 8 layers, Q4_K), where many
-    // short row streams each start on a page walk. The copy costs a read of the file at start; each
-    // piece's mapped pages are let go once copied, so the copy is resident once.
+  bool kept = false;
+  if (cache.open(&at)) {  // (the header checked through a mapping, dropped again at once)
+    // Read into memory advised for 2 MiB pages rather than used through the mapping: its 4 KiB
+    // pages held a mixture of experts' 32-stream decode 20% below (217-226 against 277 total
+    // tokens/s on qwen3-30b-a3b's shape, 8 layers, Q4_K), where many short row streams each start
+    // on a page walk. Plain reads in 8 MiB pieces across the threads copy from the page cache
+    // without a fault per source page; the weights stay resident once.
     auto buf = allocate_large(total, m.file.path + ": repacked weights");
+    std::atomic<bool> ok = true;
     {
       ThreadPool pool(std::max(1, ThreadPool::default_threads() / (comm ? comm->local_size() : 1)));
-      const uint8_t* src = kept->data() + at;
       constexpr int64_t kPiece = int64_t{8} << 20;
       pool.parallel_for((static_cast<int64_t>(total) + kPiece - 1) / kPiece, 1,
                         [&](int64_t p0, int64_t p1) {
-                          for (int64_t piece = p0; piece < p1; ++piece) {
+                          for (int64_t piece = p0; piece < p1 && ok; ++piece) {
                             const auto b0 = static_cast<uint64_t>(piece * kPiece);
                             const uint64_t n = std::min<uint64_t>(kPiece, total - b0);
-                            std::memcpy(buf.get() + b0, src + b0, n);
-                            release_file_pages(src + b0, n);  // the copy is what stays
+                            if (!read_file_range(cache.path(), at + b0, buf.get() + b0, n))
+                              ok = false;
                           }
                         });
     }
-    for (size_t i = 0; i < todo.size(); ++i) {
-      todo[i]->data = buf.get() + offsets[i];
-      todo[i]->interleaved = true;
+    if (ok) {
+      for (size_t i = 0; i < todo.size(); ++i) {
+        todo[i]->data = buf.get() + offsets[i];
+        todo[i]->interleaved = true;
+      }
+      m.file.storage.push_back(std::shared_ptr<const void>(buf, buf.get()));
+      m.repack_mapped = true;
+      kept = true;
     }
-    m.file.storage.push_back(std::shared_ptr<const void>(buf, buf.get()));  // (the mapping goes)
-    m.repack_mapped = true;
-  } else {
+  }
+  if (!kept) {
     auto buf = allocate_large(total, m.file.path + ": repacked weights");
     {
       // The ranks on this machine share its cores.
