@@ -126,10 +126,6 @@ void read_experts(const ModelFile& mf, HParams& h, ExpertGating gating, bool nor
     fail("{}: {}expert_weights_scale is not a finite number", mf.path, a);
 }
 
-}  // namespace brisk
-
-namespace brisk {
-
 void read_sliding_window(const ModelFile& mf, HParams& h, int64_t default_period) {
   const std::string a = h.arch + ".";
   h.window = mf.require_int(a + "attention.sliding_window");

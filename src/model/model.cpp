@@ -1,7 +1,6 @@
 #include "model/model.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstring>
 
@@ -60,50 +59,27 @@ void repack_all(Model& m, const std::vector<Tensor*>& todo, const LoadOptions& o
   for (const Tensor* t : todo) offsets.push_back(total), total += (t->nbytes + 63) / 64 * 64;
   const RepackCache cache(m.file, m.split, todo, offsets, total, opt.repack_cache);
   m.repack_cache = cache.path();
-  uint64_t at = 0;
-  bool kept = false;
-  if (cache.open(&at)) {  // (the header checked through a mapping, dropped again at once)
-    // Read into memory advised for 2 MiB pages rather than used through the mapping: its 4 KiB
-    // pages held a mixture of experts' 32-stream decode 20% below (217-226 against 277 total
-    // tokens/s on qwen3-30b-a3b's shape, 8 layers, Q4_K), where many short row streams each start
-    // on a page walk. Plain reads in 8 MiB pieces across the threads copy from the page cache
-    // without a fault per source page; the weights stay resident once.
-    auto buf = allocate_large(total, m.file.path + ": repacked weights");
-    std::atomic<bool> ok = true;
-    {
-      ThreadPool pool(std::max(1, ThreadPool::default_threads() / (comm ? comm->local_size() : 1)));
-      constexpr int64_t kPiece = int64_t{8} << 20;
-      pool.parallel_for((static_cast<int64_t>(total) + kPiece - 1) / kPiece, 1,
-                        [&](int64_t p0, int64_t p1) {
-                          for (int64_t piece = p0; piece < p1 && ok; ++piece) {
-                            const auto b0 = static_cast<uint64_t>(piece * kPiece);
-                            const uint64_t n = std::min<uint64_t>(kPiece, total - b0);
-                            if (!read_file_range(cache.path(), at + b0, buf.get() + b0, n))
-                              ok = false;
-                          }
-                        });
+  // A kept copy is read into memory advised for 2 MiB pages rather than used through a mapping of
+  // the file: its 4 KiB pages held a mixture of experts' 32-stream decode 20% below (217-226
+  // against 277 total tokens/s on qwen3-30b-a3b's shape, 8 layers, Q4_K), where many short row
+  // streams each start on a page walk.
+  auto buf = allocate_large(total, m.file.path + ": repacked weights");
+  // The ranks on this machine share its cores.
+  ThreadPool pool(std::max(1, ThreadPool::default_threads() / (comm ? comm->local_size() : 1)));
+  const bool kept = cache.read(buf.get(), pool);
+  for (size_t i = 0; i < todo.size(); ++i) {
+    if (!kept) {
+      repack(*todo[i], buf.get() + offsets[i], pool);
+      continue;
     }
-    if (ok) {
-      for (size_t i = 0; i < todo.size(); ++i) {
-        todo[i]->data = buf.get() + offsets[i];
-        todo[i]->interleaved = true;
-      }
-      m.file.storage.push_back(std::shared_ptr<const void>(buf, buf.get()));
-      m.repack_mapped = true;
-      kept = true;
-    }
+    todo[i]->data = buf.get() + offsets[i];
+    todo[i]->interleaved = true;
   }
-  if (!kept) {
-    auto buf = allocate_large(total, m.file.path + ": repacked weights");
-    {
-      // The ranks on this machine share its cores.
-      ThreadPool pool(std::max(1, ThreadPool::default_threads() / (comm ? comm->local_size() : 1)));
-      for (size_t i = 0; i < todo.size(); ++i) repack(*todo[i], buf.get() + offsets[i], pool);
-    }
-    m.file.storage.push_back(std::shared_ptr<const void>(buf, buf.get()));
+  m.file.storage.push_back(std::shared_ptr<const void>(buf, buf.get()));
+  m.repack_mapped = kept;
+  if (!kept)
     if (auto writer = cache.write_in_background(buf, opt.repack_cache.on_error))
       m.file.storage.push_back(std::move(writer));
-  }
   m.repack_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 

@@ -47,7 +47,7 @@ struct Model {
                                           Communicator* comm = nullptr);
   double repack_seconds = 0;   // time spent repacking (or reading the kept copy) at load
   std::string repack_cache;    // the file the regrouped matrices were mapped from, or written to
-  bool repack_mapped = false;  // mapped from it (true), or repacked now
+  bool repack_mapped = false;  // read from it (true), or repacked now
 };
 
 }  // namespace brisk

@@ -26,7 +26,7 @@
 
 namespace brisk {
 
-class MappedFile;
+class ThreadPool;
 
 struct RepackCacheOptions {
   std::string dir;  // where the files live; empty: no cache
@@ -47,9 +47,9 @@ class RepackCache {
 
   bool enabled() const { return !path_.empty(); }
   const std::string& path() const { return path_; }
-  // The matching file, mapped, or null when there is none (or it does not match). The copy begins
-  // at data(): returns the byte offset of the copy within the mapping.
-  std::shared_ptr<MappedFile> open(uint64_t* data_offset) const;
+  // Reads the matching file's copy (total bytes) into `copy`; false when there is none, it does
+  // not match or it cannot be read (the caller regroups then, and the file is written again).
+  bool read(uint8_t* copy, ThreadPool& pool) const;
   // Writes the copy (total bytes at copy); returns "" or why the file could not be written.
   std::string write(const uint8_t* copy) const;
   // The same on a thread of its own, so that the first start does not wait for the disk; the

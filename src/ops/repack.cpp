@@ -91,6 +91,19 @@ void get32(const uint8_t* lo, const uint8_t* high, int r, uint8_t* v) {
   }
 }
 
+// A 32-value block's 16 bytes of nibbles (values 0..15 low, 16..31 high; Q4_0, IQ4_NL, MXFP4)
+// placed in lane r of a column's nibble vectors at p, and back.
+void put_nibbles(const uint8_t* qs, int r, uint8_t* p) {
+  uint8_t v[32];
+  for (int j = 0; j < 16; ++j) v[j] = qs[j] & 0xF, v[j + 16] = qs[j] >> 4;
+  put32(v, r, p, nullptr);
+}
+void get_nibbles(const uint8_t* p, int r, uint8_t* qs) {
+  uint8_t v[32];
+  get32(p, nullptr, r, v);
+  for (int j = 0; j < 16; ++j) qs[j] = static_cast<uint8_t>(v[j] | v[j + 16] << 4);
+}
+
 // Q4_K's and Q5_K's columns: the same header (d, dmin, eight 6-bit scales and mins) and nibble
 // vectors; Q5_K adds a vector of fifth bits per sub-block. (The caller zeroes the high-bits bytes.)
 template <class B>
@@ -172,15 +185,13 @@ void pack_column(DType t, const uint8_t* const* blk, uint8_t* col) {
       case DType::IQ4_NL: {  // nibbles: Q4_0's values, IQ4_NL's table indices
         const auto* b = reinterpret_cast<const BlockQ4_0*>(blk[r]);
         h16[r] = b->d;
-        for (int j = 0; j < 16; ++j) v[j] = b->qs[j] & 0xF, v[j + 16] = b->qs[j] >> 4;
-        put32(v, r, col + 32, nullptr);
+        put_nibbles(b->qs, r, col + 32);
         break;
       }
       case DType::MXFP4: {  // the E8M0 scale bytes, then nibbles as Q4_0's (table indices)
         const auto* b = reinterpret_cast<const BlockMXFP4*>(blk[r]);
         col[r] = b->e;
-        for (int j = 0; j < 16; ++j) v[j] = b->qs[j] & 0xF, v[j + 16] = b->qs[j] >> 4;
-        put32(v, r, col + 16, nullptr);
+        put_nibbles(b->qs, r, col + 16);
         break;
       }
       case DType::Q8_0: {
@@ -235,15 +246,13 @@ void unpack_column(DType t, const uint8_t* col, int r, uint8_t* out) {
     case DType::IQ4_NL: {
       auto* b = reinterpret_cast<BlockQ4_0*>(out);
       b->d = h16[r];
-      get32(col + 32, nullptr, r, v);
-      for (int j = 0; j < 16; ++j) b->qs[j] = static_cast<uint8_t>(v[j] | v[j + 16] << 4);
+      get_nibbles(col + 32, r, b->qs);
       break;
     }
     case DType::MXFP4: {
       auto* b = reinterpret_cast<BlockMXFP4*>(out);
       b->e = col[r];
-      get32(col + 16, nullptr, r, v);
-      for (int j = 0; j < 16; ++j) b->qs[j] = static_cast<uint8_t>(v[j] | v[j + 16] << 4);
+      get_nibbles(col + 16, r, b->qs);
       break;
     }
     case DType::Q8_0: {
