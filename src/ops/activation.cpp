@@ -9,6 +9,9 @@
 namespace brisk {
 namespace {
 
+// GELU's tanh approximation: 0.5 x (1 + tanh(kGeluC (x + kGeluCubic x^3))), kGeluC = sqrt(2/pi).
+constexpr float kGeluC = 0.7978845608028654f, kGeluCubic = 0.044715f;
+
 // Softmax weights are summed in blocks of this many values (lane-wise partial sums in float, each
 // block's total then added in double, in order): the order depends on n and the tier only.
 constexpr int64_t kSumBlock = 1024;
@@ -104,6 +107,66 @@ void swiglu_clamped_avx2(const float* gate, const float* up, float* out, int64_t
   }
 }
 
+// GELU's tanh form (GatedUnit::Kind::GeGluTanh) on 16 lanes: 0.5 g (1 + tanh(y)) is g sigmoid(2y),
+// with y = sqrt(2/pi) (g + 0.044715 g^3), divided as silu16 divides.
+BRISK_TARGET(BRISK_ISA_AVX512)
+void geglu_tanh_avx512(const float* gate, const float* up, float* out, int64_t n) {
+  const __m512 one = _mm512_set1_ps(1.0f), c = _mm512_set1_ps(-2 * kGeluC);
+  const __m512 c3 = _mm512_set1_ps(kGeluCubic);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m =
+        n - i >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512 g = _mm512_maskz_loadu_ps(m, gate + i);
+    const __m512 y =
+        _mm512_mul_ps(c, _mm512_fmadd_ps(_mm512_mul_ps(c3, g), _mm512_mul_ps(g, g), g));
+    const __m512 d = _mm512_add_ps(one, exp16(y));
+    const __m512 r0 = _mm512_rcp14_ps(d);
+    const __m512 s = _mm512_mul_ps(g, _mm512_fmadd_ps(r0, _mm512_fnmadd_ps(d, r0, one), r0));
+    _mm512_mask_storeu_ps(out + i, m, _mm512_mul_ps(s, _mm512_maskz_loadu_ps(m, up + i)));
+  }
+}
+
+BRISK_INLINE(BRISK_ISA_AVX2) void geglu_tanh8(const float* g8, const float* u8, float* o8) {
+  const __m256 g = _mm256_loadu_ps(g8);
+  const __m256 y = _mm256_mul_ps(
+      _mm256_set1_ps(-2 * kGeluC),
+      _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(kGeluCubic), g), _mm256_mul_ps(g, g), g));
+  const __m256 s = _mm256_div_ps(g, _mm256_add_ps(_mm256_set1_ps(1.0f), exp8(y)));
+  _mm256_storeu_ps(o8, _mm256_mul_ps(s, _mm256_loadu_ps(u8)));
+}
+
+BRISK_TARGET(BRISK_ISA_AVX2)
+void geglu_tanh_avx2(const float* gate, const float* up, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) geglu_tanh8(gate + i, up + i, out + i);
+  if (i < n) {  // the last values through a copy
+    float g[8] = {}, u[8] = {}, o[8];
+    std::copy(gate + i, gate + n, g);
+    std::copy(up + i, up + n, u);
+    geglu_tanh8(g, u, o);
+    std::copy(o, o + (n - i), out + i);
+  }
+}
+
+// Soft-capping, x = cap tanh(x / cap), per tier.
+BRISK_TARGET(BRISK_ISA_AVX512) void soft_cap_avx512(float* x, int64_t n, float cap) {
+  const __m512 c = _mm512_set1_ps(cap), inv = _mm512_set1_ps(1.0f / cap);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m =
+        n - i >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+    _mm512_mask_storeu_ps(x + i, m, _mm512_mul_ps(c, tanh16(_mm512_mul_ps(v, inv))));
+  }
+}
+
+BRISK_TARGET(BRISK_ISA_AVX2) void soft_cap_avx2(float* x, int64_t n, float cap) {
+  const __m256 c = _mm256_set1_ps(cap), inv = _mm256_set1_ps(1.0f / cap);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(x + i, _mm256_mul_ps(c, tanh8(_mm256_mul_ps(_mm256_loadu_ps(x + i), inv))));
+  for (; i < n; ++i) x[i] = cap * std::tanh(x[i] * (1.0f / cap));
+}
+
 // One block's softmax weights (n <= kSumBlock) and their sum in float, per tier.
 BRISK_TARGET(BRISK_ISA_AVX512)
 float weights_block_avx512(const float* x, int64_t n, float mx, float scale, float* w) {
@@ -154,6 +217,18 @@ void swiglu_clamped_generic(const float* gate, const float* up, float* out, int6
   }
 }
 
+void geglu_tanh_generic(const float* gate, const float* up, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    const float y = -2 * kGeluC * (g + kGeluCubic * g * g * g);
+    out[i] = g / (1.0f + std::exp(std::min(y, 88.0f))) * up[i];
+  }
+}
+
+void soft_cap_generic(float* x, int64_t n, float cap) {
+  for (int64_t i = 0; i < n; ++i) x[i] = cap * std::tanh(x[i] * (1.0f / cap));
+}
+
 float weights_block_generic(const float* x, int64_t n, float mx, float scale, float* w) {
   float s = 0;
   for (int64_t i = 0; i < n; ++i) s += (w[i] = std::exp((x[i] - mx) * scale));
@@ -172,11 +247,28 @@ void silu_mul_isa(Isa isa, const float* gate, const float* up, float* out, int64
 void gated_unit_isa(Isa isa, const GatedUnit& u, const float* gate, const float* up, float* out,
                     int64_t n) {
   if (u.kind == GatedUnit::Kind::SwiGlu) return silu_mul_isa(isa, gate, up, out, n);
+  if (u.kind == GatedUnit::Kind::GeGluTanh) {
+    using GeGlu = void (*)(const float*, const float*, float*, int64_t);
+    static constexpr TierTable<GeGlu> kGeGlu = {geglu_tanh_generic, BRISK_X86(geglu_tanh_avx2),
+                                                nullptr, BRISK_X86(geglu_tanh_avx512), nullptr};
+    return pick_tier(isa, kGeGlu)(gate, up, out, n);
+  }
   using Clamped = void (*)(const float*, const float*, float*, int64_t, float, float);
   static constexpr TierTable<Clamped> kClamped = {swiglu_clamped_generic,
                                                   BRISK_X86(swiglu_clamped_avx2), nullptr,
                                                   BRISK_X86(swiglu_clamped_avx512), nullptr};
   pick_tier(isa, kClamped)(gate, up, out, n, u.alpha, u.limit);
+}
+
+void soft_cap_isa(Isa isa, float* x, int64_t n, float cap) {
+  using Cap = void (*)(float*, int64_t, float);
+  static constexpr TierTable<Cap> kCap = {soft_cap_generic, BRISK_X86(soft_cap_avx2), nullptr,
+                                          BRISK_X86(soft_cap_avx512), nullptr};
+  pick_tier(isa, kCap)(x, n, cap);
+}
+
+void soft_cap(float* x, int64_t n, float cap) {
+  soft_cap_isa(best_isa(), x, n, cap);
 }
 
 double softmax_weights_isa(Isa isa, const float* x, int64_t n, float mx, float scale, float* w) {

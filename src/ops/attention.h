@@ -23,6 +23,9 @@ struct AttnShape {
   // Attention sinks (gpt-oss): one learned logit per query head (n_head of them, head h's at
   // sinks[h]) that joins each softmax's denominator and adds nothing to the output; null: none.
   const float* sinks = nullptr;
+  // Logit soft-capping (Gemma 2): each scaled score s becomes softcap * tanh(s / softcap) before
+  // the softmax; 0: none.
+  float softcap = 0.0f;
 };
 
 inline constexpr int kAttnChunk = 16;

@@ -93,7 +93,7 @@ struct alignas(32) HeadState8 {
 template <int HD, int H>
 BRISK_TARGET(BRISK_ISA_AVX2)
 inline void attend_chunk(const float* const* q, const Chunk8<HD>& ch, int lo, int n,
-                         const float* ks, const float* vs, HeadState8<HD>* const* st) {
+                         const float* ks, const float* vs, float cap, HeadState8<HD>* const* st) {
   __m256 s[H][2][2];  // [head][keys 0-7, 8-15][even, odd dimensions]
   for (int h = 0; h < H; ++h)
     for (int i = 0; i < 2; ++i) s[h][i][0] = s[h][i][1] = _mm256_setzero_ps();
@@ -119,10 +119,13 @@ inline void attend_chunk(const float* const* q, const Chunk8<HD>& ch, int lo, in
   float corr[H];
   for (int h = 0; h < H; ++h) {
     __m256 sc[2];
-    for (int i = 0; i < 2; ++i)
-      sc[i] = _mm256_blendv_ps(
-          ninf, _mm256_mul_ps(_mm256_add_ps(s[h][i][0], s[h][i][1]), _mm256_load_ps(ks + 8 * i)),
-          live[i]);
+    for (int i = 0; i < 2; ++i) {
+      __m256 raw = _mm256_mul_ps(_mm256_add_ps(s[h][i][0], s[h][i][1]), _mm256_load_ps(ks + 8 * i));
+      if (cap > 0)  // soft-capping: cap tanh(s / cap)
+        raw = _mm256_mul_ps(_mm256_set1_ps(cap),
+                            tanh8(_mm256_mul_ps(raw, _mm256_set1_ps(1.0f / cap))));
+      sc[i] = _mm256_blendv_ps(ninf, raw, live[i]);
+    }
     HeadState8<HD>& sh = *st[h];
     const float mx = std::max(sh.m, hmax8(_mm256_max_ps(sc[0], sc[1])));
     corr[h] = mx > sh.m ? std::exp(sh.m - mx) : 1.0f;  // exp(-inf) = 0 at first; x * 1 is exact
@@ -199,11 +202,11 @@ void attend(const AttnShape& s, int kv_head, const AttnQuery* qs, int nq, const 
       int h = 0;
       for (; h + kPair <= gq; h += kPair) {
         for (int k = 0; k < kPair; ++k) at(k, h + k);
-        attend_chunk<HD, kPair>(qh, ch, lo, n, ks, vs, sh);
+        attend_chunk<HD, kPair>(qh, ch, lo, n, ks, vs, s.softcap, sh);
       }
       if (h < gq) {
         at(0, h);
-        attend_chunk<HD, 1>(qh, ch, lo, n, ks, vs, sh);
+        attend_chunk<HD, 1>(qh, ch, lo, n, ks, vs, s.softcap, sh);
       }
     }
   }

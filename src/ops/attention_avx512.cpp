@@ -161,7 +161,7 @@ struct alignas(64) HeadState {
 template <int HD, bool Q8, int H>
 BRISK_TARGET(BRISK_ISA_AVX512)
 inline void attend_chunk(const float* const* q, const Chunk<HD>& ch, int lo, int n, __m512 kscale,
-                         __m512 vscale, HeadState<HD>* const* st) {
+                         __m512 vscale, float cap, HeadState<HD>* const* st) {
   using HV = HeadVecs<HD>;
   constexpr int V = HV::VP;
   __m512 s4[H][4];
@@ -177,11 +177,14 @@ inline void attend_chunk(const float* const* q, const Chunk<HD>& ch, int lo, int
   __m512 acc[H][V];
   alignas(64) float pj[H][kAttnChunk];
   for (int h = 0; h < H; ++h) {
-    const __m512 scores = _mm512_mask_blend_ps(
-        live, _mm512_set1_ps(-std::numeric_limits<float>::infinity()),
-        _mm512_mul_ps(
-            _mm512_add_ps(_mm512_add_ps(s4[h][0], s4[h][1]), _mm512_add_ps(s4[h][2], s4[h][3])),
-            kscale));
+    __m512 raw = _mm512_mul_ps(
+        _mm512_add_ps(_mm512_add_ps(s4[h][0], s4[h][1]), _mm512_add_ps(s4[h][2], s4[h][3])),
+        kscale);
+    if (cap > 0)  // soft-capping: cap tanh(s / cap)
+      raw = _mm512_mul_ps(_mm512_set1_ps(cap),
+                          tanh16(_mm512_mul_ps(raw, _mm512_set1_ps(1.0f / cap))));
+    const __m512 scores =
+        _mm512_mask_blend_ps(live, _mm512_set1_ps(-std::numeric_limits<float>::infinity()), raw);
     HeadState<HD>& sh = *st[h];
     const float mx = std::max(sh.m, _mm512_reduce_max_ps(scores));
     for (int d = 0; d < V; ++d) acc[h][d] = _mm512_load_ps(sh.acc + 16 * d);
@@ -260,18 +263,18 @@ void attend_avx512(const AttnShape& s, int kv_head, const AttnQuery* qs, int nq,
       };
       for (; h + kPair <= gq; h += kPair) {
         for (int k = 0; k < kPair; ++k) at(k, h + k);
-        attend_chunk<HD, kQ8, kPair>(qh, ch, lo, n, kscale, vscale, sh);
+        attend_chunk<HD, kQ8, kPair>(qh, ch, lo, n, kscale, vscale, s.softcap, sh);
       }
       // The remaining heads together (as many as are left: the bits are the same either way).
       const int left = gq - h;
       for (int k = 0; k < left; ++k) at(k, h + k);
       if (left == 1) {
-        attend_chunk<HD, kQ8, 1>(qh, ch, lo, n, kscale, vscale, sh);
+        attend_chunk<HD, kQ8, 1>(qh, ch, lo, n, kscale, vscale, s.softcap, sh);
       } else if constexpr (kPair > 2) {
         if (left == 2)
-          attend_chunk<HD, kQ8, 2>(qh, ch, lo, n, kscale, vscale, sh);
+          attend_chunk<HD, kQ8, 2>(qh, ch, lo, n, kscale, vscale, s.softcap, sh);
         else if (left == 3)
-          attend_chunk<HD, kQ8, 3>(qh, ch, lo, n, kscale, vscale, sh);
+          attend_chunk<HD, kQ8, 3>(qh, ch, lo, n, kscale, vscale, s.softcap, sh);
       }
     }
   }

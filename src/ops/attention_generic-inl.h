@@ -85,6 +85,7 @@ void attend(const AttnShape& s, int kv_head, const AttnQuery& query, const KvSpa
       for (int j = lo; j < n; ++j) {
         sc[j] =
             T == KvType::Q8 ? dot(qh, kr[j], hd) * c.ks[j] * s.scale : dot(qh, kr[j], hd) * s.scale;
+        if (s.softcap > 0) sc[j] = s.softcap * std::tanh(sc[j] * (1.0f / s.softcap));
         mx = sc[j] > mx ? sc[j] : mx;
       }
       const float corr = std::exp(m[h] - mx);  // exp(-inf) = 0 on the first chunk

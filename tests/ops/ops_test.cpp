@@ -251,8 +251,9 @@ TEST(FlashAttention, QueriesTogetherGiveEachTheBitsItGetsAlone) {
     }
 }
 
-// Sliding windows (keys [first_key, n_keys)) and attention sinks against the naive attention, on
-// every tier; and queries with different windows computed together keep the bits each gets alone.
+// Sliding windows (keys [first_key, n_keys)), attention sinks and soft-capped scores (Gemma 2)
+// against the naive attention, on every tier; and queries with different windows computed together
+// keep the bits each gets alone.
 TEST(FlashAttention, SlidingWindowsAndSinksMatchNaiveAttention) {
   for (Isa isa : test::available_isas())
     for (auto [n_head, n_kv, hd] :
@@ -271,9 +272,9 @@ TEST(FlashAttention, SlidingWindowsAndSinksMatchNaiveAttention) {
       const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
       const KvSpan span{k.data(), v.data(), 0, max_keys};
       const int g = n_head / n_kv;
-      for (bool with_sinks : {false, true}) {
+      for (auto [with_sinks, cap] : {std::pair{false, 0.0f}, {true, 0.0f}, {false, 1.5f}}) {
         const AttnShape shape{
-            n_head, n_kv, hd, kvd, scale, KvType::F32, with_sinks ? sinks.data() : nullptr};
+            n_head, n_kv, hd, kvd, scale, KvType::F32, with_sinks ? sinks.data() : nullptr, cap};
         std::vector<float> alone(static_cast<size_t>(nq * qd)), together(alone.size());
         for (int i = 0; i < nq; ++i) {
           const auto [first, n_keys] = windows[static_cast<size_t>(i)];
@@ -289,11 +290,11 @@ TEST(FlashAttention, SlidingWindowsAndSinksMatchNaiveAttention) {
                                 first, n_keys, hd, scale,
                                 with_sinks ? sinks[static_cast<size_t>(h)]
                                            : -std::numeric_limits<float>::infinity(),
-                                expect.data());
+                                expect.data(), cap);
             for (int d = 0; d < hd; ++d)
               ASSERT_NEAR(oi[h * hd + d], expect[static_cast<size_t>(d)], 1e-5f)
                   << isa_name(isa) << " head_dim " << hd << " keys [" << first << ", " << n_keys
-                  << ") sinks " << with_sinks;
+                  << ") sinks " << with_sinks << " soft-cap " << cap;
           }
         }
         std::vector<AttnQuery> qs;
@@ -324,6 +325,40 @@ TEST(Activation, ClampedSwiGluMatchesReference) {
       for (int64_t i = 0; i < n; ++i)
         ASSERT_NEAR(out[i], expect[i], 1e-5f * (1 + std::fabs(expect[i])))
             << isa_name(isa) << " n " << n << " i " << i << " gate " << gate[i] << " up " << up[i];
+    }
+}
+
+// Gemma's GeGLU (GELU's tanh form) on every tier against the reference, from deep in the negative
+// tail (where GELU is all but 0) to large positive gates.
+TEST(Activation, GeGluTanhMatchesReference) {
+  for (Isa isa : test::available_isas())
+    for (int64_t n : {1, 7, 8, 15, 16, 17, 100}) {
+      auto gate = test::random_floats(static_cast<size_t>(n), 53);
+      auto up = test::random_floats(static_cast<size_t>(n), 54);
+      for (auto& x : gate) x *= 12;
+      if (n > 2) gate[0] = -40, gate[1] = 40;
+      const GatedUnit u{GatedUnit::Kind::GeGluTanh};
+      std::vector<float> out(static_cast<size_t>(n)), expect(out.size());
+      gated_unit_isa(isa, u, gate.data(), up.data(), out.data(), n);
+      ref::geglu_tanh(gate.data(), up.data(), expect.data(), n);
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_NEAR(out[i], expect[i], 1e-5f * (1 + std::fabs(expect[i])))
+            << isa_name(isa) << " n " << n << " i " << i << " gate " << gate[i];
+    }
+}
+
+// Soft-capping on every tier: cap tanh(x / cap), within float rounding, saturating at +-cap.
+TEST(Activation, SoftCapMatchesTanh) {
+  for (Isa isa : test::available_isas())
+    for (int64_t n : {1, 8, 17, 100}) {
+      auto x = test::random_floats(static_cast<size_t>(n), 55);
+      for (auto& v : x) v *= 200;
+      if (n > 2) x[0] = 1e30f, x[1] = -1e30f;
+      std::vector<float> y = x;
+      soft_cap_isa(isa, y.data(), n, 30.0f);
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_NEAR(y[i], 30.0 * std::tanh(static_cast<double>(x[i]) / 30.0), 1e-5f * 30)
+            << isa_name(isa) << " x " << x[i];
     }
 }
 

@@ -80,6 +80,15 @@ void swiglu_clamped(const float* gate, const float* up, float* out, int64_t n, f
   }
 }
 
+void geglu_tanh(const float* gate, const float* up, float* out, int64_t n) {
+  const double c = std::sqrt(2.0 / M_PI);
+  for (int64_t i = 0; i < n; ++i) {
+    const double g = gate[i];
+    out[i] =
+        static_cast<float>(0.5 * g * (1.0 + std::tanh(c * (g + 0.044715 * g * g * g))) * up[i]);
+  }
+}
+
 void attention_head(const float* q, const float* k, const float* v, int64_t stride, int64_t n_keys,
                     int head_dim, float scale, float* out) {
   attention_head(q, k, v, stride, 0, n_keys, head_dim, scale,
@@ -88,13 +97,14 @@ void attention_head(const float* q, const float* k, const float* v, int64_t stri
 
 void attention_head(const float* q, const float* k, const float* v, int64_t stride,
                     int64_t first_key, int64_t n_keys, int head_dim, float scale, float sink,
-                    float* out) {
+                    float* out, float softcap) {
   std::vector<double> s(static_cast<size_t>(n_keys - first_key));
   double mx = sink;
   for (int64_t j = first_key; j < n_keys; ++j) {
     double d = 0;
     for (int i = 0; i < head_dim; ++i) d += static_cast<double>(q[i]) * k[j * stride + i];
     s[j - first_key] = d * scale;
+    if (softcap > 0) s[j - first_key] = softcap * std::tanh(s[j - first_key] / softcap);
     if (s[j - first_key] > mx) mx = s[j - first_key];
   }
   double sum = std::exp(static_cast<double>(sink) - mx);
