@@ -39,8 +39,9 @@ Tensor info(const std::string& name, std::initializer_list<int64_t> ne, DType t)
 }  // namespace
 
 std::vector<std::string> preset_names() {
-  return {"tinyllama-1.1b", "llama-3.2-1b",  "qwen2.5-0.5b", "qwen3-0.6b",  "smollm-135m",
-          "stories260k",    "qwen3-30b-a3b", "mixtral-8x7b", "gpt-oss-20b", "phi-3.5-mini"};
+  return {"tinyllama-1.1b", "llama-3.2-1b", "qwen2.5-0.5b",  "qwen3-0.6b",
+          "smollm-135m",    "stories260k",  "qwen3-30b-a3b", "mixtral-8x7b",
+          "gpt-oss-20b",    "phi-3.5-mini", "gemma-2-2b",    "gemma-3-4b"};
 }
 
 GenConfig preset(const std::string& name) {
@@ -88,6 +89,16 @@ GenConfig preset(const std::string& name) {
     c.arch = "phi3", c.n_vocab = 32064, c.n_embd = 3072, c.n_layer = 32, c.n_ff = 8192,
     c.n_head = 32, c.n_head_kv = 32, c.n_ctx = 131072, c.rope_original_ctx = 4096;
     c.fused_qkv = true, c.fused_gate_up = true, c.long_rope = true;
+  } else if (name == "gemma-2-2b") {
+    c.arch = "gemma2", c.n_vocab = 256000, c.n_embd = 2304, c.n_layer = 26, c.n_ff = 9216,
+    c.n_head = 8, c.n_head_kv = 4, c.head_dim = 256, c.n_ctx = 8192, c.tied = true;
+    c.post_norms = true, c.window = 4096, c.attn_softcap = 50, c.final_softcap = 30,
+    c.rms_eps = 1e-6f;
+  } else if (name == "gemma-3-4b") {
+    c.arch = "gemma3", c.n_vocab = 262208, c.n_embd = 2560, c.n_layer = 34, c.n_ff = 10240,
+    c.n_head = 8, c.n_head_kv = 4, c.head_dim = 256, c.n_ctx = 131072, c.tied = true;
+    c.qk_norm = true, c.post_norms = true, c.window = 1024, c.rms_eps = 1e-6f;
+    c.rope_theta = 1000000, c.rope_scaling = "linear", c.rope_factor = 8;
   } else {
     fail("unknown model preset '{}'", name);
   }
@@ -107,7 +118,9 @@ void write_random_model(const GenConfig& c, const std::string& path) {
   m[a + "feed_forward_length"] = Value::of_u32(static_cast<uint32_t>(c.n_ff));
   m[a + "attention.head_count"] = Value::of_u32(static_cast<uint32_t>(c.n_head));
   m[a + "attention.head_count_kv"] = Value::of_u32(static_cast<uint32_t>(c.n_head_kv));
-  m[a + "attention.layer_norm_rms_epsilon"] = Value::of_f32(1e-5f);
+  m[a + "attention.layer_norm_rms_epsilon"] = Value::of_f32(c.rms_eps);
+  if (c.attn_softcap > 0) m[a + "attn_logit_softcapping"] = Value::of_f32(c.attn_softcap);
+  if (c.final_softcap > 0) m[a + "final_logit_softcapping"] = Value::of_f32(c.final_softcap);
   m[a + "rope.freq_base"] = Value::of_f32(c.rope_theta);
   if (c.head_dim > 0) m[a + "attention.key_length"] = Value::of_u32(static_cast<uint32_t>(hd));
   if (c.head_dim > 0) m[a + "attention.value_length"] = Value::of_u32(static_cast<uint32_t>(hd));
@@ -132,6 +145,9 @@ void write_random_model(const GenConfig& c, const std::string& path) {
   }
   if (c.window > 0)
     m[a + "attention.sliding_window"] = Value::of_u32(static_cast<uint32_t>(c.window));
+  if (c.window_period > 0)
+    m[a + "attention.sliding_window_pattern"] =
+        Value::of_u32(static_cast<uint32_t>(c.window_period));
   // A synthetic SentencePiece vocabulary: specials, the 256 byte tokens, then made-up pieces.
   std::vector<Value> toks, scores, types;
   for (int64_t i = 0; i < c.n_vocab; ++i) {
@@ -172,7 +188,8 @@ void write_random_model(const GenConfig& c, const std::string& path) {
     scale.push_back(s);
   };
   auto lin = [&](int64_t fan_in) { return std::sqrt(3.0f / static_cast<float>(fan_in)); };
-  add(info("token_embd.weight", {c.n_embd, c.n_vocab}, c.embd_type), 1.0f);
+  const bool gemma = c.arch.rfind("gemma", 0) == 0;  // (whose embeddings are scaled up)
+  add(info("token_embd.weight", {c.n_embd, c.n_vocab}, c.embd_type), gemma ? lin(c.n_embd) : 1.0f);
   for (int64_t l = 0; l < c.n_layer; ++l) {
     auto n = [&](const char* s) { return fmt::format("blk.{}.{}", l, s); };
     add(info(n("attn_norm.weight"), {c.n_embd}, DType::F32), 0);
@@ -195,6 +212,7 @@ void write_random_model(const GenConfig& c, const std::string& path) {
     add(info(n("attn_output.weight"), {qd, c.n_embd}, c.type), lin(qd));
     if (c.out_bias) add(info(n("attn_output.bias"), {c.n_embd}, DType::F32), 0.1f);
     if (c.sinks) add(info(n("attn_sinks.weight"), {c.n_head}, DType::F32), 2.0f);
+    if (c.post_norms) add(info(n("post_attention_norm.weight"), {c.n_embd}, DType::F32), 0);
     add(info(n((c.ffn_norm + ".weight").c_str()), {c.n_embd}, DType::F32), 0);
     if (c.n_expert > 0) {
       const int64_t x = c.n_expert, f = c.n_ff_exp;
@@ -217,6 +235,7 @@ void write_random_model(const GenConfig& c, const std::string& path) {
       add(info(n("ffn_up.weight"), {c.n_embd, c.n_ff}, c.type), lin(c.n_embd));
       add(info(n("ffn_down.weight"), {c.n_ff, c.n_embd}, c.type), lin(c.n_ff));
     }
+    if (c.post_norms) add(info(n("post_ffw_norm.weight"), {c.n_embd}, DType::F32), 0);
   }
   add(info("output_norm.weight", {c.n_embd}, DType::F32), 0);
   if (!c.tied) add(info("output.weight", {c.n_embd, c.n_vocab}, c.type), lin(c.n_embd));

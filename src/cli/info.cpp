@@ -65,8 +65,18 @@ int info(InfoArgs& a) {
     if (!h.windowed.empty()) {
       int64_t n = 0;
       for (uint8_t w : h.windowed) n += w;
-      fmt::print("  sliding window {} positions on {} of {} layers\n", h.window, n, h.n_layer);
+      fmt::print("  sliding window {} positions on {} of {} layers{}\n", h.window, n, h.n_layer,
+                 h.rope_theta_windowed > 0
+                     ? fmt::format(" (rope theta {}, unscaled)", h.rope_theta_windowed)
+                     : "");
     }
+    if (h.attn_softcap > 0 || h.final_softcap > 0)
+      fmt::print("  soft-capping: attention scores {}, final logits {}\n",
+                 h.attn_softcap > 0 ? fmt::format("{}", h.attn_softcap) : "none",
+                 h.final_softcap > 0 ? fmt::format("{}", h.final_softcap) : "none");
+    if (h.attn_scale > 0 || h.embd_scale != 1)
+      fmt::print("  query scale {:.6g}  embedding scale {:.6g}\n", h.attention_scale(),
+                 h.embd_scale);
     // Parameters, and of a mixture of experts those one token runs through (n_used of n_expert
     // of the stacked expert tensors).
     double total = 0, experts = 0;

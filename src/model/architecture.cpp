@@ -8,6 +8,8 @@
 namespace brisk {
 
 namespace archs {
+const Architecture& gemma2();
+const Architecture& gemma3();
 const Architecture& gpt_oss();
 const Architecture& llama();
 const Architecture& phi3();
@@ -21,8 +23,8 @@ namespace {
 // The registry: one line per architecture (its file is model/archs/NAME.cpp).
 const std::vector<const Architecture*>& registry() {
   static const std::vector<const Architecture*> all = {
-      &archs::llama(),    &archs::qwen2(),   &archs::qwen3(),
-      &archs::qwen3moe(), &archs::gpt_oss(), &archs::phi3(),
+      &archs::llama(),   &archs::qwen2(), &archs::qwen3(),  &archs::qwen3moe(),
+      &archs::gpt_oss(), &archs::phi3(),  &archs::gemma2(), &archs::gemma3(),
   };
   return all;
 }

@@ -11,10 +11,13 @@ class LayerBlocks {
   virtual ~LayerBlocks() = default;
   // Self-attention over the sequence's cache: x += wo · attention(rope(q), rope(k), v) of
   // attn_norm(x), with the layer's q/k/v biases, per-head q/k norms, output bias and attention
-  // sinks where it has them, over the last `window` positions in a sliding-window layer.
+  // sinks where it has them, over the last `window` positions in a sliding-window layer, with
+  // scores soft-capped where the model caps them. Where the layer has a post-attention norm
+  // (Gemma's sandwich norms), the output is normed by it before it is added.
   virtual void attention(int layer) = 0;
   // The gated feed-forward: x += down(glu(gate(ffn_norm(x)), up(ffn_norm(x)))), the model's
-  // gated unit (SwiGLU, or gpt-oss's clamped form).
+  // gated unit (SwiGLU, gpt-oss's clamped form or Gemma's GeGLU), normed by the layer's
+  // post-feed-forward norm first where it has one (as is a mixture of experts' output).
   virtual void feed_forward(int layer) = 0;
   // A mixture of experts in the FFN's place: the router scores ffn_norm(x) over the experts and
   // picks the token's (ops/moe.h), each runs its gated feed-forward on it, and x += the weighted

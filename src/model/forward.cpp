@@ -119,8 +119,12 @@ const float* Forward::compute(const Batch& b, KvCache& cache, int n_layers) {
   cache_ = &cache;
   residual_ = nullptr;
   const int64_t E = h.n_embd;
-  for (int64_t i = 0; i < n; ++i)
-    dequantize_row(W.token_embd.type, W.token_embd.row(b.token[i]), &x_[i * E], E);
+  for (int64_t i = 0; i < n; ++i) {
+    float* x = &x_[i * E];
+    dequantize_row(W.token_embd.type, W.token_embd.row(b.token[i]), x, E);
+    if (h.embd_scale != 1)
+      for (int64_t j = 0; j < E; ++j) x[j] *= h.embd_scale;
+  }
 
   const int64_t layers = n_layers < 0 ? h.n_layer : std::min<int64_t>(n_layers, h.n_layer);
   for (int l = 0; l < layers; ++l) h.architecture->layer(h, *this, l);
@@ -135,6 +139,10 @@ const float* Forward::compute(const Batch& b, KvCache& cache, int n_layers) {
   if (n_out == 0) return logits_.data();  // only the cache was wanted (a draft catching up)
   observe(static_cast<int>(h.n_layer), Site::Output, xn_, n_out, E);
   if (Vl > 0) matmul(W.output, xn_.data(), E, n_out, logits_.data(), Vl, pool_);
+  if (h.final_softcap > 0 && Vl > 0)
+    pool_.parallel_for(n_out, 1, [&](int64_t t0, int64_t t1) {
+      soft_cap(&logits_[t0 * Vl], (t1 - t0) * Vl, h.final_softcap);
+    });
   // Only rank 0 samples: the classifier's rows are gathered there alone.
   return gather(logits_, n_out, s_.vocab, logits_all_, /*to_all=*/false);
 }
@@ -160,6 +168,7 @@ void Forward::attention(int l) {
   observe(l, Site::AttnIn, xn_, n, E);
   const MatmulOut qkv[] = {{&L.wq, q_.data(), Q}, {&L.wk, k_.data(), KV}, {&L.wv, v_.data(), KV}};
   matmul_shared(qkv, xn_.data(), E, n, pool_);
+  const float* rope_freq = m_.rope_table(l);
   pool_.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
     for (int64_t i = t0; i < t1; ++i) {
       float* q = &q_[i * Q];
@@ -176,9 +185,8 @@ void Forward::attention(int l) {
         for (int hh = 0; hh < n_head_kv; ++hh)
           rmsnorm(k + hh * h.head_dim, L.k_norm.data(), k + hh * h.head_dim, h.head_dim, h.rms_eps);
       }
-      rope(q, n_head, h.head_dim, h.rope_dim, b.pos[i], h.rope_type, m_.rope_inv_freq.data(),
-           m_.rope_magnitude);
-      rope(k, n_head_kv, h.head_dim, h.rope_dim, b.pos[i], h.rope_type, m_.rope_inv_freq.data(),
+      rope(q, n_head, h.head_dim, h.rope_dim, b.pos[i], h.rope_type, rope_freq, m_.rope_magnitude);
+      rope(k, n_head_kv, h.head_dim, h.rope_dim, b.pos[i], h.rope_type, rope_freq,
            m_.rope_magnitude);
     }
   });
@@ -206,7 +214,17 @@ void Forward::attention(int l) {
       for (int64_t i = t0; i < t1; ++i)
         for (int64_t j = 0; j < El; ++j) tmp_[i * El + j] += L.bo[j];
     });
-  residual_ = gather(tmp_, n, s_.embd, tmp_all_);
+  residual_ = post_norm(gather(tmp_, n, s_.embd, tmp_all_), n, L.attn_post_norm);
+}
+
+float* Forward::post_norm(float* rows, int64_t n, const std::vector<float>& norm) {
+  if (norm.empty() || !rows) return rows;
+  const int64_t E = m_.hp.n_embd;
+  pool_.parallel_for(n, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t i = t0; i < t1; ++i)
+      rmsnorm(rows + i * E, norm.data(), rows + i * E, E, m_.hp.rms_eps);
+  });
+  return rows;
 }
 
 void Forward::feed_forward(int l) {
@@ -225,7 +243,7 @@ void Forward::feed_forward(int l) {
   observe(l, Site::DownIn, gate_, n, F);
   const float* hidden = gather(gate_, n, s_.ff, gate_all_);
   if (El > 0) matmul(L.ffn_down, hidden, F, n, tmp_.data(), El, pool_);
-  residual_ = gather(tmp_, n, s_.embd, tmp_all_);
+  residual_ = post_norm(gather(tmp_, n, s_.embd, tmp_all_), n, L.ffn_post_norm);
 }
 
 int64_t Forward::route(int l, int64_t t0, int64_t n) {
@@ -273,7 +291,7 @@ void Forward::mixture_of_experts(int l) {
   const int64_t slot_bytes = (3 * E + 4 * F) * static_cast<int64_t>(sizeof(float)) * K;
   const int64_t run = std::max<int64_t>(1, expert_run_bytes_ / slot_bytes);
   for (int64_t t0 = 0; t0 < n; t0 += run) run_experts(l, t0, std::min(run, n - t0));
-  residual_ = moe_out_.data();
+  residual_ = post_norm(moe_out_.data(), n, m_.w.layers[l].ffn_post_norm);
 }
 
 void Forward::run_experts(int l, int64_t t0, int64_t n) {
@@ -368,9 +386,10 @@ void Forward::attend(int layer, const Batch& b, KvCache& cache) {
                         s_.n_head_kv,
                         h.head_dim,
                         cache.row_stride(),
-                        1.0f / std::sqrt(static_cast<float>(h.head_dim)),
+                        h.attention_scale(),
                         cache.type(),
-                        sinks.empty() ? nullptr : sinks.data() + s_.head0};
+                        sinks.empty() ? nullptr : sinks.data() + s_.head0,
+                        h.attn_softcap};
   // Work items: up to kGroup tokens of one sequence with one KV head, so each K/V chunk is loaded
   // once for all their query heads. The costliest (latest positions) go first, in small pieces
   // claimed in order, so the threads finish together.

@@ -69,6 +69,9 @@ class Forward : private LayerBlocks {
   int64_t route(int layer, int64_t t0, int64_t n);
   // xn = norm(x), after adding the last block's output (residual_) to x.
   void block_input(const std::vector<float>& norm);
+  // A block's output rows normed in place by its post-norm (Gemma's sandwich norms; none: as
+  // they are).
+  float* post_norm(float* rows, int64_t n, const std::vector<float>& norm);
   // Each token's attention over its sequence's cache (q_ to att_).
   void attend(int layer, const Batch& b, KvCache& cache);
   // x += add (if given), then xn = rmsnorm(x) with weights `norm` (if given), token by token in

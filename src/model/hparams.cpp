@@ -126,18 +126,34 @@ void read_experts(const ModelFile& mf, HParams& h, ExpertGating gating, bool nor
     fail("{}: {}expert_weights_scale is not a finite number", mf.path, a);
 }
 
-void read_sliding_window(const ModelFile& mf, HParams& h, int64_t default_period) {
+void read_sliding_window(const ModelFile& mf, HParams& h, int64_t default_period,
+                         int64_t default_window) {
   const std::string a = h.arch + ".";
-  h.window = mf.require_int(a + "attention.sliding_window");
+  h.window = default_window < 0
+                 ? mf.require_int(a + "attention.sliding_window")
+                 : mf.get_int(a + "attention.sliding_window").value_or(default_window);
+  if (h.window == 0 && default_window >= 0) return;  // (as llama.cpp reads Gemma 3's 0)
   if (h.window < 1 || h.window > (int64_t{1} << 24))
     fail("{}: {}attention.sliding_window = {} is out of range (1..{})", mf.path, a, h.window,
          int64_t{1} << 24);
-  const int64_t period =
-      mf.get_int(a + "attention.sliding_window_pattern").value_or(default_period);
+  h.windowed.assign(static_cast<size_t>(h.n_layer), 0);
+  const std::string pattern_key = a + "attention.sliding_window_pattern";
+  if (const Value* v = mf.find(pattern_key); v && v->type == GgufType::ARRAY) {
+    // A flag per layer (newer converters write Gemma 3's so).
+    if (static_cast<int64_t>(v->arr.size()) != h.n_layer)
+      fail("{}: {} has {} values for {} layers", mf.path, pattern_key, v->arr.size(), h.n_layer);
+    for (size_t l = 0; l < v->arr.size(); ++l) {
+      const auto flag = v->arr[l].as_int();
+      if (!flag || *flag < 0 || *flag > 1)
+        fail("{}: {}[{}] should be a flag (0 or 1)", mf.path, pattern_key, l);
+      h.windowed[l] = static_cast<uint8_t>(*flag);
+    }
+    return;
+  }
+  const int64_t period = mf.get_int(pattern_key).value_or(default_period);
   if (period < 0 || period > h.n_layer)
     fail("{}: {}attention.sliding_window_pattern = {} is out of range (0..{})", mf.path, a, period,
          h.n_layer);
-  h.windowed.assign(static_cast<size_t>(h.n_layer), 0);
   for (int64_t l = 0; l < h.n_layer; ++l)  // (0: every layer, as llama.cpp reads it)
     h.windowed[static_cast<size_t>(l)] = period == 0 || l % period < period - 1;
 }

@@ -2,6 +2,7 @@
 // architecture shares here, its own through its Architecture (model/architecture.h).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -32,6 +33,14 @@ struct HParams {
   // positions only (their own included); empty: every layer attends to all.
   int64_t window = 0;
   std::vector<uint8_t> windowed;
+  // Rotary base of the windowed layers where it differs (Gemma 3's local layers: 10000, without
+  // the global layers' scaling); 0: they rotate as the others.
+  float rope_theta_windowed = 0;
+  // The query-key product's scale (0: 1/sqrt(head_dim)), and soft-capping (cap tanh(x / cap), 0:
+  // none) of the attention scores and of the final logits (Gemma 2).
+  float attn_scale = 0, attn_softcap = 0, final_softcap = 0;
+  // The token embeddings' scale (Gemma: sqrt(n_embd)).
+  float embd_scale = 1;
   // The feed-forward's (and each expert's) gated unit between gate/up and down.
   GatedUnit glu;
   // Mixture of experts (experts.n_expert > 0): the router, and each expert's FFN width.
@@ -42,9 +51,15 @@ struct HParams {
   int64_t kv_dim() const { return static_cast<int64_t>(n_head_kv) * head_dim; }
 
   bool has_experts() const { return experts.n_expert > 0; }
+  float attention_scale() const {
+    return attn_scale > 0 ? attn_scale : 1.0f / std::sqrt(static_cast<float>(head_dim));
+  }
+  bool is_windowed(int layer) const {
+    return !windowed.empty() && windowed[static_cast<size_t>(layer)];
+  }
   // The first position a token at `pos` attends to in layer l.
   int64_t first_key(int layer, int64_t pos) const {
-    if (windowed.empty() || !windowed[static_cast<size_t>(layer)]) return 0;
+    if (!is_windowed(layer)) return 0;
     return pos + 1 > window ? pos + 1 - window : 0;
   }
 
@@ -61,6 +76,9 @@ void read_experts(const ModelFile& mf, HParams& h, ExpertGating gating, bool nor
 // For an architecture's read(): {arch}.attention.sliding_window, on the layers l with
 // l % period < period - 1 ({arch}.attention.sliding_window_pattern, else `default_period`; 2
 // slides every other layer from the first, as gpt-oss does; 0 slides all).
-void read_sliding_window(const ModelFile& mf, HParams& h, int64_t default_period);
+// default_window: the window where the file gives none (0: then no layer slides; -1: the key is
+// required).
+void read_sliding_window(const ModelFile& mf, HParams& h, int64_t default_period,
+                         int64_t default_window = -1);
 
 }  // namespace brisk

@@ -109,6 +109,9 @@ std::unique_ptr<Model> Model::from_file(ModelFile mf, const LoadOptions& opt, Co
   m->rope_inv_freq = brisk::rope_inv_freq(m->hp.rope_dim, m->hp.rope_theta, m->hp.rope_scaling,
                                           factors.empty() ? nullptr : factors.data());
   m->rope_magnitude = brisk::rope_magnitude(m->hp.rope_scaling);
+  if (m->hp.rope_theta_windowed > 0)  // unscaled, as llama.cpp rotates Gemma 3's local layers
+    m->rope_inv_freq_windowed =
+        brisk::rope_inv_freq(m->hp.rope_dim, m->hp.rope_theta_windowed, RopeScaling{}, nullptr);
   return m;
 }
 

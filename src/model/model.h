@@ -36,8 +36,9 @@ struct Model {
   Weights w;
   std::unique_ptr<Tokenizer> tokenizer;
   std::vector<float> rope_inv_freq;
-  float rope_magnitude = 1.0f;  // YaRN's scale of rotated q and k (ops/rope.h)
-  Split split;                  // this rank's share of the model (the whole model in one process)
+  std::vector<float> rope_inv_freq_windowed;  // hp.rope_theta_windowed's (empty: none)
+  float rope_magnitude = 1.0f;                // YaRN's scale of rotated q and k (ops/rope.h)
+  Split split;  // this rank's share of the model (the whole model in one process)
 
   // comm: the ranks to split the model over (null: one process holds it all).
   static std::unique_ptr<Model> load(const std::string& path,
@@ -45,6 +46,11 @@ struct Model {
                                      const LoadOptions& opt = {}, Communicator* comm = nullptr);
   static std::unique_ptr<Model> from_file(ModelFile mf, const LoadOptions& opt = {},
                                           Communicator* comm = nullptr);
+  // The rotary frequencies layer l rotates q and k by.
+  const float* rope_table(int layer) const {
+    return !rope_inv_freq_windowed.empty() && hp.is_windowed(layer) ? rope_inv_freq_windowed.data()
+                                                                    : rope_inv_freq.data();
+  }
   double repack_seconds = 0;   // time spent repacking (or reading the kept copy) at load
   std::string repack_cache;    // the file the regrouped matrices were mapped from, or written to
   bool repack_mapped = false;  // read from it (true), or repacked now

@@ -22,11 +22,15 @@ std::vector<float> ReferenceForward::step(int32_t token, int64_t pos) {
   x_.resize(E);
   pos_ = pos;
   dequantize_row(W.token_embd.type, W.token_embd.row(token), x_.data(), E);
+  for (auto& v : x_) v *= h.embd_scale;
   for (int l = 0; l < h.n_layer; ++l) h.architecture->layer(h, *this, l);
   std::vector<float> xn(E);
   ref::rmsnorm(x_.data(), W.output_norm.data(), xn.data(), E, h.rms_eps);
   std::vector<float> logits(h.n_vocab);
   ref::matmul(W.output, xn.data(), 1, logits.data());
+  if (h.final_softcap > 0)
+    for (auto& v : logits)
+      v = static_cast<float>(h.final_softcap * std::tanh(static_cast<double>(v) / h.final_softcap));
   return logits;
 }
 
@@ -49,10 +53,10 @@ void ReferenceForward::attention(int l) {
     for (int hh = 0; hh < h.n_head_kv; ++hh)
       ref::rmsnorm(&k[hh * hd], L.k_norm.data(), &k[hh * hd], hd, h.rms_eps);
   }
-  ref::rope(q.data(), h.n_head, h.head_dim, h.rope_dim, pos_, h.rope_type, m_.rope_inv_freq.data(),
+  ref::rope(q.data(), h.n_head, h.head_dim, h.rope_dim, pos_, h.rope_type, m_.rope_table(l),
             m_.rope_magnitude);
-  ref::rope(k.data(), h.n_head_kv, h.head_dim, h.rope_dim, pos_, h.rope_type,
-            m_.rope_inv_freq.data(), m_.rope_magnitude);
+  ref::rope(k.data(), h.n_head_kv, h.head_dim, h.rope_dim, pos_, h.rope_type, m_.rope_table(l),
+            m_.rope_magnitude);
   auto& kc = k_cache_[l];
   auto& vc = v_cache_[l];
   kc.resize(static_cast<size_t>((pos_ + 1) * KV));
@@ -64,18 +68,26 @@ void ReferenceForward::attention(int l) {
     const int64_t kvo = static_cast<int64_t>(hh / group) * hd;
     const float sink = L.sinks.empty() ? -std::numeric_limits<float>::infinity() : L.sinks[hh];
     ref::attention_head(&q[hh * hd], kc.data() + kvo, vc.data() + kvo, KV, h.first_key(l, pos_),
-                        pos_ + 1, h.head_dim, 1.0f / std::sqrt(static_cast<float>(hd)), sink,
-                        &att[hh * hd]);
+                        pos_ + 1, h.head_dim, h.attention_scale(), sink, &att[hh * hd],
+                        h.attn_softcap);
   }
   ref::matmul(L.wo, att.data(), 1, o.data());
   for (size_t i = 0; i < L.bo.size(); ++i) o[i] += L.bo[i];
-  for (int64_t i = 0; i < E; ++i) x_[i] += o[i];
+  add_output(o, L.attn_post_norm);
+}
+
+void ReferenceForward::add_output(std::vector<float>& o, const std::vector<float>& post_norm) {
+  if (!post_norm.empty())
+    ref::rmsnorm(o.data(), post_norm.data(), o.data(), m_.hp.n_embd, m_.hp.rms_eps);
+  for (int64_t i = 0; i < m_.hp.n_embd; ++i) x_[i] += o[i];
 }
 
 void ReferenceForward::glu(const float* gate, const float* up, float* out, int64_t n) const {
   const GatedUnit& u = m_.hp.glu;
   if (u.kind == GatedUnit::Kind::SwiGluClamped)
     ref::swiglu_clamped(gate, up, out, n, u.alpha, u.limit);
+  else if (u.kind == GatedUnit::Kind::GeGluTanh)
+    ref::geglu_tanh(gate, up, out, n);
   else
     ref::silu_mul(gate, up, out, n);
 }
@@ -90,7 +102,7 @@ void ReferenceForward::feed_forward(int l) {
   ref::matmul(L.ffn_up, xn.data(), 1, up.data());
   glu(gate.data(), up.data(), ff.data(), h.n_ff);
   ref::matmul(L.ffn_down, ff.data(), 1, o.data());
-  for (int64_t i = 0; i < E; ++i) x_[i] += o[i];
+  add_output(o, L.ffn_post_norm);
 }
 
 void ReferenceForward::mixture_of_experts(int l) {
@@ -117,7 +129,7 @@ void ReferenceForward::mixture_of_experts(int l) {
     for (int64_t i = 0; i < E; ++i)
       acc[i] = j == 0 ? weights[j] * y[i] : acc[i] + weights[j] * y[i];
   }
-  for (int64_t i = 0; i < E; ++i) x_[i] += acc[i];
+  add_output(acc, L.ffn_post_norm);
 }
 
 }  // namespace brisk

@@ -24,6 +24,8 @@ class ReferenceForward : private LayerBlocks {
   void mixture_of_experts(int layer) override;
   // The model's gated unit (ops/activation.h) on the scalar reference ops.
   void glu(const float* gate, const float* up, float* out, int64_t n) const;
+  // x += a block's output o, normed first by its post-norm where the layer has one.
+  void add_output(std::vector<float>& o, const std::vector<float>& post_norm);
 
   const Model& m_;
   std::vector<std::vector<float>> k_cache_, v_cache_;  // per layer: [pos][kv_dim]

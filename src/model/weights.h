@@ -17,6 +17,9 @@ struct LayerWeights {
   std::vector<float> q_norm, k_norm;  // empty unless hp.qk_norm
   std::vector<float> bo;              // the output projection's bias (gpt-oss), else empty
   std::vector<float> sinks;           // attention sinks, one per query head (gpt-oss), else empty
+  // Sandwich norms (Gemma): RMS norms of the attention's and the feed-forward's outputs before
+  // they join the residual stream; empty: none.
+  std::vector<float> attn_post_norm, ffn_post_norm;
   Tensor ffn_gate, ffn_up, ffn_down;
   // Mixture of experts: the router (n_embd -> n_expert scores, with a bias where the model has
   // one) and each expert's SwiGLU, views into the file's stacked 3-D tensors.

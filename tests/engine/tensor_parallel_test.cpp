@@ -143,6 +143,19 @@ std::vector<Shape> shapes() {
     c.long_rope = true, c.rope_original_ctx = 512, c.type = DType::F16;
     v.push_back({"phi3_f16", c, {2, 4}});
   }
+  {  // Gemma 2: post-norms over the gathered rows, soft-capped scores and logits, windows.
+    auto c = base();
+    c.arch = "gemma2", c.n_head = 4, c.n_head_kv = 2, c.head_dim = 16, c.tied = true;
+    c.post_norms = true, c.window = 5, c.attn_softcap = 1.5f, c.final_softcap = 4;
+    v.push_back({"gemma2_f32", c, {2, 4}});
+  }
+  {  // Gemma 3: q/k norms, a rope base per layer kind (two local layers, then a global one).
+    auto c = base();
+    c.arch = "gemma3", c.n_head = 4, c.n_head_kv = 2, c.head_dim = 16, c.n_layer = 3;
+    c.tied = true, c.post_norms = true, c.qk_norm = true, c.window = 5, c.window_period = 3;
+    c.rope_theta = 1e6f, c.rope_scaling = "linear", c.rope_factor = 4, c.type = DType::F16;
+    v.push_back({"gemma3_f16", c, {2, 4}});
+  }
   return v;
 }
 

@@ -37,6 +37,25 @@ tools::GenConfig gpt_oss() {
   return c;
 }
 
+// Gemma 2 at a small size: a window of 6 on every other layer, sandwich norms, GeGLU, scaled
+// embeddings, tied output; soft-caps low enough that the random scores and logits reach them.
+tools::GenConfig gemma2() {
+  auto c = base();
+  c.arch = "gemma2", c.n_head = 4, c.n_head_kv = 2, c.head_dim = 32, c.n_layer = 3;
+  c.tied = true, c.post_norms = true, c.window = 6, c.attn_softcap = 1.5f, c.final_softcap = 4;
+  return c;
+}
+
+// Gemma 3 at a small size: two local layers (window 6, rope base 10000 unscaled) then a global
+// one (base 1e6, linear scaling 4x), q/k norms.
+tools::GenConfig gemma3() {
+  auto c = base();
+  c.arch = "gemma3", c.n_head = 4, c.n_head_kv = 1, c.head_dim = 16, c.n_layer = 3;
+  c.tied = true, c.post_norms = true, c.qk_norm = true, c.window = 6, c.window_period = 3;
+  c.rope_theta = 1e6f, c.rope_scaling = "linear", c.rope_factor = 4;
+  return c;
+}
+
 std::vector<Config> configs() {
   std::vector<Config> v;
   {  // Llama, MHA, tied, F32.
@@ -123,6 +142,13 @@ std::vector<Config> configs() {
     v.push_back({"phi3_fused_longrope_f32", c, 2e-4f});
     c.type = DType::Q4_K, c.embd_type = DType::Q8_0, c.n_embd = 256, c.n_ff = 256;
     v.push_back({"phi3_fused_longrope_q4_k", c, 2e-2f});
+  }
+  v.push_back({"gemma2_softcap_window_f32", gemma2(), 2e-4f});
+  v.push_back({"gemma3_local_global_f32", gemma3(), 2e-4f});
+  {  // Gemma 3 in Q4_K with Q6_K embeddings (the release mix's types).
+    auto c = gemma3();
+    c.n_embd = 256, c.n_ff = 512, c.head_dim = 64, c.type = DType::Q4_K, c.embd_type = DType::Q6_K;
+    v.push_back({"gemma3_q4_k", c, 2e-2f});
   }
   {  // gpt-oss in MXFP4, its release type, with F16 embeddings.
     auto c = gpt_oss();
@@ -280,6 +306,46 @@ TEST(LongRope, FactorsFollowTheContext) {
   EXPECT_EQ(d->rope_inv_freq, b->rope_inv_freq);
   // The attention factor the file gives scales the rotated values.
   EXPECT_NEAR(a->rope_magnitude, std::sqrt(1 + std::log(4.0) / std::log(512.0)), 1e-6);
+}
+
+// Gemma's keys as llama.cpp reads them: Gemma 2's caps and window default to 50, 30 and 4096 when
+// the file has none, with every other layer local; a Gemma 3 file with no window has no local
+// layers; the 27B shapes (told by their layer counts) scale queries by 1/sqrt(n_embd / n_head).
+TEST(Gemma, HyperParametersReadAsLlamaCppReadsThem) {
+  test::TempDir dir;
+  auto g2 = gemma2();
+  g2.window = 0, g2.attn_softcap = 0, g2.final_softcap = 0;
+  tools::write_random_model(g2, dir.file("g2.gguf"));
+  const auto a = Model::load(dir.file("g2.gguf"));
+  EXPECT_EQ(a->hp.attn_softcap, 50.0f);
+  EXPECT_EQ(a->hp.final_softcap, 30.0f);
+  EXPECT_EQ(a->hp.window, 4096);
+  EXPECT_EQ(a->hp.windowed, (std::vector<uint8_t>{1, 0, 1}));
+  EXPECT_EQ(a->hp.embd_scale, std::sqrt(64.0f));
+  EXPECT_EQ(a->hp.attention_scale(), 1.0f / std::sqrt(32.0f));
+  EXPECT_TRUE(a->rope_inv_freq_windowed.empty());
+
+  auto g3 = gemma3();
+  g3.window = 0, g3.window_period = 0;
+  tools::write_random_model(g3, dir.file("g3.gguf"));
+  const auto b = Model::load(dir.file("g3.gguf"));
+  EXPECT_EQ(b->hp.window, 0);
+  EXPECT_TRUE(b->hp.windowed.empty());
+  EXPECT_EQ(b->hp.final_softcap, 0.0f);
+  EXPECT_TRUE(b->rope_inv_freq_windowed.empty());
+
+  g3 = gemma3();  // local layers: base 10000, unscaled; the global one: 1e6 with 4x linear
+  tools::write_random_model(g3, dir.file("g3w.gguf"));
+  const auto c = Model::load(dir.file("g3w.gguf"));
+  EXPECT_EQ(c->hp.windowed, (std::vector<uint8_t>{1, 1, 0}));
+  EXPECT_EQ(c->rope_table(0), c->rope_inv_freq_windowed.data());
+  EXPECT_EQ(c->rope_table(2), c->rope_inv_freq.data());
+  EXPECT_EQ(c->rope_inv_freq_windowed, rope_inv_freq(16, 10000.0f, RopeScaling{}));
+  EXPECT_FLOAT_EQ(c->rope_inv_freq[1], std::pow(1e6f, -2.0f / 16) / 4);
+
+  g3.n_layer = 62, g3.window = 4, g3.head_dim = 32;  // the 27B's layer count; n_embd / n_head 16
+  tools::write_random_model(g3, dir.file("g3-27b.gguf"));
+  EXPECT_EQ(Model::load(dir.file("g3-27b.gguf"))->hp.attention_scale(), 1.0f / std::sqrt(16.0f));
 }
 
 }  // namespace
