@@ -17,14 +17,18 @@ constexpr float kGeluC = 0.7978845608028654f, kGeluCubic = 0.044715f;
 constexpr int64_t kSumBlock = 1024;
 
 #if defined(__x86_64__)
-// silu(g) = g / (1 + e^-g), the divide as a 14-bit reciprocal estimate and one Newton step
-// (float's precision, within 2 ulp): a 512-bit divide issues only every few cycles here and held
-// silu_mul to 2/3 of the 256-bit kernel's speed.
-BRISK_INLINE(BRISK_ISA_AVX512) __m512 silu16(__m512 g) {
+// g / d as a 14-bit reciprocal estimate and one Newton step (float's precision, within 2 ulp), for
+// silu(g) = g / (1 + e^-g) and the other sigmoid-gated units: a 512-bit divide issues only every
+// few cycles here and held silu_mul to 2/3 of the 256-bit kernel's speed.
+BRISK_INLINE(BRISK_ISA_AVX512) __m512 divide16(__m512 g, __m512 d) {
   const __m512 one = _mm512_set1_ps(1.0f);
-  const __m512 d = _mm512_add_ps(one, exp16(_mm512_sub_ps(_mm512_setzero_ps(), g)));
   const __m512 r0 = _mm512_rcp14_ps(d);
   return _mm512_mul_ps(g, _mm512_fmadd_ps(r0, _mm512_fnmadd_ps(d, r0, one), r0));
+}
+
+BRISK_INLINE(BRISK_ISA_AVX512) __m512 silu16(__m512 g) {
+  return divide16(
+      g, _mm512_add_ps(_mm512_set1_ps(1.0f), exp16(_mm512_sub_ps(_mm512_setzero_ps(), g))));
 }
 
 BRISK_TARGET(BRISK_ISA_AVX512)
@@ -49,15 +53,17 @@ BRISK_INLINE(BRISK_ISA_AVX2) void silu_mul8(const float* g8, const float* u8, fl
   _mm256_storeu_ps(o8, _mm256_mul_ps(s, _mm256_loadu_ps(u8)));
 }
 
+// An 8-lane gated unit over n values, the last ones through a zero-padded copy.
+template <void (*K8)(const float*, const float*, float*)>
 BRISK_TARGET(BRISK_ISA_AVX2)
-void silu_mul_avx2(const float* gate, const float* up, float* out, int64_t n) {
+void gated_avx2(const float* gate, const float* up, float* out, int64_t n) {
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) silu_mul8(gate + i, up + i, out + i);
-  if (i < n) {  // the last values through a copy
+  for (; i + 8 <= n; i += 8) K8(gate + i, up + i, out + i);
+  if (i < n) {
     float g[8] = {}, u[8] = {}, o[8];
     std::copy(gate + i, gate + n, g);
     std::copy(up + i, up + n, u);
-    silu_mul8(g, u, o);
+    K8(g, u, o);
     std::copy(o, o + (n - i), out + i);
   }
 }
@@ -75,9 +81,7 @@ void swiglu_clamped_avx512(const float* gate, const float* up, float* out, int64
     const __m512 u = _mm512_max_ps(_mm512_min_ps(_mm512_maskz_loadu_ps(m, up + i), lim), nlim);
     const __m512 d =
         _mm512_add_ps(one, exp16(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(va, g))));
-    const __m512 r0 = _mm512_rcp14_ps(d);
-    const __m512 s = _mm512_mul_ps(g, _mm512_fmadd_ps(r0, _mm512_fnmadd_ps(d, r0, one), r0));
-    _mm512_mask_storeu_ps(out + i, m, _mm512_mul_ps(s, _mm512_add_ps(u, one)));
+    _mm512_mask_storeu_ps(out + i, m, _mm512_mul_ps(divide16(g, d), _mm512_add_ps(u, one)));
   }
 }
 
@@ -119,9 +123,7 @@ void geglu_tanh_avx512(const float* gate, const float* up, float* out, int64_t n
     const __m512 g = _mm512_maskz_loadu_ps(m, gate + i);
     const __m512 y =
         _mm512_mul_ps(c, _mm512_fmadd_ps(_mm512_mul_ps(c3, g), _mm512_mul_ps(g, g), g));
-    const __m512 d = _mm512_add_ps(one, exp16(y));
-    const __m512 r0 = _mm512_rcp14_ps(d);
-    const __m512 s = _mm512_mul_ps(g, _mm512_fmadd_ps(r0, _mm512_fnmadd_ps(d, r0, one), r0));
+    const __m512 s = divide16(g, _mm512_add_ps(one, exp16(y)));
     _mm512_mask_storeu_ps(out + i, m, _mm512_mul_ps(s, _mm512_maskz_loadu_ps(m, up + i)));
   }
 }
@@ -133,19 +135,6 @@ BRISK_INLINE(BRISK_ISA_AVX2) void geglu_tanh8(const float* g8, const float* u8, 
       _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(kGeluCubic), g), _mm256_mul_ps(g, g), g));
   const __m256 s = _mm256_div_ps(g, _mm256_add_ps(_mm256_set1_ps(1.0f), exp8(y)));
   _mm256_storeu_ps(o8, _mm256_mul_ps(s, _mm256_loadu_ps(u8)));
-}
-
-BRISK_TARGET(BRISK_ISA_AVX2)
-void geglu_tanh_avx2(const float* gate, const float* up, float* out, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) geglu_tanh8(gate + i, up + i, out + i);
-  if (i < n) {  // the last values through a copy
-    float g[8] = {}, u[8] = {}, o[8];
-    std::copy(gate + i, gate + n, g);
-    std::copy(up + i, up + n, u);
-    geglu_tanh8(g, u, o);
-    std::copy(o, o + (n - i), out + i);
-  }
 }
 
 // Soft-capping, x = cap tanh(x / cap), per tier.
@@ -239,8 +228,9 @@ float weights_block_generic(const float* x, int64_t n, float mx, float scale, fl
 
 void silu_mul_isa(Isa isa, const float* gate, const float* up, float* out, int64_t n) {
   using SiluMul = void (*)(const float*, const float*, float*, int64_t);
-  static constexpr TierTable<SiluMul> kSiluMul = {silu_mul_generic, BRISK_X86(silu_mul_avx2),
-                                                  nullptr, BRISK_X86(silu_mul_avx512), nullptr};
+  static constexpr TierTable<SiluMul> kSiluMul = {silu_mul_generic,
+                                                  BRISK_X86(gated_avx2<silu_mul8>), nullptr,
+                                                  BRISK_X86(silu_mul_avx512), nullptr};
   pick_tier(isa, kSiluMul)(gate, up, out, n);
 }
 
@@ -249,8 +239,9 @@ void gated_unit_isa(Isa isa, const GatedUnit& u, const float* gate, const float*
   if (u.kind == GatedUnit::Kind::SwiGlu) return silu_mul_isa(isa, gate, up, out, n);
   if (u.kind == GatedUnit::Kind::GeGluTanh) {
     using GeGlu = void (*)(const float*, const float*, float*, int64_t);
-    static constexpr TierTable<GeGlu> kGeGlu = {geglu_tanh_generic, BRISK_X86(geglu_tanh_avx2),
-                                                nullptr, BRISK_X86(geglu_tanh_avx512), nullptr};
+    static constexpr TierTable<GeGlu> kGeGlu = {geglu_tanh_generic,
+                                                BRISK_X86(gated_avx2<geglu_tanh8>), nullptr,
+                                                BRISK_X86(geglu_tanh_avx512), nullptr};
     return pick_tier(isa, kGeGlu)(gate, up, out, n);
   }
   using Clamped = void (*)(const float*, const float*, float*, int64_t, float, float);
